@@ -1,0 +1,64 @@
+# Every target works on a fresh checkout. `make test` is what CI runs (.ci/run).
+GO      ?= go
+# Nested modules (e.g. status/etcdstore) are not reached by a root `go test ./...`.
+NESTED  := $(patsubst %/go.mod,%,$(shell find . -mindepth 2 -name go.mod -not -path './.git/*' | sort))
+GOFILES  = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go')
+
+.PHONY: test deps fmt-check vet cross unit bench fuzz demo soak
+
+test: deps fmt-check vet cross unit
+
+# Tools some tests need (strace for the syscall-order test, python3 for the
+# cross-language lock test). CI runs as root on a clean machine: install them
+# instead of letting the tests skip.
+deps:
+	@if ! command -v strace >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing strace"; \
+		(apt-get update -qq && apt-get install -y -qq strace) >/dev/null; \
+	fi
+	@if ! command -v python3 >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing python3"; \
+		(apt-get update -qq && apt-get install -y -qq python3) >/dev/null; \
+	fi
+
+fmt-check:
+	@out="$$(gofmt -l $(GOFILES))"; \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+	@for m in $(NESTED); do echo "vet $$m"; (cd $$m && $(GO) vet ./...) || exit 1; done
+
+# The agent services also run on macOS (and some tools on Windows): build
+# everything, tests included, for both.
+cross:
+	GOOS=darwin  GOARCH=arm64 $(GO) vet ./...
+	GOOS=windows GOARCH=amd64 $(GO) vet ./...
+	GOOS=darwin  GOARCH=arm64 $(GO) build ./...
+	GOOS=windows GOARCH=amd64 $(GO) build ./...
+
+unit:
+	$(GO) test -race -shuffle=on -count=1 ./...
+	@for m in $(NESTED); do echo "test $$m"; (cd $$m && $(GO) test -race -shuffle=on -count=1 ./...) || exit 1; done
+
+BENCHTIME ?= 1s
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...
+	@for m in $(NESTED); do (cd $$m && $(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...) || exit 1; done
+
+FUZZTIME ?= 10s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+			echo "fuzz $$pkg $$f"; \
+			$(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
+
+demo:
+	$(GO) run ./cmd/corestate demo
+
+# Long stress runs; not part of CI. SOAK=1 lets tests scale their loops up.
+soak:
+	SOAK=1 $(GO) test -race -count=20 -cpu 1,2,4 -timeout 2h ./...
+	@for m in $(NESTED); do (cd $$m && SOAK=1 $(GO) test -race -count=5 -timeout 2h ./...) || exit 1; done
