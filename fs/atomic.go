@@ -1,65 +1,48 @@
 package fs
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
-	"fmt"
+	"context"
+	"io"
 	"os"
-	"path/filepath"
 )
 
-// ErrDurabilityUnknown reports that the new content replaced the destination
-// but the parent directory could not be synced: the rename may not survive a
-// power loss. The write must not be retried blindly.
-var ErrDurabilityUnknown = errors.New("replaced, durability unknown")
-
-// WriteAtomic replaces the file at path with data so that a concurrent reader
-// sees either the old content or the new, and so that, once it returns nil,
-// the new content survives a crash. perm applies to a new file (minus umask);
-// an existing file keeps its permission bits.
+// WriteAtomic replaces the file at path with data, atomically and durably.
+// path is a host path (absolute, or relative to the working directory);
+// there is no sandbox. It gives the same guarantees as (*Fs).WriteAtomicPerm:
 //
-// Minimal version written for the module skeleton; the fs issue owns it.
-func WriteAtomic(path string, data []byte, perm os.FileMode) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
+//   - a concurrent reader sees the old content or the new, never a mix;
+//   - when it returns nil the new content survives a crash or power loss
+//     (file and parent directory are fsynced);
+//   - an existing file keeps its permission bits (and owner, when the
+//     caller may set it); a new file gets perm minus the umask;
+//   - on failure before the replacement, path is untouched and no temp file
+//     is left; an error matching ErrDurabilityUnknown means the content was
+//     replaced but the directory sync failed.
+//
+// A symbolic link at path is followed: its target is replaced and the link
+// stays. The parent directory must exist (see MkdirAll).
+func WriteAtomic(path string, data []byte, perm os.FileMode) error {
+	_, err := writeHost("write atomic", path, &source{data: data}, perm)
+	return err
+}
+
+// WriteAtomicFrom is WriteAtomic with the content streamed from r through
+// a fixed-size buffer: memory use does not grow with the size of the file.
+// ctx is checked between chunks; when it is done, or when r fails, the
+// destination is left untouched. It returns the number of bytes written.
+func WriteAtomicFrom(ctx context.Context, path string, r io.Reader, perm os.FileMode) (int64, error) {
+	return writeHost("write atomic", path, &source{ctx: ctx, r: r}, perm)
+}
+
+func writeHost(op, path string, src *source, perm os.FileMode) (int64, error) {
+	if path == "" {
+		return 0, wrap(op, path, ErrInvalidName)
 	}
-	if fi, err := os.Stat(path); err == nil {
-		perm = fi.Mode().Perm()
-	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(dir, "."+base+"."+hex.EncodeToString(rnd[:])+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	d, base, prev, err := pin(hostDirs{}, path, true)
 	if err != nil {
-		return fmt.Errorf("fs: write atomic %s: %w", path, err)
+		return 0, wrap(op, path, err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("fs: write atomic %s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("fs: write atomic %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("fs: write atomic %s: %w", path, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("fs: write atomic %s: %w", path, err)
-	}
-	d, derr := os.Open(dir)
-	if derr == nil {
-		derr = d.Sync()
-		d.Close()
-	}
-	if derr != nil {
-		return fmt.Errorf("fs: write atomic %s: %w: %w", path, ErrDurabilityUnknown, derr)
-	}
-	return nil
+	defer d.Close()
+	n, err := replace(d, base, prev, perm, src)
+	return n, wrap(op, path, err)
 }
