@@ -1,0 +1,256 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A Config is a concurrency-safe store of configuration values addressed by
+// dotted keys. The zero value is an empty Config ready to use; a Config must
+// not be copied after first use.
+//
+// Reads load the current *Snapshot with one atomic load and never lock.
+// Writers serialise on a mutex, build a new snapshot (copy-on-write: only
+// the maps on the written path are copied, untouched subtrees are shared,
+// which is safe because published trees are never mutated) and publish it.
+type Config struct {
+	mu  sync.Mutex // serialises writers; guards the fields below
+	cur atomic.Pointer[Snapshot]
+
+	subs     []*subscription // copy-on-write: a published slice is never modified
+	queue    []change        // published changes not yet delivered, in order
+	draining bool            // some goroutine is delivering queue
+}
+
+// New returns an empty Config.
+func New() *Config { return new(Config) }
+
+// Snapshot returns the current immutable view.
+func (c *Config) Snapshot() *Snapshot {
+	if s := c.cur.Load(); s != nil {
+		return s
+	}
+	return emptySnapshot
+}
+
+// Set stores a deep copy of v at key. A dotted key writes into a copy of
+// the nested section, creating missing sections on the way: after
+// Set("db.host", "x") on an empty Config, Get("db") is
+// map[string]any{"host": "x"}. If a segment on the way holds a value that
+// is not a section, Set returns an error wrapping ErrNotSection and changes
+// nothing. A map[string]any value becomes a section: its children are
+// reachable by dotted keys (Set("db", map[string]any{"host": "x"}) makes
+// "db.host" visible).
+//
+// Supported values: nil, bool, numbers, strings, time.Time, time.Duration,
+// and slices, arrays, maps and structs (exported fields only) built from
+// them, []any and map[string]any included. Anything else (func, chan,
+// pointer, unsafe.Pointer, unexported struct fields, a value that contains
+// itself, a section key that is empty or contains '.') makes Set return an
+// *Error wrapping ErrUnsupported whose Path names the offending element;
+// nothing is stored. Setting a value equal to the stored one publishes
+// nothing and notifies no one.
+func (c *Config) Set(key string, v any) error {
+	segs, err := splitKey(key)
+	if err != nil {
+		return &Error{Op: "set", Key: key, Err: err}
+	}
+	cv, verr := copyIn(v)
+	if verr != nil {
+		return &Error{Op: "set", Key: key, Path: verr.path(key), Err: &detail{ErrUnsupported, verr.msg}}
+	}
+	c.mu.Lock()
+	old := c.Snapshot()
+	if err := checkPath(old.root, segs); err != nil {
+		c.mu.Unlock()
+		return &Error{Op: "set", Key: key, Err: err}
+	}
+	if cur, ok := old.flat[key]; ok && equal(cur, cv) {
+		c.mu.Unlock()
+		return nil
+	}
+	c.publishLocked(old, newSnapshot(setPath(old.root, segs, cv), old.features, old.featList, old.version+1))
+	c.unlockAndDeliver()
+	return nil
+}
+
+// checkPath verifies that every segment before the last names a section
+// or nothing, so that setPath cannot fail.
+func checkPath(root map[string]any, segs []string) error {
+	m := root
+	for i, seg := range segs[:len(segs)-1] {
+		v, ok := m[seg]
+		if !ok {
+			return nil // the rest of the path will be created
+		}
+		sub, ok := v.(map[string]any)
+		if !ok {
+			return &detail{ErrNotSection, fmt.Sprintf("%s holds %s", quote(strings.Join(segs[:i+1], ".")), describe(v))}
+		}
+		m = sub
+	}
+	return nil
+}
+
+// setPath returns a copy of root with v at segs. Only the sections on the
+// path are copied; checkPath has vetted the path.
+func setPath(root map[string]any, segs []string, v any) map[string]any {
+	out := maps.Clone(root)
+	if out == nil {
+		out = map[string]any{}
+	}
+	if len(segs) == 1 {
+		out[segs[0]] = v
+		return out
+	}
+	child, _ := out[segs[0]].(map[string]any)
+	out[segs[0]] = setPath(child, segs[1:], v)
+	return out
+}
+
+func describe(v any) string {
+	if v == nil {
+		return "nil"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+// Delete removes key and everything under it. A dotted key removes the
+// child from a copy of its section; the section stays, possibly empty.
+// Delete reports whether something was removed; a missing or invalid key
+// is not an error.
+func (c *Config) Delete(key string) bool {
+	segs, err := splitKey(key)
+	if err != nil {
+		return false
+	}
+	c.mu.Lock()
+	old := c.Snapshot()
+	if _, ok := old.flat[key]; !ok {
+		c.mu.Unlock()
+		return false
+	}
+	c.publishLocked(old, newSnapshot(deletePath(old.root, segs), old.features, old.featList, old.version+1))
+	c.unlockAndDeliver()
+	return true
+}
+
+// deletePath returns a copy of root without segs, which must exist.
+func deletePath(root map[string]any, segs []string) map[string]any {
+	out := maps.Clone(root)
+	if len(segs) == 1 {
+		delete(out, segs[0])
+		return out
+	}
+	out[segs[0]] = deletePath(out[segs[0]].(map[string]any), segs[1:])
+	return out
+}
+
+// Enable turns the feature flag name on. Feature flags are a namespace of
+// their own: they are not keys, Save does not write them and OnChange does
+// not report them.
+func (c *Config) Enable(name string) { c.setFeature(name, true) }
+
+// Disable turns the feature flag name off. Disabling an unknown flag does nothing.
+func (c *Config) Disable(name string) { c.setFeature(name, false) }
+
+func (c *Config) setFeature(name string, on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.Snapshot()
+	if _, ok := old.features[name]; ok == on {
+		return
+	}
+	features := maps.Clone(old.features)
+	if features == nil {
+		features = map[string]struct{}{}
+	}
+	if on {
+		features[name] = struct{}{}
+	} else {
+		delete(features, name)
+	}
+	list := slices.Sorted(maps.Keys(features))
+	s := *old // same tree and index; only the flags differ
+	s.features, s.featList, s.version = features, list, old.version+1
+	c.cur.Store(&s)
+}
+
+// The getters below read the current snapshot; see Snapshot for their
+// contracts. They are one-liners on purpose: there is one implementation.
+
+// Get returns a deep copy of the value at key and whether it exists.
+func (c *Config) Get(key string) (any, bool) { return c.Snapshot().Get(key) }
+
+// Has reports whether a value is stored at key.
+func (c *Config) Has(key string) bool { return c.Snapshot().Has(key) }
+
+// String returns the string at key, or "".
+func (c *Config) String(key string) string { return c.Snapshot().String(key) }
+
+// Int returns the value at key as an int, or 0. See Snapshot.Lookup for the conversions.
+func (c *Config) Int(key string) int { return c.Snapshot().Int(key) }
+
+// Int64 returns the value at key as an int64, or 0.
+func (c *Config) Int64(key string) int64 { return c.Snapshot().Int64(key) }
+
+// Float64 returns the value at key as a float64, or 0.
+func (c *Config) Float64(key string) float64 { return c.Snapshot().Float64(key) }
+
+// Bool returns the value at key as a bool, or false.
+func (c *Config) Bool(key string) bool { return c.Snapshot().Bool(key) }
+
+// Duration returns the value at key as a time.Duration ("30s" works), or 0.
+func (c *Config) Duration(key string) time.Duration { return c.Snapshot().Duration(key) }
+
+// Time returns the value at key as a time.Time, or the zero Time.
+func (c *Config) Time(key string) time.Time { return c.Snapshot().Time(key) }
+
+// StringSlice returns a new []string with the strings at key, or nil.
+func (c *Config) StringSlice(key string) []string { return c.Snapshot().StringSlice(key) }
+
+// StringMap returns a new map[string]string with the strings at key, or nil.
+func (c *Config) StringMap(key string) map[string]string { return c.Snapshot().StringMap(key) }
+
+// Lookup converts the value at key into *dst and says why it could not:
+// see Snapshot.Lookup.
+func (c *Config) Lookup(key string, dst any) error { return c.Snapshot().Lookup(key, dst) }
+
+// Keys returns the stored keys, flattened and sorted: see Snapshot.Keys.
+func (c *Config) Keys() []string { return c.Snapshot().Keys() }
+
+// All returns a deep copy of the whole tree.
+func (c *Config) All() map[string]any { return c.Snapshot().All() }
+
+// Enabled reports whether the feature flag name is enabled; unknown flags are not.
+func (c *Config) Enabled(name string) bool { return c.Snapshot().Enabled(name) }
+
+// EnabledFeatures returns the enabled feature flags, sorted.
+func (c *Config) EnabledFeatures() []string { return c.Snapshot().EnabledFeatures() }
+
+// A Getter is what Value reads from: *Config and *Snapshot.
+type Getter interface {
+	Get(key string) (any, bool)
+}
+
+// Value returns the value at key as a T: a deep copy is taken first, then
+// type-asserted, so the result never aliases stored state. There is no
+// conversion: Value[int] on a float64 (as loaded from JSON) reports false;
+// use Int or Lookup for conversions. The second result is false if the key
+// is missing or the value is not a T.
+//
+// Value is a function because Go methods cannot have type parameters.
+func Value[T any](g Getter, key string) (T, bool) {
+	v, ok := g.Get(key)
+	if !ok {
+		var zero T
+		return zero, false
+	}
+	t, ok := v.(T)
+	return t, ok
+}

@@ -1,0 +1,296 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"time"
+)
+
+// The conversions below read a stored value and never return a reference
+// into it: results are scalars or freshly built slices and maps. Each
+// returns ok=false for a nil (missing) value or an impossible conversion;
+// the common case is the first case of each type switch, so a getter on a
+// value of the expected type costs one map lookup and one type check.
+
+func toString(v any) (string, bool) {
+	if s, ok := v.(string); ok {
+		return s, true
+	}
+	if v == nil {
+		return "", false
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.String {
+		return rv.String(), true
+	}
+	return "", false
+}
+
+func toInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), true
+	case int64:
+		return x, true
+	case float64:
+		return floatToInt64(x)
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case uint8:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case uint:
+		return uintToInt64(uint64(x))
+	case uint64:
+		return uintToInt64(x)
+	case float32:
+		return floatToInt64(float64(x))
+	case time.Duration:
+		return int64(x), true
+	case string:
+		n, err := strconv.ParseInt(x, 10, 64)
+		return n, err == nil
+	case nil:
+		return 0, false
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return rv.Int(), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return uintToInt64(rv.Uint())
+	}
+	return 0, false
+}
+
+func uintToInt64(u uint64) (int64, bool) {
+	if u > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(u), true
+}
+
+// floatToInt64 accepts only whole numbers in range: 3.0 is 3, 3.5 is not an
+// integer and neither is 1e300.
+func floatToInt64(f float64) (int64, bool) {
+	if f != math.Trunc(f) || f < -(1<<63) || f >= 1<<63 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+func toInt(v any) (int, bool) {
+	if n, ok := v.(int); ok {
+		return n, true
+	}
+	n, ok := toInt64(v)
+	if !ok || int64(int(n)) != n {
+		return 0, false
+	}
+	return int(n), true
+}
+
+func toFloat64(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		return f, err == nil
+	case nil:
+		return 0, false
+	}
+	if n, ok := toInt64(v); ok {
+		return float64(n), true
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Float32 || rv.Kind() == reflect.Float64 {
+		return rv.Float(), true
+	}
+	return 0, false
+}
+
+func toBool(v any) (bool, bool) {
+	switch x := v.(type) {
+	case bool:
+		return x, true
+	case string:
+		b, err := strconv.ParseBool(x)
+		return b, err == nil
+	}
+	return false, false
+}
+
+func toDuration(v any) (time.Duration, bool) {
+	switch x := v.(type) {
+	case time.Duration:
+		return x, true
+	case string:
+		d, err := time.ParseDuration(x)
+		return d, err == nil
+	case nil:
+		return 0, false
+	}
+	n, ok := toInt64(v)
+	return time.Duration(n), ok
+}
+
+func toTime(v any) (time.Time, bool) {
+	switch x := v.(type) {
+	case time.Time:
+		return x, true
+	case string:
+		t, err := time.Parse(time.RFC3339Nano, x)
+		return t, err == nil
+	}
+	return time.Time{}, false
+}
+
+func toStringSlice(v any) ([]string, bool) {
+	switch x := v.(type) {
+	case []string:
+		if x == nil {
+			return nil, true
+		}
+		return append(make([]string, 0, len(x)), x...), true
+	case []any:
+		out := make([]string, len(x))
+		for i, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, false
+			}
+			out[i] = s
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+func toStringMap(v any) (map[string]string, bool) {
+	switch x := v.(type) {
+	case map[string]string:
+		if x == nil {
+			return nil, true
+		}
+		out := make(map[string]string, len(x))
+		for k, s := range x {
+			out[k] = s
+		}
+		return out, true
+	case map[string]any:
+		out := make(map[string]string, len(x))
+		for k, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, false
+			}
+			out[k] = s
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// assign implements Lookup: convert v for the variable dst points to.
+func assign(dst, v any) error {
+	var ok bool
+	var want string
+	switch d := dst.(type) {
+	case *string:
+		want = "string"
+		if d != nil {
+			var x string
+			if x, ok = toString(v); ok {
+				*d = x
+			}
+		}
+	case *int:
+		want = "int"
+		if d != nil {
+			var x int
+			if x, ok = toInt(v); ok {
+				*d = x
+			}
+		}
+	case *int64:
+		want = "int64"
+		if d != nil {
+			var x int64
+			if x, ok = toInt64(v); ok {
+				*d = x
+			}
+		}
+	case *float64:
+		want = "float64"
+		if d != nil {
+			var x float64
+			if x, ok = toFloat64(v); ok {
+				*d = x
+			}
+		}
+	case *bool:
+		want = "bool"
+		if d != nil {
+			var x bool
+			if x, ok = toBool(v); ok {
+				*d = x
+			}
+		}
+	case *time.Duration:
+		want = "time.Duration"
+		if d != nil {
+			var x time.Duration
+			if x, ok = toDuration(v); ok {
+				*d = x
+			}
+		}
+	case *time.Time:
+		want = "time.Time"
+		if d != nil {
+			var x time.Time
+			if x, ok = toTime(v); ok {
+				*d = x
+			}
+		}
+	case *[]string:
+		want = "[]string"
+		if d != nil {
+			var x []string
+			if x, ok = toStringSlice(v); ok {
+				*d = x
+			}
+		}
+	case *map[string]string:
+		want = "map[string]string"
+		if d != nil {
+			var x map[string]string
+			if x, ok = toStringMap(v); ok {
+				*d = x
+			}
+		}
+	case *any:
+		want = "any"
+		if d != nil {
+			*d, ok = copyOut(v), true
+		}
+	default:
+		return &detail{ErrUnsupported, fmt.Sprintf("Lookup into %T", dst)}
+	}
+	if reflect.ValueOf(dst).IsNil() {
+		return &detail{ErrUnsupported, fmt.Sprintf("Lookup into nil %T", dst)}
+	}
+	if !ok {
+		return &detail{ErrConversion, fmt.Sprintf("%T to %s", v, want)}
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package config
+
+import (
+	"slices"
+	"time"
+)
+
+// A Snapshot is an immutable, consistent view of a Config at one moment.
+// Reading several keys from one Snapshot never mixes two versions. A
+// Snapshot is safe for concurrent use and costs nothing to hold: writers
+// publish new snapshots and never touch old ones. Its getters are the
+// Config's getters (Config's delegate here) and, like them, return deep
+// copies.
+type Snapshot struct {
+	root     map[string]any      // the tree; never mutated after publication
+	flat     map[string]any      // every dotted key (sections too) -> value in root
+	features map[string]struct{} // enabled feature flags
+	featList []string            // sorted names in features
+	version  uint64
+}
+
+var emptySnapshot = &Snapshot{root: map[string]any{}, flat: map[string]any{}}
+
+// newSnapshot indexes root. Building the dotted index here, at write time,
+// is what lets a read be one map lookup with no string splitting.
+func newSnapshot(root map[string]any, features map[string]struct{}, featList []string, version uint64) *Snapshot {
+	flat := make(map[string]any, len(root))
+	flatten(flat, "", root)
+	return &Snapshot{root: root, flat: flat, features: features, featList: featList, version: version}
+}
+
+func flatten(dst map[string]any, prefix string, m map[string]any) {
+	for k, v := range m {
+		key := k
+		if prefix != "" {
+			key = prefix + "." + k
+		}
+		dst[key] = v
+		if sub, ok := v.(map[string]any); ok {
+			flatten(dst, key, sub)
+		}
+	}
+}
+
+// Version counts the changes published before this snapshot: it grows by
+// one with every write that changed something.
+func (s *Snapshot) Version() uint64 { return s.version }
+
+// Get returns a deep copy of the value at key and whether it exists.
+// A key naming a section returns a copy of the whole map[string]any.
+func (s *Snapshot) Get(key string) (any, bool) {
+	v, ok := s.flat[key]
+	if !ok {
+		return nil, false
+	}
+	return copyOut(v), true
+}
+
+// Has reports whether a value is stored at key.
+func (s *Snapshot) Has(key string) bool {
+	_, ok := s.flat[key]
+	return ok
+}
+
+// String returns the string at key, or "" if it is missing or not a string.
+func (s *Snapshot) String(key string) string { v, _ := toString(s.flat[key]); return v }
+
+// Int returns the value at key as an int (see Lookup for the conversions),
+// or 0 if it is missing or cannot be converted.
+func (s *Snapshot) Int(key string) int { v, _ := toInt(s.flat[key]); return v }
+
+// Int64 returns the value at key as an int64, or 0.
+func (s *Snapshot) Int64(key string) int64 { v, _ := toInt64(s.flat[key]); return v }
+
+// Float64 returns the value at key as a float64, or 0.
+func (s *Snapshot) Float64(key string) float64 { v, _ := toFloat64(s.flat[key]); return v }
+
+// Bool returns the value at key as a bool, or false.
+func (s *Snapshot) Bool(key string) bool { v, _ := toBool(s.flat[key]); return v }
+
+// Duration returns the value at key as a time.Duration, or 0.
+func (s *Snapshot) Duration(key string) time.Duration { v, _ := toDuration(s.flat[key]); return v }
+
+// Time returns the value at key as a time.Time, or the zero Time.
+func (s *Snapshot) Time(key string) time.Time { v, _ := toTime(s.flat[key]); return v }
+
+// StringSlice returns a new []string with the strings at key, or nil.
+func (s *Snapshot) StringSlice(key string) []string { v, _ := toStringSlice(s.flat[key]); return v }
+
+// StringMap returns a new map[string]string with the strings at key, or nil.
+func (s *Snapshot) StringMap(key string) map[string]string {
+	v, _ := toStringMap(s.flat[key])
+	return v
+}
+
+// Lookup stores the value at key, converted, into the variable dst points
+// to. It returns an *Error wrapping ErrNotFound if the key is missing,
+// ErrConversion if the value cannot be converted (dst is then unchanged),
+// or ErrUnsupported for a dst type not listed below.
+//
+// dst may be *string, *int, *int64, *float64, *bool, *time.Duration,
+// *time.Time, *[]string, *map[string]string or *any, with the conversions
+// of the typed getters:
+//
+//   - int, int64: any integer type that fits; a float64 with no fractional
+//     part (what JSON decoding produces) that fits; a time.Duration (its
+//     nanoseconds); a string in base 10.
+//   - float64: any integer or float type; a string strconv.ParseFloat accepts.
+//   - bool: a bool; a string strconv.ParseBool accepts ("true", "0", ...).
+//   - string: a string or a value of a named string type. Numbers are not
+//     formatted: asking for a string where a number is stored is an error.
+//   - time.Duration: a Duration; a string time.ParseDuration accepts
+//     ("30s"); an integer, or a whole float64, as nanoseconds (what Save
+//     writes for a Duration).
+//   - time.Time: a Time; a string in RFC 3339 (what Save writes for a Time).
+//   - []string: a []string, or a []any whose elements are all strings.
+//   - map[string]string: a map[string]string, or a map[string]any whose
+//     values are all strings.
+//   - any: a deep copy of the value, as Get returns.
+func (s *Snapshot) Lookup(key string, dst any) error {
+	v, ok := s.flat[key]
+	if !ok {
+		return &Error{Op: "get", Key: key, Err: ErrNotFound}
+	}
+	if err := assign(dst, v); err != nil {
+		return &Error{Op: "get", Key: key, Err: err}
+	}
+	return nil
+}
+
+// Keys returns the stored keys in sorted order, flattened to dotted form:
+// every key whose value is not a section, plus every empty section (so no
+// stored value is invisible). Sections that have children are not listed
+// themselves; their children are. Keys returns a new slice.
+func (s *Snapshot) Keys() []string {
+	keys := make([]string, 0, len(s.flat))
+	for k, v := range s.flat {
+		if listed(v) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// listed says whether Keys shows a key with this value.
+func listed(v any) bool {
+	m, ok := v.(map[string]any)
+	return !ok || len(m) == 0
+}
+
+// All returns a deep copy of the whole tree.
+func (s *Snapshot) All() map[string]any {
+	out, _ := copyOut(s.root).(map[string]any)
+	return out
+}
+
+// Enabled reports whether the feature flag name is enabled. An unknown
+// flag is not enabled; Enabled never fails.
+func (s *Snapshot) Enabled(name string) bool {
+	_, ok := s.features[name]
+	return ok
+}
+
+// EnabledFeatures returns the enabled feature flags, sorted, in a new slice.
+func (s *Snapshot) EnabledFeatures() []string {
+	return slices.Clone(s.featList)
+}
