@@ -1,0 +1,162 @@
+package status
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// codec holds what the Store needs to know about T to keep unknown fields:
+// whether T is a struct and the JSON names it declares.
+type codec struct {
+	isStruct bool
+	known    map[string]bool // lower-cased JSON names (the decoder matches case-insensitively)
+}
+
+var codecs sync.Map // reflect.Type -> *codec
+
+func codecFor[T any]() *codec {
+	t := reflect.TypeFor[T]()
+	if c, ok := codecs.Load(t); ok {
+		return c.(*codec)
+	}
+	c := &codec{isStruct: t.Kind() == reflect.Struct}
+	if c.isStruct {
+		c.known = make(map[string]bool)
+		collectNames(t, c.known, 0)
+	}
+	actual, _ := codecs.LoadOrStore(t, c)
+	return actual.(*codec)
+}
+
+// collectNames records the JSON object keys that encoding/json maps to
+// fields of struct type t, following embedded structs. It reads the tags
+// rather than marshalling a value so that omitempty fields count as known.
+func collectNames(t reflect.Type, known map[string]bool, depth int) {
+	if depth > 16 { // recursive embedding through pointers
+		return
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				collectNames(ft, known, depth+1)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		known[strings.ToLower(name)] = true
+	}
+}
+
+// marshal returns the compact encoding of *v (without HTML escaping, so that
+// URLs stay readable in the file).
+func (c *codec) marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// encode lays out a document: the compact encoding of the known fields,
+// indented by two spaces, then the unknown fields sorted by name with their
+// value bytes exactly as they were read, then a newline.
+func (c *codec) encode(compact []byte, unknown map[string]json.RawMessage) []byte {
+	var buf bytes.Buffer
+	buf.Grow(len(compact) + len(compact)/4 + 64)
+	if err := json.Indent(&buf, compact, "", "  "); err != nil {
+		// compact came from encoding/json; Indent cannot fail on it.
+		panic("status: indent own encoding: " + err.Error())
+	}
+	if len(unknown) > 0 {
+		out := buf.Bytes()
+		empty := bytes.Equal(out, []byte("{}"))
+		if empty {
+			buf.Truncate(1) // "{"
+		} else {
+			buf.Truncate(len(out) - 2) // drop "\n}"
+		}
+		for i, name := range slices.Sorted(maps.Keys(unknown)) {
+			if i > 0 || !empty {
+				buf.WriteByte(',')
+			}
+			buf.WriteString("\n  ")
+			key, _ := json.Marshal(name) // a string always encodes
+			buf.Write(key)
+			buf.WriteString(": ")
+			buf.Write(unknown[name])
+		}
+		buf.WriteString("\n}")
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes()
+}
+
+// decode parses cur into a T plus the object members T does not declare.
+// nil cur (no document) gives the zero T.
+func decode[T any](c *codec, name string, cur []byte) (T, map[string]json.RawMessage, error) {
+	var v T
+	if cur == nil {
+		return v, nil, nil
+	}
+	if len(bytes.TrimSpace(cur)) == 0 {
+		return v, nil, &CorruptError{Path: name, Offset: 0, Err: errEmpty}
+	}
+	var unknown map[string]json.RawMessage
+	if c.isStruct {
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(cur, &members); err != nil {
+			return v, nil, corrupt(name, err)
+		}
+		if members == nil { // the literal null
+			return v, nil, &CorruptError{Path: name, Offset: 0, Err: errors.New("document is null, want a JSON object")}
+		}
+		for k, raw := range members {
+			if !c.known[strings.ToLower(k)] {
+				if unknown == nil {
+					unknown = make(map[string]json.RawMessage)
+				}
+				unknown[k] = raw
+			}
+		}
+	}
+	if err := json.Unmarshal(cur, &v); err != nil {
+		return v, nil, corrupt(name, err)
+	}
+	return v, unknown, nil
+}
+
+func corrupt(name string, err error) *CorruptError {
+	var off int64
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	return &CorruptError{Path: name, Offset: off, Err: err}
+}

@@ -1,0 +1,89 @@
+// Package status keeps small JSON documents — above all the agent workspace
+// status.json — safe to read and rewrite from many goroutines and many OS
+// processes at once.
+//
+// Mutate replaces the bare read-modify-write pattern (read the file, change
+// a field, write it back) that loses updates and reverts states:
+//
+//	st, err := status.Mutate(ctx, path, func(s *status.Status) error {
+//		s.Runs++
+//		return s.Transition(status.Running, status.Queued)
+//	})
+//
+// Read returns the current document without locking. Store[T] does the same
+// for any JSON document type.
+//
+// # Guarantees
+//
+//   - Mutations of one document are serialised across goroutines and, with
+//     the file backend, across processes that follow the locking protocol
+//     below: every fn sees the document as its predecessor committed it, and
+//     no committed change is lost. The history of Mutate and Read calls is
+//     linearizable.
+//   - When Mutate returns nil, the document it returns is on disk durably
+//     (file and directory fsynced). When it returns an error that
+//     errors.Is fs.ErrDurabilityUnknown, the new document replaced the old
+//     one but might not survive a crash.
+//   - Readers need no lock and always see a complete document, old or new:
+//     writers replace the file by rename.
+//   - A document that cannot be decoded is never overwritten: Mutate and Read
+//     return a *CorruptError (errors.Is ErrCorrupt) with the path and byte
+//     offset, and fn is not called.
+//   - If fn returns an error or panics, nothing is written; the error is
+//     returned as is, the panic propagates in the caller's goroutine, and the
+//     lock is released. If fn changes nothing, nothing is written.
+//   - Fields that T does not declare (written by other programs or newer
+//     versions) are kept with their value bytes unchanged. A field that T
+//     declares with omitempty disappears when it is cleared.
+//   - Waiting for the lock honours ctx: Mutate returns an error wrapping
+//     ctx.Err() promptly and changes nothing. Once a caller's fn has run as
+//     part of a batch, the caller waits for that batch's write.
+//   - A process that dies holding the lock (even by SIGKILL) does not block
+//     others: the kernel drops its flock. The document stays the old or the
+//     new version.
+//
+// # Not guaranteed
+//
+//   - Programs that write the file without the lock (for example plain
+//     os.WriteFile) can still lose updates and expose torn files; the
+//     protocol only protects those who follow it.
+//   - Flock is advisory and, on network file systems (NFS, SMB), may be
+//     local to one machine or unsupported. Use the package on local disks.
+//   - Read may return a document that is replaced a moment later; to act on
+//     a value, decide inside fn.
+//   - Mutual exclusion is per path: two different paths (including hard
+//     links or symbolic links to one file) have different locks.
+//   - Windows compiles and locks with LockFileEx, but its rename is not
+//     documented atomic and it has no directory fsync.
+//
+// # Group commit
+//
+// When several goroutines of one process mutate the same document at once,
+// the first becomes the leader: it takes the lock, reads the file once, runs
+// the waiting functions one after another (each sees its predecessors'
+// result; a failing or panicking fn drops only its own change), writes the
+// result once, releases the lock and wakes the others. The outcome is the
+// same as running the calls one after another, and each call still returns
+// only after the write that contains its change is durable. No goroutine is
+// started: the leader is one of the callers.
+//
+// # Locking protocol (for programs in any language)
+//
+// To change a document at PATH:
+//
+//  1. Open PATH.lock (the document's path with ".lock" appended; create it
+//     with mode 0644 if missing) with a fresh open(2) for this acquisition.
+//     Never rename, truncate or delete PATH.lock, and never lock PATH
+//     itself: PATH is replaced by rename, so a lock on it would be lost.
+//  2. Take flock(2) LOCK_EX on that descriptor (Python:
+//     fcntl.flock(fd, fcntl.LOCK_EX)). flock, not fcntl/lockf record locks:
+//     those are per process and would not exclude our goroutines.
+//  3. Read PATH (missing means "no document yet").
+//  4. Write the new document to a temporary file in the same directory as
+//     PATH, fsync it, rename(2) it over PATH (Python: os.replace), then
+//     fsync the directory. Write nothing if you have no change.
+//  5. Close the lock descriptor, which releases the lock.
+//
+// Readers just open and read PATH. On Windows the lock is an exclusive
+// LockFileEx on the first byte of PATH.lock.
+package status

@@ -1,0 +1,58 @@
+package status
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrCorrupt is matched (errors.Is) by every error that reports a stored
+// document which could not be decoded. The document is left untouched.
+var ErrCorrupt = errors.New("corrupt document")
+
+// ErrConflict is matched (errors.Is) by the error a guarded transition
+// returns when the current state does not allow the move.
+var ErrConflict = errors.New("state conflict")
+
+// A CorruptError reports a stored document that could not be decoded.
+// Nothing is written over a corrupt document: a human or the program that
+// wrote it must repair it first.
+type CorruptError struct {
+	Path   string // the document's name (file path or backend key)
+	Offset int64  // byte offset at which decoding failed
+	Err    error  // the decoder's error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("status: corrupt document %s at byte %d: %v", e.Path, e.Offset, e.Err)
+}
+
+// Unwrap returns the decoder's error.
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrCorrupt.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// A ConflictError reports a guarded transition that the current state does
+// not allow, e.g. moving a completed task back to running.
+type ConflictError struct {
+	Current State   // the state found in the document
+	Want    State   // the state the caller asked for
+	From    []State // the states the caller would have moved from
+}
+
+func (e *ConflictError) Error() string {
+	from := "any non-final state"
+	if len(e.From) > 0 {
+		names := make([]string, len(e.From))
+		for i, s := range e.From {
+			names[i] = string(s)
+		}
+		from = strings.Join(names, "|")
+	}
+	return fmt.Sprintf("status: cannot move from %q to %q (allowed from %s): %v",
+		e.Current, e.Want, from, ErrConflict)
+}
+
+// Is reports whether target is ErrConflict.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }

@@ -1,0 +1,349 @@
+package status
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/agentstate/core/fs"
+)
+
+// maxBatch caps how many queued mutations one leader applies in a single
+// read-modify-write, so that one durable write never waits on an unbounded
+// amount of work.
+const maxBatch = 256
+
+// LockSuffix is appended to a document's path to name its lock file.
+const LockSuffix = ".lock"
+
+// fileBackend keeps the document in a file replaced atomically by
+// fs.WriteAtomic, under an exclusive flock on the sidecar <path>.lock.
+type fileBackend struct {
+	path string      // as given by the caller, for errors
+	perm os.FileMode // for a document file we create
+}
+
+func newFileBackend(path string, perm os.FileMode) *fileBackend {
+	return &fileBackend{path: path, perm: perm}
+}
+
+func (b *fileBackend) Name() string { return b.path }
+
+// Load reads the file without locking: writers replace it by rename, so any
+// read sees one complete version.
+func (b *fileBackend) Load(ctx context.Context) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("status: read %s: %w", b.path, err)
+	}
+	return readDoc(b.path)
+}
+
+func readDoc(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("status: read %s: %w", path, err)
+	}
+	if data == nil {
+		data = []byte{} // an empty file is a document (a corrupt one), not a missing one
+	}
+	return data, nil
+}
+
+// Update queues apply on the path's registry entry and waits for it to run
+// in a batch led by this or another caller's goroutine.
+func (b *fileBackend) Update(ctx context.Context, apply func(cur []byte) ([]byte, error)) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("status: mutate %s: %w", b.path, err)
+	}
+	key, err := filepath.Abs(b.path)
+	if err != nil {
+		return fmt.Errorf("status: mutate %s: %w", b.path, err)
+	}
+	e := acquire(key)
+	defer release(e)
+
+	r := &request{b: b, ctx: ctx, apply: apply, wake: make(chan struct{}, 1)}
+	if e.enqueue(r) || e.wait(r) {
+		e.lead(r)
+	}
+	if r.panicked {
+		panic(r.panicVal)
+	}
+	return r.err
+}
+
+// The registry maps each cleaned absolute path to the entry that serialises
+// its mutations inside this process. Entries are reference-counted by the
+// Updates in flight and removed when the last one returns.
+var registry struct {
+	mu sync.Mutex
+	m  map[string]*entry
+}
+
+func acquire(key string) *entry {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	e := registry.m[key]
+	if e == nil {
+		if registry.m == nil {
+			registry.m = make(map[string]*entry)
+		}
+		e = &entry{key: key}
+		registry.m[key] = e
+	}
+	e.refs++
+	return e
+}
+
+func release(e *entry) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	e.refs--
+	if e.refs == 0 {
+		delete(registry.m, e.key)
+	}
+}
+
+// registrySize reports the number of live entries (for tests).
+func registrySize() int {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	return len(registry.m)
+}
+
+// An entry is the in-process side of one document: a FIFO of pending
+// requests and at most one leader. The leader is always the request at the
+// head of the queue when it is chosen; it takes the flock, applies a batch
+// from the head of the queue, writes once, and hands leadership to the next
+// head. Invariant: the queue is non-empty only while leading is true.
+type entry struct {
+	key  string
+	refs int // guarded by registry.mu
+
+	mu      sync.Mutex
+	queue   []*request
+	leading bool
+}
+
+type reqState int
+
+const (
+	queued   reqState = iota // in the queue, waiting
+	chosen                   // head of the queue, told to lead
+	taken                    // removed from the queue into a batch
+	finished                 // outcome recorded
+)
+
+type request struct {
+	b     *fileBackend
+	ctx   context.Context
+	apply func(cur []byte) ([]byte, error)
+	wake  chan struct{} // capacity 1: state changed to chosen or finished
+
+	state reqState // guarded by entry.mu
+
+	// Outcome, written by the leader before state becomes finished.
+	err      error
+	panicked bool
+	panicVal any
+	ok       bool // apply succeeded; its change is in the batch's write
+}
+
+func (r *request) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *request) ctxErr() error {
+	return fmt.Errorf("status: mutate %s: %w", r.b.path, r.ctx.Err())
+}
+
+// enqueue appends r and reports whether r must lead (nobody else does).
+func (e *entry) enqueue(r *request) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.queue = append(e.queue, r)
+	if e.leading {
+		return false
+	}
+	e.leading = true
+	r.state = chosen
+	return true
+}
+
+// wait blocks until r is finished (false) or chosen to lead (true). If ctx
+// ends while r is still queued, r leaves the queue with ctx's error; once r
+// is taken into a batch it waits for that batch's write.
+func (e *entry) wait(r *request) bool {
+	done := r.ctx.Done()
+	for {
+		select {
+		case <-r.wake:
+		case <-done:
+			done = nil
+			e.mu.Lock()
+			if r.state == queued {
+				e.remove(r)
+				r.state = finished
+				r.err = r.ctxErr()
+				e.mu.Unlock()
+				return false
+			}
+			e.mu.Unlock()
+			continue
+		}
+		e.mu.Lock()
+		st := r.state
+		e.mu.Unlock()
+		switch st {
+		case chosen:
+			return true
+		case finished:
+			return false
+		}
+	}
+}
+
+func (e *entry) remove(r *request) {
+	if i := slices.Index(e.queue, r); i >= 0 {
+		e.queue = slices.Delete(e.queue, i, i+1)
+	}
+}
+
+// handOff passes leadership to the head of the queue, if any. e.mu is held.
+func (e *entry) handOff() {
+	if len(e.queue) == 0 {
+		e.leading = false
+		return
+	}
+	h := e.queue[0]
+	h.state = chosen
+	h.signal()
+}
+
+// lead runs one batch with r (the head of the queue) as leader.
+func (e *entry) lead(r *request) {
+	unlock, err := lockFile(r.ctx, e.key+LockSuffix)
+	if err != nil {
+		// Our own wait ended (ctx) or the lock file is unusable: leave the
+		// queue and let the next caller lead with its own context.
+		e.mu.Lock()
+		e.remove(r)
+		r.state = finished
+		if r.ctx.Err() != nil {
+			r.err = r.ctxErr()
+		} else {
+			r.err = fmt.Errorf("status: mutate %s: %w", r.b.path, err)
+		}
+		e.handOff()
+		e.mu.Unlock()
+		return
+	}
+
+	e.mu.Lock()
+	n := min(len(e.queue), maxBatch)
+	batch := slices.Clone(e.queue[:n])
+	e.queue = slices.Delete(e.queue, 0, n)
+	for _, q := range batch {
+		q.state = taken
+	}
+	e.mu.Unlock()
+
+	completed := false
+	defer func() {
+		if !completed {
+			// An apply called runtime.Goexit (e.g. t.FailNow inside fn):
+			// nothing was written; fail the whole batch and pass the lead.
+			unlock()
+			for _, q := range batch {
+				if q.err == nil && !q.panicked {
+					q.err = fmt.Errorf("status: mutate %s: %w", q.b.path, errGoexit)
+				}
+			}
+			e.finish(batch)
+		}
+	}()
+
+	e.runBatch(r, batch)
+	unlock()
+	completed = true
+	e.finish(batch)
+}
+
+var errGoexit = errors.New("batch abandoned: a mutate function called runtime.Goexit")
+
+// runBatch reads the document once, applies each request of the batch in
+// order, and writes once if the bytes changed. The flock is held.
+func (e *entry) runBatch(leader *request, batch []*request) {
+	orig, err := readDoc(e.key)
+	if err != nil {
+		for _, q := range batch {
+			q.err = err
+		}
+		return
+	}
+	cur := orig
+	for _, q := range batch {
+		if q.ctx.Err() != nil {
+			q.err = q.ctxErr()
+			continue
+		}
+		out, err := q.run(cur)
+		if q.panicked {
+			continue
+		}
+		if err != nil {
+			q.err = err
+			continue
+		}
+		q.ok = true
+		cur = out
+	}
+	if bytes.Equal(cur, orig) && (cur == nil) == (orig == nil) {
+		return
+	}
+	if err := fs.WriteAtomic(e.key, cur, leader.b.perm); err != nil {
+		for _, q := range batch {
+			if q.ok {
+				q.err = fmt.Errorf("status: mutate %s: %w", q.b.path, err)
+			}
+		}
+	}
+}
+
+// run calls apply, turning a panic into a recorded value that the owner's
+// goroutine re-raises.
+func (r *request) run(cur []byte) (out []byte, err error) {
+	normal := false
+	defer func() {
+		if !normal {
+			if v := recover(); v != nil {
+				r.panicked, r.panicVal = true, v
+			}
+		}
+	}()
+	out, err = r.apply(cur)
+	normal = true
+	return out, err
+}
+
+// finish publishes the batch's outcomes and hands leadership on.
+func (e *entry) finish(batch []*request) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, q := range batch {
+		q.state = finished
+		q.signal()
+	}
+	e.handOff()
+}

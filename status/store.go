@@ -1,0 +1,147 @@
+package status
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// An Option configures a Store.
+type Option func(*options)
+
+type options struct {
+	backend func(path string) Backend
+	perm    os.FileMode
+	// touch is called on the new value (a *T as any) when fn changed the
+	// document; status.Mutate uses it to set updated_at.
+	touch func(v any)
+}
+
+// WithBackend replaces the default file backend: open is called once per
+// NewStore with the store's path (or key) and returns the Backend that keeps
+// the document.
+func WithBackend(open func(path string) Backend) Option {
+	return func(o *options) { o.backend = open }
+}
+
+// WithPerm sets the permission bits of a document file that the file backend
+// creates (default 0644, minus umask). An existing file keeps its bits.
+func WithPerm(perm os.FileMode) Option {
+	return func(o *options) { o.perm = perm.Perm() }
+}
+
+func withTouch(f func(v any)) Option {
+	return func(o *options) { o.touch = f }
+}
+
+// A Store keeps one JSON document of type T and serialises read-modify-write
+// cycles on it across goroutines and, with the file backend, processes.
+// A Store is cheap (create one per call if convenient) and safe for
+// concurrent use; Stores for the same path share one lock.
+type Store[T any] struct {
+	b     Backend
+	touch func(v any)
+	codec *codec
+}
+
+// NewStore returns a Store for the document at path. By default the document
+// is a file kept by the file backend (see the package doc for the locking
+// protocol); WithBackend selects another backend.
+func NewStore[T any](path string, opts ...Option) *Store[T] {
+	o := options{perm: 0o644}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	var b Backend
+	if o.backend != nil {
+		b = o.backend(path)
+	} else {
+		b = newFileBackend(path, o.perm)
+	}
+	return &Store[T]{b: b, touch: o.touch, codec: codecFor[T]()}
+}
+
+// Mutate runs fn on the current document under the document's lock and
+// commits the result.
+//
+// A missing document is presented to fn as the zero T. A document that cannot
+// be decoded yields a *CorruptError (errors.Is(err, ErrCorrupt)) and fn is not
+// called. If fn returns an error, nothing is written and Mutate returns that
+// error as is. If fn panics, nothing is written, the lock is released and the
+// panic propagates. If fn leaves the document's encoding unchanged, nothing is
+// written. Otherwise the new document is stored durably before Mutate
+// returns, and Mutate returns it.
+//
+// JSON fields of the stored document that T does not declare are kept, with
+// their value bytes unchanged.
+//
+// Mutate honours ctx while it waits for the lock or for its turn: it then
+// returns an error wrapping ctx.Err(), having changed nothing. fn may be
+// called more than once by backends that retry (not by the file backend);
+// it should have no side effects beyond *T.
+func (s *Store[T]) Mutate(ctx context.Context, fn func(*T) error) (T, error) {
+	var result T
+	err := s.b.Update(ctx, func(cur []byte) ([]byte, error) {
+		v, unknown, err := decode[T](s.codec, s.b.Name(), cur)
+		if err != nil {
+			return nil, err
+		}
+		before, err := s.codec.marshal(&v)
+		if err != nil {
+			return nil, fmt.Errorf("status: encode %s: %w", s.b.Name(), err)
+		}
+		if err := fn(&v); err != nil {
+			return nil, err
+		}
+		after, err := s.codec.marshal(&v)
+		if err != nil {
+			return nil, fmt.Errorf("status: encode %s: %w", s.b.Name(), err)
+		}
+		if bytes.Equal(before, after) {
+			result = v
+			return cur, nil
+		}
+		if s.touch != nil {
+			s.touch(&v)
+			if after, err = s.codec.marshal(&v); err != nil {
+				return nil, fmt.Errorf("status: encode %s: %w", s.b.Name(), err)
+			}
+		}
+		result = v
+		return s.codec.encode(after, unknown), nil
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return result, nil
+}
+
+// Load returns the current document without taking the lock. A missing
+// document gives the zero T and a nil error; an undecodable one a
+// *CorruptError.
+func (s *Store[T]) Load() (T, error) {
+	return s.LoadContext(context.Background())
+}
+
+// LoadContext is Load for backends that may block (a network store).
+func (s *Store[T]) LoadContext(ctx context.Context) (T, error) {
+	var zero T
+	cur, err := s.b.Load(ctx)
+	if err != nil {
+		return zero, err
+	}
+	v, _, err := decode[T](s.codec, s.b.Name(), cur)
+	if err != nil {
+		return zero, err
+	}
+	return v, nil
+}
+
+// Name returns the document's name as its backend reports it (the file
+// path for the file backend).
+func (s *Store[T]) Name() string { return s.b.Name() }
+
+var errEmpty = errors.New("empty document")

@@ -1,0 +1,437 @@
+// Package storetest is the contract suite every status.Backend must pass.
+// A backend's tests call Run with a Harness that knows how to make fresh
+// document names and how to read and write raw stored bytes behind the
+// Store's back:
+//
+//	func TestContract(t *testing.T) {
+//		storetest.Run(t, storetest.Harness{
+//			Path:     func(t *testing.T) string { return filepath.Join(t.TempDir(), "status.json") },
+//			WriteRaw: ..., ReadRaw: ...,
+//		})
+//	}
+//
+// The suite checks Store-level semantics (decoding, corruption, fn errors
+// and panics, no-change detection, unknown fields, context handling) and
+// mutual exclusion between Stores sharing one document. It does not check
+// cross-process exclusion or durability, which depend on the backend.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/agentstate/core/status"
+	"github.com/google/go-cmp/cmp"
+)
+
+// A Harness connects the suite to one backend.
+type Harness struct {
+	// Path returns a fresh, unused document path (name) for one subtest.
+	Path func(t *testing.T) string
+	// Options are passed to every status.NewStore call (e.g. status.WithBackend(...)).
+	Options []status.Option
+	// WriteRaw stores raw bytes as the document at path, bypassing the Store
+	// (corrupt-input and unknown-field cases). ReadRaw returns the raw stored
+	// bytes (nil, false if absent).
+	WriteRaw func(t *testing.T, path string, data []byte)
+	ReadRaw  func(t *testing.T, path string) ([]byte, bool)
+}
+
+// Doc is the document type the suite stores. Its fields cover a counter,
+// a string, an omitempty field and a nested list.
+type Doc struct {
+	Count int      `json:"count"`
+	Name  string   `json:"name"`
+	Note  string   `json:"note,omitempty"`
+	Seen  []string `json:"seen,omitempty"`
+}
+
+// Run runs the contract suite as subtests of t.
+func Run(t *testing.T, h Harness) {
+	t.Helper()
+	for _, tc := range []struct {
+		name string
+		fn   func(*testing.T, Harness)
+	}{
+		{"MissingIsZero", testMissingIsZero},
+		{"RoundTrip", testRoundTrip},
+		{"FnError", testFnError},
+		{"FnPanic", testFnPanic},
+		{"Corrupt", testCorrupt},
+		{"NoChangeNoWrite", testNoChange},
+		{"UnknownFieldsPreserved", testUnknownFields},
+		{"ClearOmitempty", testClearOmitempty},
+		{"CancelledContext", testCancelled},
+		{"ConcurrentIncrements", testConcurrentIncrements},
+		{"SeesPredecessors", testSeesPredecessors},
+		{"ReturnedEqualsLoad", testReturnedEqualsLoad},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
+	}
+}
+
+func (h Harness) store(path string) *status.Store[Doc] {
+	return status.NewStore[Doc](path, h.Options...)
+}
+
+func (h Harness) mustRaw(t *testing.T, path string) []byte {
+	t.Helper()
+	b, ok := h.ReadRaw(t, path)
+	if !ok {
+		t.Fatalf("document %s is absent, want present", path)
+	}
+	return b
+}
+
+func testMissingIsZero(t *testing.T, h Harness) {
+	p := h.Path(t)
+	got, err := h.store(p).Load()
+	if err != nil {
+		t.Fatalf("Load of a missing document: %v", err)
+	}
+	if diff := cmp.Diff(Doc{}, got); diff != "" {
+		t.Errorf("Load of a missing document (-want +got):\n%s", diff)
+	}
+	// fn sees the zero value too, and a no-op creates nothing.
+	_, err = h.store(p).Mutate(context.Background(), func(d *Doc) error {
+		if diff := cmp.Diff(Doc{}, *d); diff != "" {
+			t.Errorf("fn saw (-want +got):\n%s", diff)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("no-op Mutate: %v", err)
+	}
+	if b, ok := h.ReadRaw(t, p); ok {
+		t.Errorf("no-op Mutate of a missing document created it: %q", b)
+	}
+}
+
+func testRoundTrip(t *testing.T, h Harness) {
+	p := h.Path(t)
+	want := Doc{Count: 3, Name: "a & <b>", Note: "n", Seen: []string{"x", "y"}}
+	got, err := h.store(p).Mutate(context.Background(), func(d *Doc) error {
+		*d = want
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Mutate: %v", err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Mutate returned (-want +got):\n%s", diff)
+	}
+	loaded, err := h.store(p).Load()
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if diff := cmp.Diff(want, loaded); diff != "" {
+		t.Errorf("Load after Mutate (-want +got):\n%s", diff)
+	}
+	var raw Doc
+	if err := json.Unmarshal(h.mustRaw(t, p), &raw); err != nil {
+		t.Fatalf("stored bytes are not JSON: %v", err)
+	}
+	if diff := cmp.Diff(want, raw); diff != "" {
+		t.Errorf("stored document (-want +got):\n%s", diff)
+	}
+}
+
+func testFnError(t *testing.T, h Harness) {
+	p := h.Path(t)
+	seed := []byte(`{"count": 1, "name": "seed"}`)
+	h.WriteRaw(t, p, seed)
+	errBoom := errors.New("boom")
+	_, err := h.store(p).Mutate(context.Background(), func(d *Doc) error {
+		d.Count = 99
+		return fmt.Errorf("fn: %w", errBoom)
+	})
+	if !errors.Is(err, errBoom) {
+		t.Fatalf("Mutate error = %v, want one wrapping the fn error", err)
+	}
+	if got := h.mustRaw(t, p); !bytes.Equal(got, seed) {
+		t.Errorf("fn error: stored bytes changed to %q", got)
+	}
+}
+
+func testFnPanic(t *testing.T, h Harness) {
+	p := h.Path(t)
+	seed := []byte(`{"count": 1, "name": "seed"}`)
+	h.WriteRaw(t, p, seed)
+	type marker struct{ s string }
+	func() {
+		defer func() {
+			if v := recover(); v != (marker{"fn"}) {
+				t.Errorf("recovered %v, want the fn's panic value", v)
+			}
+		}()
+		h.store(p).Mutate(context.Background(), func(d *Doc) error {
+			d.Count = 99
+			panic(marker{"fn"})
+		})
+		t.Errorf("Mutate returned; want the fn's panic to propagate")
+	}()
+	if got := h.mustRaw(t, p); !bytes.Equal(got, seed) {
+		t.Errorf("fn panic: stored bytes changed to %q", got)
+	}
+	// The lock was released: the next Mutate proceeds (the test's deadline
+	// would catch a hang).
+	got, err := h.store(p).Mutate(context.Background(), func(d *Doc) error { d.Count++; return nil })
+	if err != nil || got.Count != 2 {
+		t.Errorf("Mutate after a panic = %+v, %v; want count 2", got, err)
+	}
+}
+
+func testCorrupt(t *testing.T, h Harness) {
+	for _, tc := range []struct {
+		name   string
+		data   string
+		offset int64
+	}{
+		{"truncated", `{"count": 1, "na`, 16},
+		{"empty", ``, 0},
+		{"garbage", `{"count": 1} trailing`, 14},
+		{"wrong type", `{"count": "seven"}`, 17},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := h.Path(t)
+			h.WriteRaw(t, p, []byte(tc.data))
+			called := false
+			_, err := h.store(p).Mutate(context.Background(), func(d *Doc) error {
+				called = true
+				d.Count = 5
+				return nil
+			})
+			var ce *status.CorruptError
+			if !errors.Is(err, status.ErrCorrupt) || !errors.As(err, &ce) {
+				t.Fatalf("Mutate error = %v, want a *CorruptError matching ErrCorrupt", err)
+			}
+			if ce.Offset != tc.offset {
+				t.Errorf("CorruptError.Offset = %d, want %d (%v)", ce.Offset, tc.offset, err)
+			}
+			if ce.Path != p {
+				t.Errorf("CorruptError.Path = %q, want %q", ce.Path, p)
+			}
+			if called {
+				t.Errorf("fn was called on a corrupt document")
+			}
+			if got := h.mustRaw(t, p); string(got) != tc.data {
+				t.Errorf("corrupt document was overwritten with %q", got)
+			}
+			if _, err := h.store(p).Load(); !errors.Is(err, status.ErrCorrupt) {
+				t.Errorf("Load error = %v, want ErrCorrupt", err)
+			}
+		})
+	}
+}
+
+func testNoChange(t *testing.T, h Harness) {
+	p := h.Path(t)
+	// Formatted the way another program might: compact, different order.
+	seed := []byte(`{"name":"x","count":4}`)
+	h.WriteRaw(t, p, seed)
+	got, err := h.store(p).Mutate(context.Background(), func(d *Doc) error {
+		d.Count = 4 // same value
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Mutate: %v", err)
+	}
+	if diff := cmp.Diff(Doc{Count: 4, Name: "x"}, got); diff != "" {
+		t.Errorf("Mutate returned (-want +got):\n%s", diff)
+	}
+	if b := h.mustRaw(t, p); !bytes.Equal(b, seed) {
+		t.Errorf("no-change Mutate rewrote the document: %q", b)
+	}
+}
+
+func testUnknownFields(t *testing.T, h Harness) {
+	p := h.Path(t)
+	extra := map[string]string{
+		"owner":   `{"id":7, "tags":["a","b"],"deep":{"x":null}}`,
+		"ratio":   `1.50e3`,
+		"z_last":  `"kept \u00e9 <&>"`,
+		"flagged": `true`,
+	}
+	seed := `{"count":1,"owner":` + extra["owner"] + `,"name":"n","ratio":` + extra["ratio"] +
+		`,"z_last":` + extra["z_last"] + `,"flagged":` + extra["flagged"] + `}`
+	h.WriteRaw(t, p, []byte(seed))
+	for i := range 3 {
+		got, err := h.store(p).Mutate(context.Background(), func(d *Doc) error {
+			d.Count++
+			d.Seen = append(d.Seen, fmt.Sprint(i))
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("Mutate %d: %v", i, err)
+		}
+		if got.Count != 2+i {
+			t.Fatalf("Mutate %d: count %d, want %d", i, got.Count, 2+i)
+		}
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(h.mustRaw(t, p), &members); err != nil {
+			t.Fatalf("stored document after Mutate %d is not JSON: %v", i, err)
+		}
+		for k, want := range extra {
+			if got := string(members[k]); got != want {
+				t.Errorf("after Mutate %d: field %q = %s, want %s byte for byte", i, k, got, want)
+			}
+		}
+	}
+}
+
+func testClearOmitempty(t *testing.T, h Harness) {
+	p := h.Path(t)
+	h.WriteRaw(t, p, []byte(`{"count":1,"name":"n","note":"remove me","seen":["a"]}`))
+	_, err := h.store(p).Mutate(context.Background(), func(d *Doc) error {
+		d.Note = ""
+		d.Seen = nil
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Mutate: %v", err)
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(h.mustRaw(t, p), &members); err != nil {
+		t.Fatalf("stored document is not JSON: %v", err)
+	}
+	for _, k := range []string{"note", "seen"} {
+		if v, ok := members[k]; ok {
+			t.Errorf("cleared omitempty field %q still stored as %s", k, v)
+		}
+	}
+}
+
+func testCancelled(t *testing.T, h Harness) {
+	p := h.Path(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	called := false
+	_, err := h.store(p).Mutate(ctx, func(d *Doc) error {
+		called = true
+		d.Count = 1
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Mutate with a cancelled context: err = %v, want context.Canceled", err)
+	}
+	if called {
+		t.Errorf("fn ran under a cancelled context")
+	}
+	if b, ok := h.ReadRaw(t, p); ok {
+		t.Errorf("Mutate with a cancelled context wrote %q", b)
+	}
+}
+
+// Goroutines (and N is small, so that slow backends finish quickly) each
+// with its own Store on the same document.
+const goroutines, perGoroutine = 8, 25
+
+func testConcurrentIncrements(t *testing.T, h Harness) {
+	p := h.Path(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for range goroutines {
+		wg.Go(func() {
+			s := h.store(p)
+			for range perGoroutine {
+				if _, err := s.Mutate(context.Background(), func(d *Doc) error {
+					d.Count++
+					return nil
+				}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("Mutate: %v", err)
+	}
+	got, err := h.store(p).Load()
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if want := goroutines * perGoroutine; got.Count != want {
+		t.Errorf("count = %d after %d increments: lost %d updates", got.Count, want, want-got.Count)
+	}
+}
+
+// Every fn sees the document its predecessor committed: each appends the
+// count it saw, so the list must be 0, 1, 2, ... in order, with no gaps or
+// repeats.
+func testSeesPredecessors(t *testing.T, h Harness) {
+	p := h.Path(t)
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Go(func() {
+			s := h.store(p)
+			for range 5 {
+				if _, err := s.Mutate(context.Background(), func(d *Doc) error {
+					d.Seen = append(d.Seen, fmt.Sprint(d.Count))
+					d.Count++
+					return nil
+				}); err != nil {
+					t.Errorf("Mutate: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	got, err := h.store(p).Load()
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := make([]string, goroutines*5)
+	for i := range want {
+		want[i] = fmt.Sprint(i)
+	}
+	if diff := cmp.Diff(want, got.Seen); diff != "" {
+		t.Errorf("counts seen by successive fns (-want +got):\n%s", diff)
+	}
+}
+
+func testReturnedEqualsLoad(t *testing.T, h Harness) {
+	p := h.Path(t)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var last []Doc
+	for i := range 4 {
+		wg.Go(func() {
+			d, err := h.store(p).Mutate(context.Background(), func(d *Doc) error {
+				d.Count++
+				d.Name = fmt.Sprint("writer ", i)
+				return nil
+			})
+			if err != nil {
+				t.Errorf("Mutate: %v", err)
+				return
+			}
+			mu.Lock()
+			last = append(last, d)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	got, err := h.store(p).Load()
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	// The Mutate that returned count 4 committed last; Load must equal it.
+	for _, d := range last {
+		if d.Count == 4 {
+			if diff := cmp.Diff(d, got); diff != "" {
+				t.Errorf("Load after the last Mutate (-returned +loaded):\n%s", diff)
+			}
+			return
+		}
+	}
+	t.Errorf("no Mutate returned count 4; returned %+v", last)
+}
