@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
+	"time"
 )
 
 // WriteAtomic replaces the file at path with data, atomically and durably.
@@ -45,4 +47,24 @@ func writeHost(op, path string, src *source, perm os.FileMode) (int64, error) {
 	defer d.Close()
 	n, err := replace(d, base, prev, perm, src)
 	return n, wrap(op, path, err)
+}
+
+// MkdirAll is os.MkdirAll made durable: every directory it creates, and the
+// parent of the first one, is fsynced before it returns, so a file written
+// into the new directories cannot vanish with them after a crash.
+func MkdirAll(path string, perm os.FileMode) error {
+	if path == "" {
+		return wrap("mkdir all", path, ErrInvalidName)
+	}
+	return wrap("mkdir all", path, mkdirAll(hostDirs{}, path, perm))
+}
+
+// SweepTemp removes the temp files that interrupted writes left in the host
+// directory dir, when older than olderThan. See (*Fs).SweepTemp.
+func SweepTemp(dir string, olderThan time.Duration) (removed []string, err error) {
+	names, err := sweep(hostDirs{}, dir, olderThan)
+	for _, n := range names {
+		removed = append(removed, filepath.Join(dir, n))
+	}
+	return removed, wrap("sweep temp", dir, err)
 }

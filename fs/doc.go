@@ -1,4 +1,72 @@
-// Package fs provides sandboxed, crash-safe, durable atomic file writes.
+// Package fs writes files atomically and durably, inside a sandbox or at
+// plain paths.
 //
-// This file is a placeholder package doc; the fs issue owns it.
+// There is no in-place whole-file write in this package. Every whole-file
+// write ((*Fs).WriteAtomic, WriteAtomicPerm, WriteAtomicFrom and the
+// package-level WriteAtomic and WriteAtomicFrom) replaces the destination
+// with one sequence: create ".<base>.<16 hex digits>.tmp" with O_EXCL in the
+// destination's own directory; give it the destination's owner and mode by
+// descriptor; write; fsync; close; rename it over the destination; fsync
+// the directory.
+//
+// # Guaranteed
+//
+//   - Readers that take no lock see the old content or the new one, never an
+//     empty or partial file.
+//   - When a write returns nil, the new content survives a crash or power
+//     loss (on file systems that honour fsync). Directories created by
+//     MkdirAll are fsynced too, and Remove, RemoveAll and Rename fsync the
+//     directories they change.
+//   - An existing file keeps its permission bits and, when the writer may
+//     set them (root, or a group it belongs to), its owner and group. A new
+//     file gets the requested permission minus the umask (DefaultPerm, 0644,
+//     for (*Fs).WriteAtomic).
+//   - If a write fails before the rename, the destination is untouched and
+//     its temp file is removed. A failed fsync is never retried. If only the
+//     directory fsync after the rename fails, the error matches
+//     ErrDurabilityUnknown: the new content is in place but may not survive
+//     a power loss. A directory fsync answered with EINVAL or ENOTSUP (some
+//     FUSE and network file systems) counts as unsupported, not as failure.
+//   - Bad input gets an error naming the operation and the name
+//     ("fs: write atomic a/b.json: ..."), as a *PathError whose cause
+//     matches, with errors.Is, ErrInvalidName, ErrOutsideRoot, ErrNotRegular,
+//     ErrMountPoint or the os / syscall error (os.ErrNotExist for a missing
+//     parent, syscall.ENOSPC for a full disk...).
+//   - Symbolic links at the destination are followed, never replaced: the
+//     link's target is replaced atomically and the link stays a link.
+//     Through an Fs the target must stay inside the root (ErrOutsideRoot
+//     otherwise, absolute link targets included).
+//   - A destination that is a directory, device, pipe or socket is refused
+//     (ErrNotRegular); one that is a mount point (a bind-mounted single file)
+//     is refused (ErrMountPoint). Nothing ever falls back to a non-atomic
+//     copy.
+//   - A crash can leave a temp file behind; SweepTemp removes those older
+//     than a given age and touches nothing else.
+//
+// # Not guaranteed
+//
+//   - Two concurrent writers of the same file: the last rename wins and the
+//     other write is lost. This package makes one write atomic; a
+//     read-modify-write needs a lock around it.
+//   - Hard links of the destination are not kept (the rename installs a new
+//     inode), nor are ACLs, extended attributes or the owner when the writer
+//     may not set it (a non-root writer's new file is its own).
+//   - Append does not fsync, and the directories of new files it creates are
+//     not synced.
+//   - Names of the form ".<name>.<16 hex digits>.tmp" are reserved: SweepTemp
+//     removes them when they are old enough.
+//   - Windows: the rename is MoveFileEx with replacement, which Windows does
+//     not document as atomic; a reader that opened the file without
+//     FILE_SHARE_DELETE makes the rename fail; a directory cannot be
+//     fsynced, so a power loss just after a write may bring back the old
+//     content.
+//   - The durability of the storage stack below fsync (disk write caches
+//     that lie, network file systems) is outside the package's reach.
+//
+// # Sandbox
+//
+// New returns an Fs confined to a directory with os.Root: names are
+// slash-separated, relative, and may not leave the root by "..", absolute
+// names or symbolic links (ErrOutsideRoot), even when a link is swapped in
+// concurrently. os.Root does not stop at mount points inside the root.
 package fs

@@ -82,3 +82,5 @@ func umask(t *testing.T) os.FileMode {
 	t.Skip("no Umask line in /proc/self/status")
 	return 0
 }
+
+func sortStrings(s []string) { slices.Sort(s) }

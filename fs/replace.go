@@ -41,6 +41,7 @@ type syncer interface {
 // sandbox, hostDirs for plain paths.
 type opener interface {
 	OpenRoot(name string) (*os.Root, error)
+	Stat(name string) (os.FileInfo, error)
 }
 
 // hostDirs opens directories of the host file system by path.
@@ -71,10 +72,7 @@ func pin(o opener, name string, allowAbs bool) (d *os.Root, base string, prev os
 		}
 		d, err = o.OpenRoot(dir)
 		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, "", nil, fmt.Errorf("parent directory does not exist: %w", err)
-			}
-			return nil, "", nil, err
+			return nil, "", nil, parentError(o, dir, err)
 		}
 		fi, err := d.Lstat(b)
 		switch {
@@ -107,6 +105,19 @@ func pin(o opener, name string, allowAbs bool) (d *os.Root, base string, prev os
 			return nil, "", nil, err
 		}
 	}
+}
+
+// parentError explains why the destination's directory could not be
+// opened. os.Root reports a parent that is a file with an error that does
+// not match syscall.ENOTDIR, so that case is checked (on the error path only).
+func parentError(o opener, dir string, err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("parent directory does not exist: %w", err)
+	}
+	if fi, serr := o.Stat(dir); serr == nil && !fi.IsDir() {
+		return fmt.Errorf("parent %s is not a directory: %w", dir, syscall.ENOTDIR)
+	}
+	return err
 }
 
 func kind(m os.FileMode) string {
