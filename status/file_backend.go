@@ -18,6 +18,10 @@ import (
 // amount of work.
 const maxBatch = 256
 
+// writeFile is fs.WriteAtomic; tests replace it to count writes and inject
+// failures.
+var writeFile = fs.WriteAtomic
+
 // LockSuffix is appended to a document's path to name its lock file.
 const LockSuffix = ".lock"
 
@@ -117,6 +121,23 @@ func registrySize() int {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
 	return len(registry.m)
+}
+
+// queueLen reports how many requests wait on path's entry (for tests).
+func queueLen(path string) int {
+	key, err := filepath.Abs(path)
+	if err != nil {
+		return 0
+	}
+	registry.mu.Lock()
+	e := registry.m[key]
+	registry.mu.Unlock()
+	if e == nil {
+		return 0
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.queue)
 }
 
 // An entry is the in-process side of one document: a FIFO of pending
@@ -312,7 +333,7 @@ func (e *entry) runBatch(leader *request, batch []*request) {
 	if bytes.Equal(cur, orig) && (cur == nil) == (orig == nil) {
 		return
 	}
-	if err := fs.WriteAtomic(e.key, cur, leader.b.perm); err != nil {
+	if err := writeFile(e.key, cur, leader.b.perm); err != nil {
 		for _, q := range batch {
 			if q.ok {
 				q.err = fmt.Errorf("status: mutate %s: %w", q.b.path, err)
