@@ -28,4 +28,3 @@ func TestFsKeepsOwnerAsRoot(t *testing.T) {
 		t.Fatalf("owner %d:%d mode %v, want 1234:5678 0640", st.Uid, st.Gid, fi.Mode().Perm())
 	}
 }
-
