@@ -13,7 +13,8 @@
 //   - SetDefault(nil) is refused with ErrNilLogger and changes nothing.
 //   - The restore function of SetDefault puts the previous logger back
 //     only if the logger it installed is still the current one, so a stale
-//     restore never undoes someone else's SetDefault. It acts at most once.
+//     restore never undoes someone else's SetDefault. It succeeds at most
+//     once.
 //   - The package starts no goroutines and does not touch the standard
 //     log package or slog.Default; call slog.SetDefault(logger.Default())
 //     yourself if you want that.

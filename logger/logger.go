@@ -72,8 +72,10 @@ func initDefault() *slog.Logger {
 }
 
 // SetDefault makes l the default logger and returns a function that puts
-// the previous one back, only if l is still the default at that time; the
-// restore function acts at most once. SetDefault(nil) returns ErrNilLogger
+// the previous one back, only if l is still the default at that time. A
+// restore that finds another logger current does nothing (it may be called
+// again later); once it has put the previous logger back, further calls do
+// nothing. SetDefault(nil) returns ErrNilLogger
 // and a restore function that does nothing, and changes nothing.
 func SetDefault(l *slog.Logger) (restore func(), err error) {
 	if l == nil {
@@ -83,37 +85,37 @@ func SetDefault(l *slog.Logger) (restore func(), err error) {
 	// initialisation cannot later overwrite l.
 	Default()
 	prev := current.Swap(l)
-	var once atomic.Bool
+	var done atomic.Bool
 	return func() {
-		if !once.Swap(true) {
-			current.CompareAndSwap(l, prev)
+		if !done.Load() && current.CompareAndSwap(l, prev) {
+			done.Store(true)
 		}
 	}, nil
 }
 
 // Debug logs at slog.LevelDebug with the current default logger.
-func Debug(msg string, args ...any) { log(slog.LevelDebug, msg, args) }
+func Debug(msg string, args ...any) { emit(slog.LevelDebug, msg, args) }
 
 // Info logs at slog.LevelInfo with the current default logger.
-func Info(msg string, args ...any) { log(slog.LevelInfo, msg, args) }
+func Info(msg string, args ...any) { emit(slog.LevelInfo, msg, args) }
 
 // Warn logs at slog.LevelWarn with the current default logger.
-func Warn(msg string, args ...any) { log(slog.LevelWarn, msg, args) }
+func Warn(msg string, args ...any) { emit(slog.LevelWarn, msg, args) }
 
 // Error logs at slog.LevelError with the current default logger.
-func Error(msg string, args ...any) { log(slog.LevelError, msg, args) }
+func Error(msg string, args ...any) { emit(slog.LevelError, msg, args) }
 
-// log builds the record itself, rather than calling Logger.Info, so that
+// emit builds the record itself, rather than calling Logger.Info, so that
 // the source position (with HandlerOptions.AddSource) is the caller of
 // Info, not this package.
-func log(level slog.Level, msg string, args []any) {
+func emit(level slog.Level, msg string, args []any) {
 	l := Default()
 	ctx := context.Background()
 	if !l.Enabled(ctx, level) {
 		return
 	}
 	var pcs [1]uintptr
-	runtime.Callers(3, pcs[:]) // skip Callers, log, and Info/Warn/...
+	runtime.Callers(3, pcs[:]) // skip Callers, emit, and Info/Warn/...
 	r := slog.NewRecord(time.Now(), level, msg, pcs[0])
 	r.Add(args...)
 	_ = l.Handler().Handle(ctx, r)
