@@ -9,19 +9,6 @@ import (
 	"testing"
 )
 
-// helperMain runs the child side of cross-process tests when the test
-// binary was re-executed with FS_HELPER set; it reports whether it did.
-func helperMain() bool {
-	switch os.Getenv("FS_HELPER") {
-	case "":
-		return false
-	default:
-		os.Exit(2)
-	}
-	os.Exit(0)
-	return true
-}
-
 // listDir returns the sorted names in dir.
 func listDir(t *testing.T, dir string) []string {
 	t.Helper()

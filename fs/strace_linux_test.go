@@ -1,0 +1,267 @@
+//go:build linux
+
+package fs
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	natefinch "github.com/natefinch/atomic"
+)
+
+func init() { helpers["strace-write"] = straceWriteMain }
+
+// straceWriteMain writes FS_ROOT/sub/status.json once with FS_WRITER.
+func straceWriteMain() {
+	root := os.Getenv("FS_ROOT")
+	target := filepath.Join(root, "sub", "status.json")
+	data := []byte(`{"status":"completed"}`)
+	var err error
+	switch os.Getenv("FS_WRITER") {
+	case "host":
+		err = WriteAtomic(target, data, 0o644)
+	case "fs":
+		var fsys *Fs
+		if fsys, err = New(root); err == nil {
+			err = fsys.WriteAtomic("sub/status.json", data)
+			fsys.Close()
+		}
+	case "natefinch":
+		err = natefinch.WriteFile(target, strings.NewReader(string(data)))
+	default:
+		err = fmt.Errorf("unknown FS_WRITER")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// sysEvent is one completed system call from an strace log, with file
+// descriptors resolved to the paths they were opened with.
+type sysEvent struct {
+	call    string
+	path    string // openat: the opened path; fsync/write/close: the fd's path
+	newPath string // renames: destination (path is the source)
+	args    string
+	ret     int
+}
+
+var (
+	straceLine  = regexp.MustCompile(`^(\d+)\s+(.*)$`)
+	straceCall  = regexp.MustCompile(`^(\w+)\((.*)\)\s+=\s+(-?\d+)`)
+	straceQuote = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
+)
+
+// parseStrace reads an `strace -f` log. Calls split by other threads
+// ("<unfinished ...>" / "<... resumed>") are joined per thread; an event's
+// position is where the call returned.
+func parseStrace(t *testing.T, path string) []sysEvent {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pending := map[string]string{}
+	fdPath := map[int]string{}
+	resolve := func(dirfd, name string) string {
+		if filepath.IsAbs(name) {
+			return filepath.Clean(name)
+		}
+		if fd, err := strconv.Atoi(dirfd); err == nil {
+			return filepath.Clean(fdPath[fd] + "/" + name)
+		}
+		return name // relative to the cwd; not used by these writers
+	}
+	var events []sysEvent
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		m := straceLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		pid, text := m[1], m[2]
+		if i := strings.Index(text, " <unfinished ...>"); i >= 0 {
+			pending[pid] = text[:i]
+			continue
+		}
+		if strings.HasPrefix(text, "<... ") {
+			i := strings.Index(text, " resumed>")
+			if i < 0 {
+				continue
+			}
+			text = pending[pid] + text[i+len(" resumed>"):]
+			delete(pending, pid)
+		}
+		c := straceCall.FindStringSubmatch(text)
+		if c == nil {
+			continue
+		}
+		ev := sysEvent{call: c[1], args: c[2]}
+		ev.ret, _ = strconv.Atoi(c[3])
+		args := strings.Split(c[2], ", ")
+		quoted := straceQuote.FindAllStringSubmatch(c[2], -1)
+		firstFD, _ := strconv.Atoi(args[0])
+		switch ev.call {
+		case "openat":
+			if len(quoted) < 1 {
+				continue
+			}
+			ev.path = resolve(args[0], quoted[0][1])
+			if ev.ret >= 0 {
+				fdPath[ev.ret] = ev.path
+			}
+		case "close":
+			ev.path = fdPath[firstFD]
+			delete(fdPath, firstFD)
+		case "fsync", "fdatasync", "write":
+			ev.path = fdPath[firstFD]
+		case "rename":
+			if len(quoted) < 2 {
+				continue
+			}
+			ev.path, ev.newPath = resolve("AT_FDCWD", quoted[0][1]), resolve("AT_FDCWD", quoted[1][1])
+		case "renameat", "renameat2":
+			if len(quoted) < 2 || len(args) < 4 {
+				continue
+			}
+			ev.path, ev.newPath = resolve(args[0], quoted[0][1]), resolve(args[2], quoted[1][1])
+		default:
+			continue
+		}
+		events = append(events, ev)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+// replaceOrder is what the syscall log says about one replacement of target.
+type replaceOrder struct {
+	target               string
+	temp                 string // the temp file renamed over target
+	exclusive            bool   // temp created with O_EXCL
+	tempSyncedBeforeMove bool   // fsync(temp) after its last write, before the rename
+	tempClosedBeforeMove bool
+	dirSyncedAfterMove   bool // fsync(parent dir) after the rename
+}
+
+func analyse(t *testing.T, events []sysEvent, target string) replaceOrder {
+	t.Helper()
+	rename := -1
+	for i, ev := range events {
+		if strings.HasPrefix(ev.call, "rename") && ev.newPath == target && ev.ret == 0 {
+			rename = i
+		}
+	}
+	if rename < 0 {
+		t.Fatalf("no successful rename onto %s in the trace", target)
+	}
+	o := replaceOrder{target: target, temp: events[rename].path}
+	lastWrite, synced, closed := -1, -1, -1
+	for i, ev := range events[:rename] {
+		switch {
+		case ev.path != o.temp:
+		case ev.call == "openat" && ev.ret >= 0:
+			o.exclusive = strings.Contains(ev.args, "O_EXCL")
+		case ev.call == "write":
+			lastWrite = i
+		case (ev.call == "fsync" || ev.call == "fdatasync") && ev.ret == 0:
+			synced = i
+		case ev.call == "close":
+			closed = i
+		}
+	}
+	o.tempSyncedBeforeMove = lastWrite >= 0 && synced > lastWrite
+	o.tempClosedBeforeMove = closed > synced && synced >= 0
+	for _, ev := range events[rename+1:] {
+		if ev.call == "fsync" && ev.ret == 0 && ev.path == filepath.Dir(target) {
+			o.dirSyncedAfterMove = true
+		}
+	}
+	return o
+}
+
+// straceWrite runs one write by writer in a child under strace and
+// returns the analysed order.
+func straceWrite(t *testing.T, writer string) replaceOrder {
+	t.Helper()
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("skipped: strace is not installed (make test installs it)")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	target := filepath.Join(root, "sub", "status.json")
+	if err := os.Mkdir(filepath.Dir(target), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, target, `{"status":"running"}`, 0o644)
+	log := filepath.Join(t.TempDir(), "strace.log")
+	// %file and %desc rather than a list of names: the set of rename and
+	// open system calls differs between architectures.
+	args := append([]string{"-f", "-qq", "-s", "512", "-e", "trace=%file,%desc", "-o", log, exe}, helperCmdArgs...)
+	cmd := exec.Command(strace, args...)
+	cmd.Env = append(os.Environ(), "FS_HELPER=strace-write", "FS_ROOT="+root, "FS_WRITER="+writer)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("strace %s: %v\n%s", writer, err, out)
+	}
+	if got := mustRead(t, target); got != `{"status":"completed"}` {
+		t.Fatalf("%s did not write: %q", writer, got)
+	}
+	return analyse(t, parseStrace(t, log), target)
+}
+
+func TestSyscallOrder(t *testing.T) {
+	for _, writer := range []string{"host", "fs"} {
+		t.Run(writer, func(t *testing.T) {
+			o := straceWrite(t, writer)
+			t.Logf("%+v", o)
+			if !isTempName(filepath.Base(o.temp)) || filepath.Dir(o.temp) != filepath.Dir(o.target) {
+				t.Errorf("renamed file %s is not one of our temp files in the destination's directory", o.temp)
+			}
+			if !o.exclusive {
+				t.Error("temp file not created with O_EXCL")
+			}
+			if !o.tempSyncedBeforeMove {
+				t.Error("no fsync(temp) between the last write and the rename")
+			}
+			if !o.tempClosedBeforeMove {
+				t.Error("temp file not closed after its fsync and before the rename")
+			}
+			if !o.dirSyncedAfterMove {
+				t.Error("no fsync(parent directory) after the rename")
+			}
+		})
+	}
+}
+
+// TestNatefinchDifferences documents, from the same trace, why our writes
+// do not go through natefinch/atomic v1.0.1: it never fsyncs the
+// directory, and its temp file looks like a user file.
+func TestNatefinchDifferences(t *testing.T) {
+	o := straceWrite(t, "natefinch")
+	t.Logf("natefinch/atomic: %+v", o)
+	if !o.tempSyncedBeforeMove {
+		t.Error("natefinch/atomic v1.0.1 fsyncs its temp file; the trace says it did not (parser broken?)")
+	}
+	if o.dirSyncedAfterMove {
+		t.Error("natefinch/atomic now fsyncs the directory: update docs/rfc/fs.md")
+	}
+	if isTempName(filepath.Base(o.temp)) || strings.HasPrefix(filepath.Base(o.temp), ".") {
+		t.Errorf("natefinch temp name %s is hidden/recognisable", o.temp)
+	}
+}
