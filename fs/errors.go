@@ -11,11 +11,12 @@ import (
 // Sentinel errors. They are wrapped, never returned bare: test for them with
 // errors.Is.
 var (
-	// ErrDurabilityUnknown reports that the new content replaced the
-	// destination (readers see it) but the parent directory could not be
-	// synced, so the rename may not survive a power loss. Do not retry the
-	// sync: write the whole content again if durability matters.
-	ErrDurabilityUnknown = errors.New("replaced, durability unknown")
+	// ErrDurabilityUnknown reports that the change was applied (a write's
+	// new content replaced the destination and readers see it; a rename,
+	// removal or mkdir happened) but the directory could not be synced, so
+	// it may not survive a power loss. Do not retry the sync: write the
+	// whole content again if durability matters.
+	ErrDurabilityUnknown = errors.New("applied, durability unknown")
 
 	// ErrOutsideRoot reports a name that leaves the sandbox of an Fs: an
 	// absolute name, a ".." element, or a symbolic link that points outside.

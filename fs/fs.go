@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"syscall"
 	"time"
 )
 
@@ -155,8 +156,9 @@ func (fsys *Fs) Stat(name string) (os.FileInfo, error) {
 	return fi, wrap("stat", name, err)
 }
 
-// Exists reports whether name exists. A name that cannot be checked (bad
-// name, permission denied) is an error, not "false".
+// Exists reports whether name exists. A name below a regular file
+// ("f/x") does not exist. A name that cannot be checked (bad name, outside
+// the root, permission denied) is an error, not "false".
 func (fsys *Fs) Exists(name string) (bool, error) {
 	l, err := local(name)
 	if err != nil {
@@ -166,7 +168,7 @@ func (fsys *Fs) Exists(name string) (bool, error) {
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return false, nil
 	}
 	return false, wrap("exists", name, err)
@@ -209,6 +211,9 @@ func (fsys *Fs) removeWith(op, name string, remove func(string) error) error {
 	}
 	if l == "." {
 		return wrap(op, name, ErrInvalidName)
+	}
+	if _, err := fsys.root.Lstat(l); errors.Is(err, os.ErrNotExist) && op == "remove all" {
+		return nil // nothing to remove, nothing to sync (the parent may be missing too)
 	}
 	if err := remove(l); err != nil {
 		return wrap(op, name, err)
