@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -270,6 +271,12 @@ func (e *entry) lead(r *request) {
 		e.mu.Unlock()
 		return
 	}
+
+	// Callers woken by the previous batch are usually about to queue again:
+	// one yield lets them join this batch instead of the next (the batch
+	// then costs one write instead of two). It costs microseconds against a
+	// write's milliseconds, and changes no semantics.
+	runtime.Gosched()
 
 	e.mu.Lock()
 	n := min(len(e.queue), maxBatch)

@@ -1,0 +1,123 @@
+package status_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/agentstate/core/status"
+)
+
+func ExampleMutate() {
+	dir, _ := os.MkdirTemp("", "workspace")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "status.json")
+	ctx := context.Background()
+
+	// The spawner queues the task...
+	status.Mutate(ctx, path, func(s *status.Status) error {
+		s.State, s.Agent, s.Repo, s.Task = status.Queued, "claude", "core", "fix-p4-9"
+		return nil
+	})
+	// ...and a worker claims it: the check and the change happen under the
+	// lock, so two workers cannot both move it to running.
+	st, err := status.Mutate(ctx, path, func(s *status.Status) error {
+		if err := s.Transition(status.Running, status.Queued); err != nil {
+			return err
+		}
+		s.Runs++
+		s.PID = 4242
+		return nil
+	})
+	fmt.Println(st.State, st.Runs, st.PID, err)
+	// Output: running 1 4242 <nil>
+}
+
+func ExampleTransition() {
+	dir, _ := os.MkdirTemp("", "workspace")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "status.json")
+	ctx := context.Background()
+
+	status.Mutate(ctx, path, func(s *status.Status) error { s.State = status.Completed; return nil })
+
+	// A stale handler tries to mark the finished task running again.
+	_, err := status.Mutate(ctx, path, status.Transition(status.Running, status.Queued))
+	fmt.Println(errors.Is(err, status.ErrConflict))
+	fmt.Println(err)
+
+	st, _ := status.Read(path)
+	fmt.Println(st.State)
+	// Output:
+	// true
+	// status: cannot move from "completed" to "running" (allowed from queued): state conflict
+	// completed
+}
+
+func ExampleRead() {
+	dir, _ := os.MkdirTemp("", "workspace")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "status.json")
+
+	// A file written by another program, with a field Status does not know.
+	os.WriteFile(path, []byte(`{"status":"blocked","question":"which branch?","hub_id":17}`), 0o644)
+
+	st, err := status.Read(path)
+	fmt.Println(st.State, st.Question, err)
+
+	// Mutate keeps hub_id.
+	status.Mutate(context.Background(), path, func(s *status.Status) error {
+		s.Question = ""
+		s.State = status.Running
+		return nil
+	})
+	b, _ := os.ReadFile(path)
+	var hub struct {
+		HubID int `json:"hub_id"`
+	}
+	_ = json.Unmarshal(b, &hub)
+	fmt.Println(hub.HubID)
+	// Output:
+	// blocked which branch? <nil>
+	// 17
+}
+
+func ExampleNewStore() {
+	dir, _ := os.MkdirTemp("", "registry")
+	defer os.RemoveAll(dir)
+
+	// Any JSON document works: here, a registry of agents.
+	type registry struct {
+		Agents map[string]int `json:"agents"`
+	}
+	agents := status.NewStore[registry](filepath.Join(dir, "agents.json"))
+	for _, name := range []string{"claude", "codex", "claude"} {
+		agents.Mutate(context.Background(), func(r *registry) error {
+			if r.Agents == nil {
+				r.Agents = map[string]int{}
+			}
+			r.Agents[name]++
+			return nil
+		})
+	}
+	r, _ := agents.Load()
+	fmt.Println(r.Agents)
+	// Output: map[claude:2 codex:1]
+}
+
+func ExampleCorruptError() {
+	dir, _ := os.MkdirTemp("", "workspace")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "status.json")
+	os.WriteFile(path, []byte(`{"status": "running", "runs": 3`), 0o644) // truncated by a crash
+
+	_, err := status.Mutate(context.Background(), path, func(s *status.Status) error { s.Runs++; return nil })
+	var ce *status.CorruptError
+	if errors.As(err, &ce) {
+		fmt.Println("corrupt at byte", ce.Offset, "- left untouched for repair")
+	}
+	// Output: corrupt at byte 31 - left untouched for repair
+}
