@@ -1,0 +1,305 @@
+package etcdstore
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Marker values. A marker key exists only while its lease lives.
+const (
+	markCommitted = "committed"
+	markFenced    = "fenced"
+)
+
+// ErrOutcomeUnknown is matched (errors.Is) by an *OutcomeError.
+var ErrOutcomeUnknown = errors.New("commit outcome unknown")
+
+// errMarkerExpired: the marker's lease is gone, so whether the commit was
+// applied can no longer be told.
+var errMarkerExpired = errors.New("commit marker expired")
+
+// An OutcomeError reports an Update whose last commit was sent but whose
+// outcome could not be settled before Update had to return (its ctx ended,
+// the client was closed, the marker expired). The change was applied at
+// most once; Resolve tells which.
+type OutcomeError struct {
+	Key    string // the document's key
+	Marker string // the commit's marker key
+	Err    error  // why the outcome could not be settled
+	lease  clientv3.LeaseID
+}
+
+func (e *OutcomeError) Error() string {
+	return fmt.Sprintf("etcdstore: update %s: commit outcome unknown (marker %s): %v", e.Key, e.Marker, e.Err)
+}
+
+// Unwrap makes the error match ErrOutcomeUnknown and its cause.
+func (e *OutcomeError) Unwrap() []error { return []error{ErrOutcomeUnknown, e.Err} }
+
+// Resolve settles the outcome reported by e: it fences the commit's marker,
+// so the commit can no longer be applied if it has not been, and reports
+// whether it was. It fails if the marker's lease has expired (the outcome is
+// then lost for good) or if ctx ends first.
+func Resolve(ctx context.Context, cli *clientv3.Client, e *OutcomeError) (committed bool, err error) {
+	bo := newBackoff(newConfig(nil))
+	committed, err = fence(ctx, cli, e.Marker, e.lease, &bo)
+	if err != nil {
+		return false, fmt.Errorf("etcdstore: resolve %s: %w", e.Marker, err)
+	}
+	return committed, nil
+}
+
+// Update runs one read-modify-write cycle; see status.Backend and the
+// package doc. Errors other than *OutcomeError mean nothing was written.
+func (b *Backend) Update(ctx context.Context, apply func(cur []byte) ([]byte, error)) error {
+	if err := ctx.Err(); err != nil {
+		return b.wrap("update", ctx, err)
+	}
+	call := rand.Text()
+	bo := newBackoff(b.cfg)
+	var (
+		cur   []byte
+		rev   int64
+		fresh bool // cur and rev are current enough to apply without a read
+	)
+	for attempt := 0; ; attempt++ {
+		if !fresh {
+			resp, err := b.cli.Get(ctx, b.key)
+			if err != nil {
+				if err := b.retry(ctx, err, &bo); err != nil {
+					return b.wrap("update", ctx, err)
+				}
+				continue
+			}
+			cur, rev = value(resp.Kvs)
+		}
+		fresh = false
+
+		next, err := apply(cur)
+		if err != nil {
+			return err
+		}
+		if bytes.Equal(next, cur) {
+			return nil
+		}
+
+		lease, err := b.lease.get(ctx, b.cli)
+		if err != nil {
+			if err := b.retry(ctx, err, &bo); err != nil {
+				return b.wrap("update", ctx, err)
+			}
+			fresh = true // nothing was sent; the read still serves
+			continue
+		}
+		marker := b.cfg.markerPrefix() + call + "/" + strconv.Itoa(attempt)
+		resp, err := b.cli.Txn(ctx).If(
+			clientv3.Compare(clientv3.ModRevision(b.key), "=", rev),
+			clientv3.Compare(clientv3.Version(marker), "=", 0),
+		).Then(
+			clientv3.OpPut(b.key, string(next)),
+			clientv3.OpPut(marker, markCommitted, clientv3.WithLease(lease)),
+		).Else(
+			clientv3.OpGet(b.key),
+		).Commit()
+		switch {
+		case err == nil && resp.Succeeded:
+			return nil
+		case err == nil: // conflict: the else branch read the current value
+			cur, rev = value(resp.Responses[0].GetResponseRange().Kvs)
+			fresh = true
+			if err := bo.wait(ctx, b.cli); err != nil {
+				return b.wrap("update", ctx, err)
+			}
+			continue
+		case errors.Is(err, rpctypes.ErrLeaseNotFound):
+			// Rejected before anything was applied: the cached lease
+			// expired (e.g. a long outage). Take a fresh one.
+			b.lease.drop(lease)
+			fresh = true
+			continue
+		case terminal(err):
+			return b.wrap("update", ctx, err)
+		}
+
+		// The commit may or may not have been applied. Settle it before
+		// apply runs again, so that at most one attempt ever commits and
+		// the one that did is the caller's last apply.
+		committed, ferr := fence(ctx, b.cli, marker, lease, &bo)
+		if ferr != nil {
+			return &OutcomeError{Key: b.key, Marker: marker, Err: ferr, lease: lease}
+		}
+		if committed {
+			return nil
+		}
+		if err := b.retry(ctx, err, &bo); err != nil {
+			return b.wrap("update", ctx, err)
+		}
+	}
+}
+
+// retry decides whether a failed request is worth repeating and, if so,
+// waits out the backoff. It returns the error to give up with, or nil.
+func (b *Backend) retry(ctx context.Context, err error, bo *backoff) error {
+	if ctx.Err() != nil || b.closed() || terminal(err) {
+		return err
+	}
+	return bo.wait(ctx, b.cli)
+}
+
+// fence settles an ambiguous commit: it puts "fenced" in the marker if the
+// marker is still absent (so the commit, guarded by "marker absent", can
+// never apply afterwards) or reads the marker's value otherwise.
+func fence(ctx context.Context, cli *clientv3.Client, marker string, lease clientv3.LeaseID, bo *backoff) (bool, error) {
+	for {
+		resp, err := cli.Txn(ctx).If(
+			clientv3.Compare(clientv3.Version(marker), "=", 0),
+		).Then(
+			clientv3.OpPut(marker, markFenced, clientv3.WithLease(lease)),
+		).Else(
+			clientv3.OpGet(marker),
+		).Commit()
+		if err == nil {
+			if resp.Succeeded {
+				return false, nil
+			}
+			kvs := resp.Responses[0].GetResponseRange().Kvs
+			return len(kvs) == 1 && string(kvs[0].Value) == markCommitted, nil
+		}
+		switch {
+		case ctx.Err() != nil:
+			if errors.Is(err, ctx.Err()) {
+				return false, err
+			}
+			return false, fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
+		case cli.Ctx().Err() != nil:
+			return false, fmt.Errorf("%w: %v", ErrClosed, err)
+		case errors.Is(err, rpctypes.ErrLeaseNotFound):
+			// The marker's lease is gone and with it the marker, if the
+			// commit made one: the outcome cannot be known any more. (The
+			// commit cannot apply later either: its lease is gone.)
+			return false, errMarkerExpired
+		case terminal(err):
+			return false, err
+		}
+		if err := bo.wait(ctx, cli); err != nil {
+			return false, err
+		}
+	}
+}
+
+// terminal reports errors that a retry cannot cure. The server rejects
+// such requests before applying anything.
+func terminal(err error) bool {
+	if errors.Is(err, rpctypes.ErrNoSpace) {
+		return true
+	}
+	var code codes.Code
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		code = ee.Code()
+	} else if s, ok := status.FromError(err); ok {
+		code = s.Code()
+	} else {
+		return false
+	}
+	switch code {
+	case codes.InvalidArgument, codes.PermissionDenied, codes.Unauthenticated,
+		codes.FailedPrecondition, codes.OutOfRange, codes.Unimplemented:
+		return true
+	}
+	return false
+}
+
+// backoff is exponential with full jitter: the n-th wait is uniform in
+// [0, min(max, min·2ⁿ)], which spreads competing writers apart.
+type backoff struct {
+	lo, hi, cur time.Duration
+}
+
+func newBackoff(c config) backoff { return backoff{lo: c.minBackoff, hi: c.maxBackoff} }
+
+func (b *backoff) wait(ctx context.Context, cli *clientv3.Client) error {
+	if b.cur == 0 {
+		b.cur = b.lo
+	} else {
+		b.cur = min(2*b.cur, b.hi)
+	}
+	t := time.NewTimer(mrand.N(b.cur + 1))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-cli.Ctx().Done():
+		return ErrClosed
+	}
+}
+
+// leaseCache hands out one lease for the markers of many commits. A lease
+// is used only during the first half of its TTL, so every marker lives at
+// least TTL/2 after its commit was sent: the window in which an ambiguous
+// commit can be fenced.
+type leaseCache struct {
+	ttl   time.Duration
+	cur   atomic.Pointer[heldLease]
+	grant chan struct{} // one granter at a time, ctx-aware
+}
+
+type heldLease struct {
+	id      clientv3.LeaseID
+	granted time.Time // taken before the request: the server's clock starts later
+}
+
+func newLeaseCache(ttl time.Duration) *leaseCache {
+	return &leaseCache{ttl: ttl, grant: make(chan struct{}, 1)}
+}
+
+func (c *leaseCache) fresh() (clientv3.LeaseID, bool) {
+	if l := c.cur.Load(); l != nil && time.Since(l.granted) < c.ttl/2 {
+		return l.id, true
+	}
+	return 0, false
+}
+
+func (c *leaseCache) get(ctx context.Context, cli *clientv3.Client) (clientv3.LeaseID, error) {
+	if id, ok := c.fresh(); ok {
+		return id, nil
+	}
+	select {
+	case c.grant <- struct{}{}:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	defer func() { <-c.grant }()
+	if id, ok := c.fresh(); ok { // granted while we waited
+		return id, nil
+	}
+	start := time.Now()
+	secs := int64((c.ttl + time.Second - 1) / time.Second)
+	resp, err := cli.Grant(ctx, secs)
+	if err != nil {
+		return 0, err
+	}
+	c.cur.Store(&heldLease{id: resp.ID, granted: start})
+	return resp.ID, nil
+}
+
+// drop forgets id if it is still the current lease.
+func (c *leaseCache) drop(id clientv3.LeaseID) {
+	if l := c.cur.Load(); l != nil && l.id == id {
+		c.cur.CompareAndSwap(l, nil)
+	}
+}
