@@ -3,6 +3,7 @@ module github.com/agentstate/core/status/etcdstore
 go 1.25.0
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	go.etcd.io/etcd/client/v3 v3.6.14
 	go.etcd.io/etcd/server/v3 v3.6.14
 	go.uber.org/goleak v1.3.0

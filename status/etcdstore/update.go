@@ -103,6 +103,13 @@ func (b *Backend) Update(ctx context.Context, apply func(cur []byte) ([]byte, er
 			fresh = true // nothing was sent; the read still serves
 			continue
 		}
+		// Nothing is sent yet: a plain error, not an unknown outcome.
+		if err := ctx.Err(); err != nil {
+			return b.wrap("update", ctx, err)
+		}
+		if b.closed() {
+			return b.wrap("update", ctx, b.cli.Ctx().Err())
+		}
 		marker := b.cfg.markerPrefix() + call + "/" + strconv.Itoa(attempt)
 		resp, err := b.cli.Txn(ctx).If(
 			clientv3.Compare(clientv3.ModRevision(b.key), "=", rev),

@@ -1,0 +1,359 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
+
+	"github.com/agentstate/core/status"
+	"github.com/agentstate/core/status/etcdstore/internal/etcdtest"
+)
+
+// faults sits between a client and the server as a gRPC interceptor and
+// makes document commits (transactions that put a document key) ambiguous
+// the two ways a network can: the request is lost (never applied), or the
+// response is lost (applied, but the client sees an error). Both look the
+// same to the client, which is the point.
+type faults struct {
+	loseRequest  atomic.Int64 // the next n commits are never sent
+	loseResponse atomic.Int64 // then the next n commits are applied, but fail
+	randomPct    atomic.Int64 // each other commit: lost request or response with this chance (%)
+	injected     atomic.Int64
+	// onLoss runs after each injected fault (e.g. to end the caller's ctx).
+	onLoss func()
+}
+
+var errInjected = grpcstatus.Error(codes.Unavailable, "injected fault")
+
+func take(n *atomic.Int64) bool {
+	for {
+		v := n.Load()
+		if v <= 0 {
+			return false
+		}
+		if n.CompareAndSwap(v, v-1) {
+			return true
+		}
+	}
+}
+
+// isCommit: a transaction whose success branch writes a document (fences
+// write only a marker key).
+func isCommit(req any) bool {
+	tr, ok := req.(*pb.TxnRequest)
+	if !ok {
+		return false
+	}
+	for _, op := range tr.Success {
+		if p := op.GetRequestPut(); p != nil && !strings.Contains(string(p.Key), "#txn/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *faults) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if !isCommit(req) {
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}
+	loseReq := take(&f.loseRequest)
+	loseResp := !loseReq && take(&f.loseResponse)
+	if !loseReq && !loseResp && rand.N(int64(100)) < f.randomPct.Load() {
+		loseReq = rand.N(2) == 0
+		loseResp = !loseReq
+	}
+	if loseReq {
+		f.injected.Add(1)
+		if f.onLoss != nil {
+			f.onLoss()
+		}
+		return errInjected
+	}
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	if err != nil || !loseResp {
+		return err
+	}
+	f.injected.Add(1)
+	if f.onLoss != nil {
+		f.onLoss()
+	}
+	return errInjected
+}
+
+func newFaultyClient(t testing.TB, endpoint string, f *faults) *clientv3.Client {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:   []string{endpoint},
+		DialTimeout: 10 * time.Second,
+		Logger:      zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(f.intercept)},
+	})
+	if err != nil {
+		t.Fatalf("etcd client: %v", err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+// naiveRetryBackend is the CONTROL for exactly-once: guarded by ModRevision
+// like the real backend, but on a transport error it simply starts over,
+// as a retry loop without commit markers would.
+type naiveRetryBackend struct{ bareBackend }
+
+func withNaiveRetry(cli *clientv3.Client) status.Option {
+	return status.WithBackend(func(path string) status.Backend {
+		return &naiveRetryBackend{bareBackend{cli: cli, path: path, key: Key(path)}}
+	})
+}
+
+func (b *naiveRetryBackend) Update(ctx context.Context, apply func([]byte) ([]byte, error)) error {
+	for ctx.Err() == nil {
+		resp, err := b.cli.Get(ctx, b.key)
+		if err != nil {
+			continue
+		}
+		cur, rev := value(resp.Kvs)
+		next, err := apply(cur)
+		if err != nil {
+			return err
+		}
+		tr, err := b.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(b.key), "=", rev)).
+			Then(clientv3.OpPut(b.key, string(next))).Commit()
+		if err == nil && tr.Succeeded {
+			return nil
+		}
+	}
+	return ctx.Err()
+}
+
+// TestExactlyOnce: a commit whose request or response is lost is applied
+// exactly once, and the caller's last fn call is the one that committed.
+// The CONTROL (retry without markers) applies a lost-response increment
+// twice under the same fault.
+func TestExactlyOnce(t *testing.T) {
+	endpoint := sharedServer(t).Endpoint()
+	direct := newClient(t, endpoint)
+	for _, tc := range []struct {
+		name               string
+		loseReq, loseResp  int64
+		control            bool
+		wantN, wantFnCalls int
+	}{
+		{name: "response lost", loseResp: 1, wantN: 1, wantFnCalls: 1},
+		{name: "request lost", loseReq: 1, wantN: 1, wantFnCalls: 2},
+		{name: "two requests, then a response lost", loseReq: 2, loseResp: 1, wantN: 1, wantFnCalls: 3},
+		{name: "CONTROL naive retry, response lost", loseResp: 1, control: true, wantN: 2, wantFnCalls: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &faults{}
+			f.loseRequest.Store(tc.loseReq)
+			f.loseResponse.Store(tc.loseResp)
+			cli := newFaultyClient(t, endpoint, f)
+			opt := With(cli, WithBackoff(time.Microsecond, time.Millisecond))
+			if tc.control {
+				opt = withNaiveRetry(cli)
+			}
+			path := docPath(t)
+			calls := 0
+			got, err := status.NewStore[counter](path, opt).Mutate(testCtx(t), func(c *counter) error {
+				calls++
+				c.N++
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("Mutate: %v", err)
+			}
+			if f.injected.Load() != tc.loseReq+tc.loseResp {
+				t.Fatalf("injected %d faults, want %d", f.injected.Load(), tc.loseReq+tc.loseResp)
+			}
+			stored, err := status.NewStore[counter](path, With(direct)).LoadContext(testCtx(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stored.N != tc.wantN || calls != tc.wantFnCalls {
+				t.Errorf("stored n=%d after %d fn calls; want n=%d after %d", stored.N, calls, tc.wantN, tc.wantFnCalls)
+			}
+			if !tc.control && got != stored {
+				t.Errorf("Mutate returned %+v, stored %+v: the committed fn call was not the last", got, stored)
+			}
+		})
+	}
+}
+
+// TestOutcomeUnknown: when ctx ends between a lost request or response and
+// its fence, Update reports an *OutcomeError (matching ErrOutcomeUnknown and
+// the ctx error), and Resolve settles it later: committed for a lost
+// response, not committed (and fenced: it can never apply) for a lost
+// request.
+func TestOutcomeUnknown(t *testing.T) {
+	endpoint := sharedServer(t).Endpoint()
+	direct := newClient(t, endpoint)
+	for _, tc := range []struct {
+		name     string
+		loseResp bool
+	}{{"response lost", true}, {"request lost", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(testCtx(t))
+			defer cancel()
+			f := &faults{onLoss: cancel}
+			if tc.loseResp {
+				f.loseResponse.Store(1)
+			} else {
+				f.loseRequest.Store(1)
+			}
+			path := docPath(t)
+			_, err := status.NewStore[counter](path, With(newFaultyClient(t, endpoint, f))).Mutate(ctx,
+				func(c *counter) error { c.N++; return nil })
+			var oe *OutcomeError
+			if !errors.As(err, &oe) || !errors.Is(err, ErrOutcomeUnknown) || !errors.Is(err, context.Canceled) {
+				t.Fatalf("Mutate error = %v; want an *OutcomeError matching ErrOutcomeUnknown and context.Canceled", err)
+			}
+			committed, err := Resolve(testCtx(t), direct, oe)
+			if err != nil {
+				t.Fatalf("Resolve: %v", err)
+			}
+			stored, err := status.NewStore[counter](path, With(direct)).LoadContext(testCtx(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if committed != tc.loseResp || stored.N != btoi(committed) {
+				t.Fatalf("Resolve = %v with n=%d stored; want %v", committed, stored.N, tc.loseResp)
+			}
+			// Resolving again gives the same answer (the fence is idempotent).
+			if again, err := Resolve(testCtx(t), direct, oe); err != nil || again != committed {
+				t.Fatalf("second Resolve = %v, %v; want %v", again, err, committed)
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+type result struct {
+	err error // nil: acknowledged
+}
+
+// TestServerRestart stops the etcd server in the middle of a run and starts
+// it again on the same URL and data, while workers (each its own client,
+// with one commit in ten losing its request or response) keep
+// incrementing. Every Mutate either commits exactly once or returns an
+// error; no acknowledged increment is lost; the only errors are ctx
+// deadlines (calls during the outage give up when their ctx says so); and
+// the final count is exactly the acknowledged increments plus the unknown
+// outcomes that Resolve finds committed.
+func TestServerRestart(t *testing.T) {
+	srv := startServer(t, etcdtest.Options{})
+	const workers, perCallTimeout, phaseAcks = 6, 500 * time.Millisecond, 100
+	path := docPath(t)
+	f := &faults{}
+	f.randomPct.Store(10)
+
+	results := make(chan result, 1024)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range workers {
+		st := status.NewStore[counter](path, With(newFaultyClient(t, srv.Endpoint(), f)))
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), perCallTimeout)
+				_, err := st.Mutate(ctx, func(c *counter) error { c.N++; return nil })
+				cancel()
+				results <- result{err}
+			}
+		})
+	}
+
+	var acks, attempts int
+	var unknown []*OutcomeError
+	var failedDuringOutage int
+	outage := false
+	// collect consumes results until cond holds or results is closed.
+	collect := func(cond func() bool) {
+		for !cond() {
+			r, ok := <-results
+			if !ok {
+				return
+			}
+			attempts++
+			var oe *OutcomeError
+			switch {
+			case r.err == nil:
+				acks++
+			case !errors.Is(r.err, context.DeadlineExceeded):
+				t.Errorf("Mutate error %v; want success or a ctx deadline", r.err)
+			case errors.As(r.err, &oe):
+				unknown = append(unknown, oe)
+			}
+			if r.err != nil && outage {
+				failedDuringOutage++
+			}
+		}
+	}
+
+	collect(func() bool { return acks >= phaseAcks })
+	srv.Stop()
+	outage = true
+	// A call during the outage respects its short ctx.
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	_, err := status.NewStore[counter](path, With(newClient(t, srv.Endpoint()))).Mutate(short,
+		func(c *counter) error { c.N++; return nil })
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Mutate during the outage: %v; want an error wrapping context.DeadlineExceeded", err)
+	}
+	// Let every worker meet the outage before the server comes back.
+	collect(func() bool { return failedDuringOutage >= workers })
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	outage = false
+	restartAcks := acks
+	collect(func() bool { return acks >= restartAcks+phaseAcks })
+	close(stop)
+	go func() { wg.Wait(); close(results) }()
+	collect(func() bool { return false }) // the rest, until the workers are done
+
+	direct := newClient(t, srv.Endpoint())
+	committedUnknown := 0
+	for _, oe := range unknown {
+		committed, err := Resolve(testCtx(t), direct, oe)
+		if err != nil {
+			t.Fatalf("Resolve: %v", err)
+		}
+		committedUnknown += btoi(committed)
+	}
+	final, err := status.NewStore[counter](path, With(direct)).LoadContext(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d attempts: %d acknowledged, %d unknown outcomes (%d committed), %d failed during the outage; %d faults injected; final count %d",
+		attempts, acks, len(unknown), committedUnknown, failedDuringOutage, f.injected.Load(), final.N)
+	if want := acks + committedUnknown; final.N != want {
+		t.Errorf("final count %d, want %d = %d acknowledged + %d unknown outcomes that committed", final.N, want, acks, committedUnknown)
+	}
+	if f.injected.Load() == 0 {
+		t.Errorf("no fault was injected: the run did not exercise ambiguous commits")
+	}
+}
