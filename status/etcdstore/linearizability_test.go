@@ -157,4 +157,3 @@ func describeFailure(info porcupine.LinearizationInfo) string {
 	}
 	return s
 }
-
