@@ -97,6 +97,11 @@ func BenchmarkScalarGet(b *testing.B) {
 				sinkInt = f.c.Int(key)
 			}
 		})
+		b.Run("key="+key+"/impl=config-Get", func(b *testing.B) {
+			for b.Loop() {
+				sinkAny, _ = f.c.Get(key)
+			}
+		})
 		b.Run("key="+key+"/impl=snapshot", func(b *testing.B) {
 			s := f.c.Snapshot()
 			for b.Loop() {

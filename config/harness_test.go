@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentstate/core/config"
+	"github.com/knadh/koanf/v2"
 )
 
 // The harness drives a store with writers, readers, snapshot takers, a
@@ -325,4 +326,51 @@ func TestHarnessControlsAreCaught(t *testing.T) {
 			t.Logf("control caught: %d visible changes, e.g. %s", h.violations.Load(), h.first[0])
 		})
 	}
+}
+
+// koanfStore adapts koanf v2 (the peer in the benchmarks) to the harness.
+// koanf has no change callbacks; the adapter calls subscribers after Set.
+type koanfStore struct {
+	k    *koanf.Koanf
+	subs []func(view, []string)
+}
+
+type koanfView struct{ k *koanf.Koanf }
+
+func (v koanfView) Get(key string) (any, bool) {
+	if !v.k.Exists(key) {
+		return nil, false
+	}
+	return v.k.Get(key), true
+}
+
+func (s *koanfStore) Get(key string) (any, bool) { return koanfView{s.k}.Get(key) }
+func (s *koanfStore) View() view                 { return koanfView{s.k.Copy()} }
+func (s *koanfStore) Set(key string, v any) error {
+	if err := s.k.Set(key, v); err != nil {
+		return err
+	}
+	for _, fn := range s.subs {
+		fn(s.View(), []string{key})
+	}
+	return nil
+}
+func (s *koanfStore) OnChange(fn func(view, []string), _ ...string) func() {
+	s.subs = append(s.subs, fn)
+	return func() {}
+}
+
+// TestHarnessKoanf pins down the fact the design relies on (see
+// docs/rfc/config.md): koanf v2.4.1 copies on Get but keeps the map given
+// to Set by reference, so mutating it afterwards changes what readers see.
+// Run sequenced: koanf locks, so sharing, not a data race, is the question.
+// If a koanf upgrade makes this fail, update the RFC.
+func TestHarnessKoanf(t *testing.T) {
+	h := &harness{s: &koanfStore{k: koanf.New(".")}, steps: 50}
+	h.runSequenced()
+	h.finish()
+	if h.violations.Load() == 0 {
+		t.Fatal("koanf no longer shares the map passed to Set; update docs/rfc/config.md")
+	}
+	t.Logf("koanf v2: %d visible changes, e.g. %s", h.violations.Load(), h.first[0])
 }
