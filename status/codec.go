@@ -124,25 +124,27 @@ func decode[T any](c *codec, name string, cur []byte) (T, map[string]json.RawMes
 	if len(bytes.TrimSpace(cur)) == 0 {
 		return v, nil, &CorruptError{Path: name, Offset: 0, Err: errEmpty}
 	}
-	var unknown map[string]json.RawMessage
-	if c.isStruct {
-		var members map[string]json.RawMessage
-		if err := json.Unmarshal(cur, &members); err != nil {
-			return v, nil, corrupt(name, err)
-		}
-		if members == nil { // the literal null
-			return v, nil, &CorruptError{Path: name, Offset: 0, Err: errors.New("document is null, want a JSON object")}
-		}
-		for k, raw := range members {
-			if !c.known[strings.ToLower(k)] {
-				if unknown == nil {
-					unknown = make(map[string]json.RawMessage)
-				}
-				unknown[k] = raw
-			}
-		}
-	}
 	if err := json.Unmarshal(cur, &v); err != nil {
+		return v, nil, corrupt(name, err)
+	}
+	if !c.isStruct {
+		return v, nil, nil
+	}
+	// Unmarshal accepted cur, so it is valid JSON; for a struct it is an
+	// object or the literal null.
+	if string(bytes.TrimSpace(cur)) == "null" {
+		return v, nil, &CorruptError{Path: name, Offset: 0, Err: errors.New("document is null, want a JSON object")}
+	}
+	var unknown map[string]json.RawMessage
+	err := members(cur, func(key string, value []byte) {
+		if !c.known[strings.ToLower(key)] {
+			if unknown == nil {
+				unknown = make(map[string]json.RawMessage)
+			}
+			unknown[key] = value
+		}
+	})
+	if err != nil {
 		return v, nil, corrupt(name, err)
 	}
 	return v, unknown, nil

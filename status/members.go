@@ -1,0 +1,142 @@
+package status
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// members calls fn with the name and the exact value bytes of each member of
+// the JSON object data, in order. It exists because finding the members a
+// struct does not declare with a second full json.Unmarshal (into a map)
+// doubled the cost of decoding; data has already been validated by
+// json.Unmarshal, so a plain scan suffices. It still checks its bounds and
+// reports malformed input instead of panicking.
+func members(data []byte, fn func(name string, value []byte)) error {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return errNotObject
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return nil
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return errNotObject
+		}
+		end, err := skipString(data, i)
+		if err != nil {
+			return err
+		}
+		name, err := unquote(data[i:end])
+		if err != nil {
+			return err
+		}
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return errNotObject
+		}
+		start := skipSpace(data, i+1)
+		end, err = skipValue(data, start)
+		if err != nil {
+			return err
+		}
+		fn(name, data[start:end:end])
+		i = skipSpace(data, end)
+		if i >= len(data) {
+			return errNotObject
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case '}':
+			return nil
+		default:
+			return errNotObject
+		}
+	}
+}
+
+var errNotObject = errors.New("malformed JSON object")
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at data[i].
+func skipString(data []byte, i int) (int, error) {
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, nil
+		}
+	}
+	return 0, errNotObject
+}
+
+// skipValue returns the index just past the value starting at data[i].
+func skipValue(data []byte, i int) (int, error) {
+	if i >= len(data) {
+		return 0, errNotObject
+	}
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				end, err := skipString(data, j)
+				if err != nil {
+					return 0, err
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, errNotObject
+	}
+	j := i
+	for j < len(data) {
+		switch data[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return j, nil
+		}
+		j++
+	}
+	return j, nil
+}
+
+// unquote decodes a JSON string token; the common case has no escapes.
+func unquote(tok []byte) (string, error) {
+	plain := true
+	for _, c := range tok[1 : len(tok)-1] {
+		if c == '\\' || c >= 0x80 {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(tok[1 : len(tok)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(tok, &s)
+	return s, err
+}
