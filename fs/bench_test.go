@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	natefinch "github.com/natefinch/atomic"
 )
@@ -78,7 +79,7 @@ func BenchmarkReplace(b *testing.B) {
 		}
 		for _, w := range writers {
 			b.Run(size.name+"/"+w.name, func(b *testing.B) {
-				root := b.TempDir()
+				root := benchDir(b)
 				dir := filepath.Join(root, "sub")
 				if err := os.Mkdir(dir, 0o755); err != nil {
 					b.Fatal(err)
@@ -129,7 +130,7 @@ func BenchmarkWriteAtomicFromAllocs(b *testing.B) {
 }
 
 func newBenchFs(b *testing.B) (*Fs, string) {
-	dir := b.TempDir()
+	dir := benchDir(b)
 	fsys, err := New(dir)
 	if err != nil {
 		b.Fatal(err)
@@ -152,4 +153,74 @@ func (r *zeroReader) Read(p []byte) (int, error) {
 	clear(p[:n])
 	r.left -= n
 	return int(n), nil
+}
+
+// BenchmarkOverheadVsFloor alternates the inline floor and WriteAtomic in
+// the same loop, so that the noise of a shared disk hits both alike, and
+// reports the ratio of their total times as "x-floor" (goal: <= 1.10).
+func BenchmarkOverheadVsFloor(b *testing.B) {
+	for _, size := range []struct {
+		name string
+		n    int
+	}{{"1KiB", 1 << 10}, {"1MiB", 1 << 20}} {
+		data := bytes.Repeat([]byte("0123456789abcdef"), size.n/16)
+		for _, ours := range []struct {
+			name  string
+			write func(fsys *Fs, dest string) error
+		}{
+			{"WriteAtomic", func(_ *Fs, dest string) error { return WriteAtomic(dest, data, 0o644) }},
+			{"Fs.WriteAtomic", func(fsys *Fs, _ string) error { return fsys.WriteAtomic("sub/status.json", data) }},
+		} {
+			b.Run(size.name+"/"+ours.name, func(b *testing.B) {
+				root := benchDir(b)
+				dir := filepath.Join(root, "sub")
+				if err := os.Mkdir(dir, 0o755); err != nil {
+					b.Fatal(err)
+				}
+				dest := filepath.Join(dir, "status.json")
+				floorDest := filepath.Join(dir, "floor.json")
+				fsys, err := New(root)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer fsys.Close()
+				var tFloor, tOurs time.Duration
+				for i := 0; b.Loop(); i++ {
+					// Alternate which goes first, so neither always follows the other's fsync.
+					for j := range 2 {
+						start := time.Now()
+						if (i+j)%2 == 0 {
+							err = floorWrite(dir, floorDest, data)
+							tFloor += time.Since(start)
+						} else {
+							err = ours.write(fsys, dest)
+							tOurs += time.Since(start)
+						}
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				b.ReportMetric(float64(tOurs)/float64(tFloor), "x-floor")
+				b.ReportMetric(float64(tFloor.Microseconds())/float64(b.N), "floor-µs/op")
+				b.ReportMetric(float64(tOurs.Microseconds())/float64(b.N), "ours-µs/op")
+			})
+		}
+	}
+}
+
+// benchDir returns a fresh directory for a benchmark: under FS_BENCH_DIR if
+// set (e.g. a tmpfs, to isolate CPU and system-call overhead from the
+// disk), else under the default temp dir.
+func benchDir(b *testing.B) string {
+	parent := os.Getenv("FS_BENCH_DIR")
+	if parent == "" {
+		return b.TempDir()
+	}
+	dir, err := os.MkdirTemp(parent, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // faultDir wraps the pinned directory of the replace sequence to count
@@ -179,4 +180,57 @@ func (r *inspectReader) Read(p []byte) (int, error) {
 	n := copy(p, r.data)
 	r.data = r.data[n:]
 	return n, nil
+}
+
+// flakyRename fails the first failures renames with err.
+type flakyRename struct {
+	*os.Root
+	failures int
+	err      error
+	calls    int
+}
+
+func (d *flakyRename) Rename(oldname, newname string) error {
+	d.calls++
+	if d.calls <= d.failures {
+		return d.err
+	}
+	return d.Root.Rename(oldname, newname)
+}
+
+// TestRenameRetry covers the bounded retry used on Windows (where virus
+// scanners make renames fail briefly) with a fake transient error.
+func TestRenameRetry(t *testing.T) {
+	transientErr, finalErr := errors.New("transient"), errors.New("final")
+	transient := func(err error) bool { return errors.Is(err, transientErr) }
+	backoff := make([]time.Duration, 3) // zero delays: the test must not sleep
+	for _, tt := range []struct {
+		name      string
+		failures  int
+		err       error
+		wantErr   error
+		wantCalls int
+	}{
+		{"succeeds after transient failures", 2, transientErr, nil, 3},
+		{"gives up after the backoff", 10, transientErr, transientErr, 4},
+		{"never retries other errors", 10, finalErr, finalErr, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			mustWrite(t, filepath.Join(dir, "a"), "x", 0o644)
+			r, err := os.OpenRoot(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			d := &flakyRename{Root: r, failures: tt.failures, err: tt.err}
+			err = renameRetry(d, "a", "b", transient, backoff)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if d.calls != tt.wantCalls {
+				t.Fatalf("%d rename calls, want %d", d.calls, tt.wantCalls)
+			}
+		})
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unicode/utf8"
 )
 
@@ -187,7 +188,7 @@ func replace(d dirOps, base string, prev os.FileInfo, perm os.FileMode, src *sou
 		d.Remove(tmp) // best effort; SweepTemp collects what a crash leaves
 		return n, err
 	}
-	if err = d.Rename(tmp, base); err != nil {
+	if err = renameRetry(d, tmp, base, transientRename, renameBackoff); err != nil {
 		d.Remove(tmp)
 		if errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EXDEV) {
 			err = fmt.Errorf("%w: %w", ErrMountPoint, err)
@@ -195,6 +196,22 @@ func replace(d dirOps, base string, prev os.FileInfo, perm os.FileMode, src *sou
 		return n, err
 	}
 	return n, durabilityUnknown(syncDir(d))
+}
+
+// renameRetry renames, retrying a failure that transient classifies as
+// passing, after each delay in backoff. Only Windows has transient rename
+// failures (a virus scanner or indexer holding the file briefly); on Unix
+// transient is nil and the first error is final.
+func renameRetry(d dirOps, oldname, newname string, transient func(error) bool, backoff []time.Duration) error {
+	err := d.Rename(oldname, newname)
+	for _, delay := range backoff {
+		if err == nil || transient == nil || !transient(err) {
+			break
+		}
+		time.Sleep(delay)
+		err = d.Rename(oldname, newname)
+	}
+	return err
 }
 
 // createTemp creates a new temp file for base in d. O_EXCL guarantees the

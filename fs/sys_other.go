@@ -2,7 +2,15 @@
 
 package fs
 
-import "os"
+import (
+	"os"
+	"time"
+)
+
+var (
+	transientRename func(error) bool
+	renameBackoff   []time.Duration
+)
 
 const dirSyncSupported = false
 

@@ -6,6 +6,13 @@ import (
 	"errors"
 	"os"
 	"syscall"
+	"time"
+)
+
+// On Unix a rename failure is final: no retry.
+var (
+	transientRename func(error) bool
+	renameBackoff   []time.Duration
 )
 
 // dirSyncSupported: on Unix a directory opened read-only can be fsynced,
