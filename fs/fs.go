@@ -39,8 +39,8 @@ func New(root string) (*Fs, error) {
 // os.ErrClosed; files returned by Open stay usable.
 func (fsys *Fs) Close() error { return fsys.root.Close() }
 
-// Root returns the name of the root directory as passed to New.
-func (fsys *Fs) Root() string { return fsys.root.Name() }
+// Name returns the name of the root directory as passed to New.
+func (fsys *Fs) Name() string { return fsys.root.Name() }
 
 // WriteAtomic replaces name with data atomically and durably; a new file
 // gets DefaultPerm minus umask. See WriteAtomicPerm for the guarantees.

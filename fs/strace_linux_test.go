@@ -35,6 +35,8 @@ func straceWriteMain() {
 		}
 	case "natefinch":
 		err = natefinch.WriteFile(target, strings.NewReader(string(data)))
+	case "mkdirall":
+		err = MkdirAll(filepath.Join(root, "sub", "x", "y", "z"), 0o755)
 	default:
 		err = fmt.Errorf("unknown FS_WRITER")
 	}
@@ -125,6 +127,15 @@ func parseStrace(t *testing.T, path string) []sysEvent {
 			delete(fdPath, firstFD)
 		case "fsync", "fdatasync", "write":
 			ev.path = fdPath[firstFD]
+		case "mkdirat", "mkdir":
+			if len(quoted) < 1 {
+				continue
+			}
+			dirfd := "AT_FDCWD"
+			if ev.call == "mkdirat" {
+				dirfd = args[0]
+			}
+			ev.path = resolve(dirfd, quoted[0][1])
 		case "rename":
 			if len(quoted) < 2 {
 				continue
@@ -192,9 +203,9 @@ func analyse(t *testing.T, events []sysEvent, target string) replaceOrder {
 	return o
 }
 
-// straceWrite runs one write by writer in a child under strace and
-// returns the analysed order.
-func straceWrite(t *testing.T, writer string) replaceOrder {
+// runStrace runs the FS_WRITER=writer child under strace on a fresh root
+// holding sub/status.json and returns the parsed trace and the root.
+func runStrace(t *testing.T, writer string) ([]sysEvent, string) {
 	t.Helper()
 	strace, err := exec.LookPath("strace")
 	if err != nil {
@@ -219,10 +230,53 @@ func straceWrite(t *testing.T, writer string) replaceOrder {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("strace %s: %v\n%s", writer, err, out)
 	}
+	return parseStrace(t, log), root
+}
+
+// straceWrite runs one write by writer in a child under strace and
+// returns the analysed order.
+func straceWrite(t *testing.T, writer string) replaceOrder {
+	t.Helper()
+	events, root := runStrace(t, writer)
+	target := filepath.Join(root, "sub", "status.json")
 	if got := mustRead(t, target); got != `{"status":"completed"}` {
 		t.Fatalf("%s did not write: %q", writer, got)
 	}
-	return analyse(t, parseStrace(t, log), target)
+	return analyse(t, events, target)
+}
+
+// TestMkdirAllSyncsWhatItCreates: every directory MkdirAll creates is
+// fsynced after its creation, and so is the parent of the first one.
+func TestMkdirAllSyncsWhatItCreates(t *testing.T) {
+	events, root := runStrace(t, "mkdirall")
+	sub := filepath.Join(root, "sub")
+	created := []string{filepath.Join(sub, "x"), filepath.Join(sub, "x", "y"), filepath.Join(sub, "x", "y", "z")}
+	mkdirAt := map[string]int{}
+	for i, ev := range events {
+		if (ev.call == "mkdirat" || ev.call == "mkdir") && ev.ret == 0 {
+			mkdirAt[ev.path] = i
+		}
+	}
+	syncedAfter := func(dir string, after int) bool {
+		for _, ev := range events[after+1:] {
+			if ev.call == "fsync" && ev.ret == 0 && ev.path == dir {
+				return true
+			}
+		}
+		return false
+	}
+	for _, d := range created {
+		i, ok := mkdirAt[d]
+		if !ok {
+			t.Fatalf("no mkdir of %s in the trace", d)
+		}
+		if !syncedAfter(d, i) {
+			t.Errorf("%s was created but never fsynced", d)
+		}
+	}
+	if !syncedAfter(sub, mkdirAt[created[0]]) {
+		t.Errorf("the parent %s of the first created directory was not fsynced", sub)
+	}
 }
 
 func TestSyscallOrder(t *testing.T) {

@@ -1,0 +1,137 @@
+package fs
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// registerOp is the input of one operation on the file seen as a register.
+type registerOp struct {
+	write bool
+	value int // the value written; unused for reads
+}
+
+// registerModel: a file replaced by whole-file writes is a read/write
+// register. A read must return the value of the last write linearized
+// before it; an invalid (torn) read returns -1, which no write produced.
+var registerModel = porcupine.Model{
+	Init: func() any { return 0 },
+	Step: func(state, input, output any) (bool, any) {
+		in := input.(registerOp)
+		if in.write {
+			return true, in.value
+		}
+		return output.(int) == state.(int), state
+	},
+	DescribeOperation: func(input, output any) string {
+		if in := input.(registerOp); in.write {
+			return fmt.Sprintf("write(%d)", in.value)
+		}
+		return fmt.Sprintf("read() -> %d", output)
+	},
+}
+
+// registerHistory runs 3 writers (writesEach writes each) and 3 readers
+// (while writers run, at most readsEach reads each) against one file and
+// records every operation's call and return on a shared logical clock.
+func registerHistory(t *testing.T, writesEach, readsEach int, write func(v int) error, read func() ([]byte, error)) []porcupine.Operation {
+	t.Helper()
+	var clock atomic.Int64
+	var mu sync.Mutex
+	var ops []porcupine.Operation
+	record := func(client int, in registerOp, call int64, out int) {
+		ret := clock.Add(1)
+		mu.Lock()
+		ops = append(ops, porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret})
+		mu.Unlock()
+	}
+	var writers, readers sync.WaitGroup
+	var done atomic.Bool
+	errs := make(chan error, 3)
+	for w := range 3 {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			for i := 1; i <= writesEach; i++ {
+				v := (w+1)*100000 + i
+				call := clock.Add(1)
+				if err := write(v); err != nil {
+					errs <- err
+					return
+				}
+				record(w, registerOp{write: true, value: v}, call, 0)
+			}
+		}()
+	}
+	for r := range 3 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for i := 0; i < readsEach && !done.Load(); i++ {
+				call := clock.Add(1)
+				b, err := read()
+				v := -1
+				if err == nil {
+					if seq, err := checkPayload(b); err == nil {
+						v = seq
+					}
+				}
+				record(3+r, registerOp{}, call, v)
+			}
+		}()
+	}
+	writers.Wait()
+	done.Store(true)
+	readers.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	return ops
+}
+
+// TestWriteAtomicLinearizable checks with porcupine that lock-free readers
+// and concurrent writers of one file behave as an atomic register: no
+// torn read, and no read of a value older than a write that had already
+// returned.
+func TestWriteAtomicLinearizable(t *testing.T) {
+	fsys, _ := newFs(t)
+	if err := fsys.WriteAtomic("reg.json", makePayload(0, 64)); err != nil {
+		t.Fatal(err)
+	}
+	ops := registerHistory(t, 30, 250,
+		func(v int) error { return fsys.WriteAtomic("reg.json", makePayload(v, payloadSize(v))) },
+		func() ([]byte, error) { return fsys.ReadFile("reg.json") })
+	res := porcupine.CheckOperationsTimeout(registerModel, ops, 20*time.Second)
+	t.Logf("%d operations: %s", len(ops), res)
+	if res != porcupine.Ok {
+		t.Fatalf("history of %d operations is %s, want Ok (Unknown counts as failure)", len(ops), res)
+	}
+}
+
+// TestWriteAtomicLinearizableControl: the same harness and checker with
+// the in-place os.WriteFile must find a violation.
+func TestWriteAtomicLinearizableControl(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "reg.json")
+	if err := os.WriteFile(path, makePayload(0, 64), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for attempt := 1; attempt <= 20; attempt++ {
+		ops := registerHistory(t, 200, 300,
+			func(v int) error { return os.WriteFile(path, makePayload(v, payloadSize(v)), 0o644) },
+			func() ([]byte, error) { return os.ReadFile(path) })
+		res := porcupine.CheckOperationsTimeout(registerModel, ops, 20*time.Second)
+		if res == porcupine.Illegal {
+			t.Logf("CONTROL os.WriteFile: attempt %d, %d operations: %s", attempt, len(ops), res)
+			return
+		}
+	}
+	t.Fatal("CONTROL: in-place os.WriteFile histories were never found non-linearizable: the harness cannot see torn writes")
+}
