@@ -1,0 +1,85 @@
+// Command corestate reads and changes agent workspace status files with the
+// locking protocol of package status, sweeps the temp files that interrupted
+// writes leave behind, and demonstrates why the protocol exists.
+//
+// Usage:
+//
+//	corestate demo [--procs N] [--goroutines N] [--updates N] [--readers N] [--dir DIR] [--timeout D]
+//	corestate get [--json] FILE [FIELD]
+//	corestate set [--timeout D] FILE FIELD=VALUE...
+//	corestate sweep [--older-than D] DIR
+//	corestate help [COMMAND]
+//
+// # demo
+//
+// demo runs two writers side by side on a temporary directory, one after the
+// other with the same parameters: the CONTROL, the bare read-modify-write of
+// the agent services (os.ReadFile, json.Unmarshal, runs++, os.WriteFile in
+// place, no lock), and this module's status.Mutate. Each side starts --procs
+// worker processes (corestate re-executes itself) of --goroutines goroutines,
+// each goroutine making --updates increments of the "runs" field, while
+// --readers goroutines of the parent read the file without a lock and count
+// torn reads (an empty file or one that does not decode). It prints a table:
+//
+//	mode | writers (procs×goroutines) | updates attempted | updates lost | torn reads seen | throughput (kept updates/s)
+//
+// The control is expected to lose updates and usually shows torn reads;
+// a run in which it loses nothing is reported as such, not as a failure.
+// demo exits 6 if the status.Mutate side lost any update, saw a torn read
+// or failed. The temporary directory is removed unless --dir is given.
+// Worker processes are killed when the run ends, times out or is interrupted,
+// and they exit by themselves if the parent dies (their stdin closes).
+//
+// # get
+//
+// get prints the document at FILE, or one top-level FIELD of it. The whole
+// document is printed as indented JSON, the fields of status.Status first in
+// their declared order, then any other fields sorted by name. A FIELD whose
+// value is a JSON string prints raw (no quotes, no escaping) so that shell
+// scripts can use it directly; any other value prints as compact JSON
+// (3, true, null, {"a":1}). --json prints strings JSON-encoded too.
+// A field of status.Status that the file omits prints its zero value, as a Go
+// reader of the file would see it; a missing field that status.Status does
+// not declare is "not found" (exit 2). get takes no lock: the file is
+// replaced by rename, so it is always complete.
+//
+// # set
+//
+// set applies FIELD=VALUE pairs in one status.Store Mutate, under the
+// document's lock (waiting at most --timeout, default 30s; 0 waits until
+// interrupted), and prints the committed document. Fields that corestate
+// does not know are kept, and may be set. VALUE is taken as JSON when it
+// parses as JSON (runs=3, ok=true, tags=["a"], note="x y") and as a plain
+// string otherwise (status=running). The fields of status.Status are checked
+// against their Go types (runs must be an integer; started_at an RFC 3339
+// time; status one of queued, running, completed, blocked, failed, merged,
+// ready-for-review, rejected); a string field takes VALUE as written unless
+// VALUE is a JSON string literal (branch=123 sets the string "123").
+// FIELD=null removes FIELD (status cannot be removed). If anything changed and
+// updated_at was not set explicitly, updated_at is set to the current UTC time,
+// as status.Mutate does. If nothing changed, nothing is written. A missing
+// FILE is created (its directory must exist); a corrupt FILE is never
+// overwritten.
+//
+// # sweep
+//
+// sweep removes, from directory DIR (not its subdirectories), the temp files
+// ".<name>.<16 hex digits>.tmp" that writes interrupted by a crash left
+// behind, when they are older than --older-than (default 1h), using
+// fs.SweepTemp. It prints each removed path on its own line.
+//
+// # Output and exit codes
+//
+// Output is plain text without colour, stable for scripts. Errors go to
+// stderr as one line starting with "corestate: ". Exit codes:
+//
+//	0    success
+//	1    usage error (unknown command or flag, wrong arguments)
+//	2    not found (FILE, DIR, or a FIELD that get cannot find)
+//	3    corrupt document (the file does not decode as a JSON object); the file is untouched
+//	4    timeout (set: the lock was not acquired within --timeout; demo: the run exceeded --timeout)
+//	5    bad field (a name or value that status.Status does not accept)
+//	6    demo failed (the status.Mutate side lost an update, saw a torn read, or erred)
+//	7    any other error (permission denied, I/O error...)
+//	130  interrupted (SIGINT or SIGTERM)
+package main

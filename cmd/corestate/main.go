@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/agentstate/core/status"
+)
+
+// Exit codes; see the package doc. Scripts depend on them: never renumber.
+const (
+	exitOK          = 0
+	exitUsage       = 1
+	exitNotFound    = 2
+	exitCorrupt     = 3
+	exitTimeout     = 4
+	exitBadField    = 5
+	exitDemoFailed  = 6
+	exitError       = 7
+	exitInterrupted = 130
+)
+
+// Sentinels that select an exit code. They are wrapped, never printed bare.
+var (
+	errUsage      = errors.New("usage error")
+	errNotFound   = errors.New("not found")
+	errBadField   = errors.New("bad field")
+	errDemoFailed = errors.New("demo failed")
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the whole command: it parses args, does the work, writes results to
+// stdout and errors to stderr, and returns the exit code. Tests call it
+// in-process.
+func run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := dispatch(ctx, args, stdout, stderr)
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	// Once interrupted, whatever failed failed because of the signal.
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "corestate: interrupted")
+		return exitInterrupted
+	}
+	fmt.Fprintln(stderr, "corestate: "+oneLine(err.Error()))
+	if errors.Is(err, errUsage) {
+		fmt.Fprintln(stderr, "corestate: run 'corestate help' for usage")
+	}
+	return exitCode(err)
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		printHelp(stderr, "")
+		return fmt.Errorf("%w: no command", errUsage)
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "demo":
+		return cmdDemo(ctx, rest, stdout, stderr)
+	case "get":
+		return cmdGet(rest, stdout)
+	case "set":
+		return cmdSet(ctx, rest, stdout)
+	case "sweep":
+		return cmdSweep(rest, stdout)
+	case workerCommand:
+		return cmdWorker(ctx, rest, os.Stdin, stdout)
+	case "help", "-h", "-help", "--help":
+		topic := ""
+		if len(rest) > 0 {
+			topic = rest[0]
+		}
+		if !printHelp(stdout, topic) {
+			return fmt.Errorf("%w: no help for %q", errUsage, topic)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: unknown command %q", errUsage, cmd)
+}
+
+// exitCode maps an error to the documented exit code. Corruption is checked
+// before "not found" and timeouts because it is the most specific.
+func exitCode(err error) int {
+	switch {
+	case errors.Is(err, errUsage):
+		return exitUsage
+	case errors.Is(err, errDemoFailed):
+		return exitDemoFailed
+	case errors.Is(err, status.ErrCorrupt):
+		return exitCorrupt
+	case errors.Is(err, errBadField):
+		return exitBadField
+	case errors.Is(err, context.DeadlineExceeded):
+		return exitTimeout
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.Is(err, errNotFound), errors.Is(err, os.ErrNotExist):
+		return exitNotFound
+	}
+	return exitError
+}
+
+// oneLine keeps an error to one line of stderr so that scripts can log it.
+func oneLine(s string) string {
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/agentstate/core/fs"
+)
+
+func cmdSweep(args []string, stdout io.Writer) error {
+	fl := newFlags("sweep")
+	olderThan := fl.Duration("older-than", time.Hour, "remove temp files older than this")
+	pos, err := parseFlags(fl, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: sweep wants DIR, got %d arguments", errUsage, len(pos))
+	}
+	if *olderThan < 0 {
+		return fmt.Errorf("%w: sweep: --older-than must not be negative", errUsage)
+	}
+	dir := pos[0]
+	if fi, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	} else if !fi.IsDir() {
+		return fmt.Errorf("%w: sweep: %s is not a directory", errUsage, dir)
+	}
+	removed, err := fs.SweepTemp(dir, *olderThan)
+	// Print what was removed even when some removals failed: it happened.
+	for _, name := range removed {
+		if _, werr := fmt.Fprintln(stdout, name); werr != nil {
+			return errors.Join(err, werr)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("sweep %s: %w", dir, err)
+	}
+	return nil
+}

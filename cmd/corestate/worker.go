@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentstate/core/status"
+)
+
+// The demo runs its writers in child processes: corestate re-executes itself
+// (os.Executable) with this hidden command. workerEnv is set in the child's
+// environment so that a test binary standing in for corestate knows to call
+// run instead of its tests.
+const (
+	workerCommand = "_worker"
+	workerEnv     = "CORESTATE_DEMO_WORKER"
+)
+
+// Modes of a demo side.
+const (
+	modeControl = "control"
+	modeMutate  = "mutate"
+)
+
+// workerResult is what a worker reports on its last line of stdout.
+type workerResult struct {
+	Attempted  int64  `json:"attempted"`   // updates started
+	WriterTorn int64  `json:"writer_torn"` // control: reads by the writer itself that did not decode (update abandoned)
+	Errors     int64  `json:"errors"`      // updates that returned an error
+	FirstError string `json:"first_error,omitempty"`
+}
+
+// cmdWorker is one demo worker process. Protocol on stdio with the parent:
+// the worker prints "ready", waits for the line "go" on stdin, runs its
+// goroutines, prints "progress N" about five times a second and finally
+// "result {json}". If stdin closes (the parent died or gave up), the worker
+// stops early, so it never outlives the demo.
+func cmdWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+	fl := newFlags(workerCommand)
+	mode := fl.String("mode", "", "control or mutate")
+	path := fl.String("file", "", "document to update")
+	goroutines := fl.Int("goroutines", 1, "writer goroutines")
+	updates := fl.Int("updates", 1, "updates per goroutine")
+	if _, err := parseFlags(fl, args, io.Discard); err != nil {
+		return err
+	}
+	update, ok := map[string]func(context.Context, string) (bool, error){
+		modeControl: bareIncrement,
+		modeMutate:  mutateIncrement,
+	}[*mode]
+	if !ok || *path == "" {
+		return fmt.Errorf("%w: worker: bad -mode %q or -file %q", errUsage, *mode, *path)
+	}
+
+	out := &lockedWriter{w: stdout}
+	out.println("ready")
+	in := bufio.NewReader(stdin)
+	if line, err := in.ReadString('\n'); err != nil || line != "go\n" {
+		return errors.New("worker: parent went away before the start")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// This goroutine ends with the process: a read of stdin cannot be
+	// interrupted portably, and the worker exits right after its result.
+	go func() {
+		io.Copy(io.Discard, in)
+		cancel()
+	}()
+
+	var res workerResult
+	var mu sync.Mutex // guards res.FirstError
+	var attempted, torn, failed atomic.Int64
+	var writers sync.WaitGroup
+	for range *goroutines {
+		writers.Go(func() {
+			for range *updates {
+				if ctx.Err() != nil {
+					return
+				}
+				attempted.Add(1)
+				wasTorn, err := update(ctx, *path)
+				if wasTorn {
+					torn.Add(1)
+				}
+				if err != nil {
+					failed.Add(1)
+					mu.Lock()
+					if res.FirstError == "" {
+						res.FirstError = err.Error()
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+
+	done := make(chan struct{})
+	var reporter sync.WaitGroup
+	reporter.Go(func() {
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				out.println(fmt.Sprintf("progress %d", attempted.Load()))
+			}
+		}
+	})
+	writers.Wait()
+	close(done)
+	reporter.Wait()
+
+	res.Attempted, res.WriterTorn, res.Errors = attempted.Load(), torn.Load(), failed.Load()
+	b, _ := json.Marshal(res) // plain struct, always encodes
+	out.println("result " + string(b))
+	return out.err
+}
+
+// bareIncrement is the CONTROL: the agent services' pattern before this
+// module (P4-9, P4-10). Read, decode, change, write back in place, no lock.
+// Like the upstream callers, it gives up when the file does not decode, and
+// reports that it saw a torn file.
+func bareIncrement(_ context.Context, path string) (torn bool, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return true, nil
+	}
+	var s status.Status
+	if json.Unmarshal(data, &s) != nil {
+		return true, nil
+	}
+	s.Runs++
+	s.UpdatedAt = time.Now().UTC()
+	data, err = json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return false, err
+	}
+	return false, os.WriteFile(path, data, 0o644)
+}
+
+// mutateIncrement is the same change through this module.
+func mutateIncrement(ctx context.Context, path string) (torn bool, err error) {
+	_, err = status.Mutate(ctx, path, func(s *status.Status) error {
+		s.Runs++
+		return nil
+	})
+	return errors.Is(err, status.ErrCorrupt), err
+}
+
+// lockedWriter serialises whole lines from several goroutines and keeps the
+// first write error.
+type lockedWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error
+}
+
+func (l *lockedWriter) println(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err == nil {
+		_, l.err = io.WriteString(l.w, s+"\n")
+	}
+}
