@@ -357,3 +357,71 @@ func TestServerRestart(t *testing.T) {
 		t.Errorf("no fault was injected: the run did not exercise ambiguous commits")
 	}
 }
+
+// TestClientClosedMidCall: closing the client while a Mutate is under way
+// makes it return an error matching ErrClosed — never hang, even with a
+// context that never ends — and nothing is written.
+func TestClientClosedMidCall(t *testing.T) {
+	t.Run("during fn", func(t *testing.T) {
+		endpoint := sharedServer(t).Endpoint()
+		cli := newClient(t, endpoint)
+		path := docPath(t)
+		inFn, release := make(chan struct{}), make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			_, err := status.NewStore[counter](path, With(cli)).Mutate(context.Background(), func(c *counter) error {
+				close(inFn)
+				<-release
+				c.N++
+				return nil
+			})
+			done <- err
+		}()
+		<-inFn
+		cli.Close()
+		close(release)
+		err := waitReturn(t, done)
+		if !errors.Is(err, ErrClosed) || errors.Is(err, ErrOutcomeUnknown) {
+			t.Fatalf("Mutate error = %v; want ErrClosed (nothing was sent)", err)
+		}
+		if got, _ := status.NewStore[counter](path, With(newClient(t, endpoint))).LoadContext(testCtx(t)); got.N != 0 {
+			t.Fatalf("stored n=%d, want 0", got.N)
+		}
+	})
+	t.Run("blocked on a stopped server", func(t *testing.T) {
+		srv := startServer(t, etcdtest.Options{})
+		cli := newClient(t, srv.Endpoint())
+		st := status.NewStore[counter](docPath(t), With(cli))
+		if _, err := st.Mutate(testCtx(t), func(c *counter) error { c.N++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		srv.Stop()
+		started := make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			close(started)
+			_, err := st.Mutate(context.Background(), func(c *counter) error { c.N++; return nil })
+			done <- err
+		}()
+		<-started
+		// Whether Close lands before or during the call's wait for the
+		// server, the call must end with ErrClosed.
+		cli.Close()
+		if err := waitReturn(t, done); !errors.Is(err, ErrClosed) {
+			t.Fatalf("Mutate error = %v; want one matching ErrClosed", err)
+		}
+	})
+}
+
+// waitReturn waits for a call that must not hang. The bound only turns a
+// hang into a failure; it does not measure anything.
+func waitReturn(t *testing.T, done <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Minute):
+		t.Fatal("call still running a minute after its client was closed")
+		return nil
+	}
+}

@@ -206,11 +206,12 @@ func fence(ctx context.Context, cli *clientv3.Client, marker string, lease clien
 	}
 }
 
-// terminal reports errors that a retry cannot cure. The server rejects
-// such requests before applying anything.
+// terminal reports errors that a retry cannot cure. The server (or the
+// client, for a message over its send limit) rejects such requests before
+// applying anything.
 func terminal(err error) bool {
-	if errors.Is(err, rpctypes.ErrNoSpace) {
-		return true
+	if errors.Is(err, rpctypes.ErrTooManyRequests) {
+		return false // ResourceExhausted, but it passes
 	}
 	var code codes.Code
 	var ee rpctypes.EtcdError
@@ -223,7 +224,8 @@ func terminal(err error) bool {
 	}
 	switch code {
 	case codes.InvalidArgument, codes.PermissionDenied, codes.Unauthenticated,
-		codes.FailedPrecondition, codes.OutOfRange, codes.Unimplemented:
+		codes.FailedPrecondition, codes.OutOfRange, codes.Unimplemented,
+		codes.ResourceExhausted: // no space; a message over gRPC's size limit
 		return true
 	}
 	return false

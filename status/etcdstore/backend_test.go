@@ -1,0 +1,204 @@
+package etcdstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+func TestKey(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs := func(p string) string { return filepath.ToSlash(filepath.Join(wd, p)) }
+	for _, tc := range []struct {
+		path string
+		opts []Option
+		want string
+	}{
+		{"/ws/status.json", nil, "/agentstate/status/ws/status.json"},
+		{"/ws/./x/../status.json", nil, "/agentstate/status/ws/status.json"},
+		{"ws/status.json", nil, "/agentstate/status" + abs("ws/status.json")},
+		{"/ws/status.json", []Option{WithPrefix("/fleet/a/")}, "/fleet/a/ws/status.json"},
+		{"/ws/status.json", []Option{WithPrefix("")}, "/ws/status.json"},
+	} {
+		if got := Key(tc.path, tc.opts...); got != tc.want {
+			t.Errorf("Key(%q) = %q, want %q", tc.path, got, tc.want)
+		}
+	}
+}
+
+// TestBackendDirect drives the Backend without a Store, for the parts of
+// the status.Backend contract that the Store hides.
+func TestBackendDirect(t *testing.T) {
+	cli := newClient(t, sharedServer(t).Endpoint())
+	ctx := testCtx(t)
+	modRev := func(key string) int64 {
+		resp, err := cli.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Kvs) == 0 {
+			return 0
+		}
+		return resp.Kvs[0].ModRevision
+	}
+
+	t.Run("absent is nil, empty is empty", func(t *testing.T) {
+		b := New(cli, docPath(t))
+		if v, err := b.Load(ctx); err != nil || v != nil {
+			t.Fatalf("Load of an absent key = %q, %v; want nil, nil", v, err)
+		}
+		putRaw(t, cli, b.Key(), nil)
+		if v, err := b.Load(ctx); err != nil || v == nil || len(v) != 0 {
+			t.Fatalf("Load of an empty value = %#v, %v; want empty, non-nil", v, err)
+		}
+		var seen []byte
+		if err := b.Update(ctx, func(cur []byte) ([]byte, error) { seen = cur; return cur, nil }); err != nil {
+			t.Fatal(err)
+		}
+		if seen == nil {
+			t.Fatalf("apply saw nil for an empty value")
+		}
+	})
+
+	t.Run("apply error returned as is, nothing written", func(t *testing.T) {
+		b := New(cli, docPath(t))
+		putRaw(t, cli, b.Key(), []byte("v1"))
+		before := modRev(b.Key())
+		errApply := errors.New("apply failed")
+		if err := b.Update(ctx, func([]byte) ([]byte, error) { return []byte("v2"), errApply }); err != errApply {
+			t.Fatalf("Update error = %v; want the apply error itself", err)
+		}
+		if modRev(b.Key()) != before {
+			t.Fatalf("key rewritten after an apply error")
+		}
+	})
+
+	t.Run("equal bytes write nothing", func(t *testing.T) {
+		b := New(cli, docPath(t))
+		putRaw(t, cli, b.Key(), []byte("same"))
+		before := modRev(b.Key())
+		if err := b.Update(ctx, func(cur []byte) ([]byte, error) { return bytes.Clone(cur), nil }); err != nil {
+			t.Fatal(err)
+		}
+		if modRev(b.Key()) != before {
+			t.Fatalf("key rewritten with equal bytes")
+		}
+	})
+
+	t.Run("conflict re-runs apply on the new value", func(t *testing.T) {
+		b := New(cli, docPath(t))
+		putRaw(t, cli, b.Key(), []byte("a"))
+		var seen []string
+		err := b.Update(ctx, func(cur []byte) ([]byte, error) {
+			seen = append(seen, string(cur))
+			if len(seen) == 1 { // another writer gets in between read and commit
+				putRaw(t, cli, b.Key(), []byte("b"))
+			}
+			return append(bytes.Clone(cur), '+'), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := getRaw(t, cli, b.Key()); string(got) != "b+" || strings.Join(seen, ",") != "a,b" {
+			t.Fatalf("stored %q after apply saw %q; want b+ after a,b", got, seen)
+		}
+	})
+
+	t.Run("markers share a lease and live outside document keys", func(t *testing.T) {
+		const prefix = "/markers-test"
+		s := newShared(cli, newConfig([]Option{WithPrefix(prefix)}))
+		b1, b2 := s.open(docPath(t)), s.open(docPath(t))
+		for _, b := range []*Backend{b1, b2} {
+			if err := b.Update(ctx, func([]byte) ([]byte, error) { return []byte("x"), nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		resp, err := cli.Get(ctx, prefix+"#txn/", clientv3.WithPrefix())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Kvs) != 2 {
+			t.Fatalf("%d markers, want 2", len(resp.Kvs))
+		}
+		for _, kv := range resp.Kvs {
+			if string(kv.Value) != markCommitted || kv.Lease == 0 || kv.Lease != resp.Kvs[0].Lease {
+				t.Errorf("marker %s = %q with lease %x; want %q on one shared lease", kv.Key, kv.Value, kv.Lease, markCommitted)
+			}
+		}
+		ttl, err := cli.TimeToLive(ctx, clientv3.LeaseID(resp.Kvs[0].Lease))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ttl.GrantedTTL != 120 {
+			t.Errorf("marker lease TTL %ds, want the default 120s", ttl.GrantedTTL)
+		}
+	})
+
+	t.Run("expired marker lease is replaced", func(t *testing.T) {
+		b := New(cli, docPath(t))
+		if err := b.Update(ctx, func([]byte) ([]byte, error) { return []byte("1"), nil }); err != nil {
+			t.Fatal(err)
+		}
+		id, ok := b.lease.fresh()
+		if !ok {
+			t.Fatal("no cached lease after an update")
+		}
+		if _, err := cli.Revoke(ctx, id); err != nil { // as if it had expired
+			t.Fatal(err)
+		}
+		if err := b.Update(ctx, func([]byte) ([]byte, error) { return []byte("2"), nil }); err != nil {
+			t.Fatalf("Update after the lease expired: %v", err)
+		}
+		if got, _ := getRaw(t, cli, b.Key()); string(got) != "2" {
+			t.Fatalf("stored %q, want 2", got)
+		}
+		if id2, _ := b.lease.fresh(); id2 == id {
+			t.Fatalf("revoked lease still cached")
+		}
+	})
+
+	t.Run("too large fails at once", func(t *testing.T) {
+		// Over etcd's request limit (1.5 MiB) and over gRPC's message
+		// limit: both are rejected before anything is applied, so Update
+		// must return the error, not retry until ctx ends or report an
+		// unknown outcome.
+		for _, size := range []int{1600 << 10, 3 << 20} {
+			b := New(cli, docPath(t))
+			ctx, cancel := context.WithCancel(ctx)
+			err := b.Update(ctx, func([]byte) ([]byte, error) { return bytes.Repeat([]byte("x"), size), nil })
+			cancel()
+			if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, ErrOutcomeUnknown) {
+				t.Fatalf("Update of %d bytes: %v; want a plain rejection", size, err)
+			}
+			if !strings.Contains(err.Error(), b.Key()) {
+				t.Errorf("error %q does not name the key", err)
+			}
+			if _, ok := getRaw(t, cli, b.Key()); ok {
+				t.Errorf("%d-byte document was stored", size)
+			}
+		}
+	})
+
+	t.Run("cancelled ctx", func(t *testing.T) {
+		b := New(cli, docPath(t))
+		ctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := b.Load(ctx); !errors.Is(err, context.Canceled) {
+			t.Errorf("Load: %v; want context.Canceled", err)
+		}
+		called := false
+		err := b.Update(ctx, func([]byte) ([]byte, error) { called = true; return []byte("x"), nil })
+		if !errors.Is(err, context.Canceled) || called {
+			t.Errorf("Update: %v (apply called: %v); want context.Canceled before apply", err, called)
+		}
+	})
+}
