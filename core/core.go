@@ -1,0 +1,132 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+
+	"github.com/agentstate/core/config"
+	"github.com/agentstate/core/fs"
+	"github.com/agentstate/core/logger"
+)
+
+// A Core holds what an agent service shares between its parts: the sandboxed
+// workspace root, the configuration, the logger, named in-process locks and
+// the background tasks it must stop before exiting. Create it with New and
+// end it with Shutdown. A Core is safe for concurrent use.
+type Core struct {
+	root string
+	fs   *fs.Fs
+	cfg  *config.Config
+	log  *slog.Logger
+
+	locks lockTable
+	tasks *taskGroup
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// An Option configures New.
+type Option func(*options)
+
+type options struct {
+	root string
+	log  *slog.Logger
+	cfg  *config.Config
+}
+
+// WithRoot sets the workspace root: the directory that holds
+// <org>/<repo>/<task>/status.json and that Fs is confined to. It is required;
+// a relative dir is made absolute once, in New, so a later os.Chdir does not
+// move it.
+func WithRoot(dir string) Option {
+	return func(o *options) { o.root = dir }
+}
+
+// WithLogger sets the logger returned by Log. nil, like no option, means
+// logger.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.log = l }
+}
+
+// WithConfig sets the configuration returned by Config. nil, like no option,
+// means a new empty config.New().
+func WithConfig(c *config.Config) Option {
+	return func(o *options) { o.cfg = c }
+}
+
+// New returns a Core for the workspace root given by WithRoot, which must be
+// an existing directory. There is no default root: falling back to the working
+// directory would silently turn wherever a service happens to start (/ for
+// many daemons) into its sandbox.
+func New(opts ...Option) (*Core, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.root == "" {
+		return nil, errors.New("core: new: no workspace root (use core.WithRoot)")
+	}
+	root, err := filepath.Abs(o.root)
+	if err != nil {
+		return nil, fmt.Errorf("core: new: root %s: %w", o.root, err)
+	}
+	fsys, err := fs.New(root)
+	if err != nil {
+		return nil, fmt.Errorf("core: new: %w", err)
+	}
+	if o.log == nil {
+		o.log = logger.Default()
+	}
+	if o.cfg == nil {
+		o.cfg = config.New()
+	}
+	return &Core{
+		root:  root,
+		fs:    fsys,
+		cfg:   o.cfg,
+		log:   o.log,
+		tasks: newTaskGroup(o.log),
+	}, nil
+}
+
+// Root returns the absolute path of the workspace root.
+func (c *Core) Root() string { return c.root }
+
+// Fs returns the file system confined to the workspace root. Names passed to
+// it are slash-separated and relative to Root. It is closed by a successful
+// Shutdown.
+func (c *Core) Fs() *fs.Fs { return c.fs }
+
+// Config returns the configuration. It is never nil.
+func (c *Core) Config() *config.Config { return c.cfg }
+
+// Log returns the logger. It is never nil.
+func (c *Core) Log() *slog.Logger { return c.log }
+
+// Shutdown stops the Core: Go starts nothing more, the context of every task
+// is cancelled, and Shutdown waits for all of them to return.
+//
+// If ctx ends first, Shutdown returns a *ShutdownError naming the tasks still
+// running (errors.Is(err, context.DeadlineExceeded) holds for a deadline) and
+// leaves Fs open, since those tasks may still use it; call Shutdown again to
+// keep waiting. Once every task has returned, Shutdown closes Fs and returns
+// nil, or the *PanicError of each task that panicked joined with any error
+// from closing Fs. Calling it again after that returns the same result.
+func (c *Core) Shutdown(ctx context.Context) error {
+	err := c.tasks.shutdown(ctx)
+	var serr *ShutdownError
+	if errors.As(err, &serr) {
+		return err
+	}
+	c.closeOnce.Do(func() {
+		if cerr := c.fs.Close(); cerr != nil {
+			c.closeErr = fmt.Errorf("core: shutdown: close fs: %w", cerr)
+		}
+	})
+	return errors.Join(err, c.closeErr)
+}

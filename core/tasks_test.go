@@ -1,0 +1,321 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"maps"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
+)
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// expired returns a context whose deadline has already passed.
+func expired() (context.Context, context.CancelFunc) {
+	return context.WithDeadline(context.Background(), time.Unix(0, 0))
+}
+
+func TestShutdownCancelsAndWaits(t *testing.T) {
+	g := newTaskGroup(discard())
+	const n = 10
+	var started sync.WaitGroup
+	var finished atomic.Int32
+	started.Add(n)
+	for range n {
+		if err := g.start("worker", func(ctx context.Context) {
+			started.Done()
+			<-ctx.Done()
+			finished.Add(1)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	started.Wait()
+	if err := g.shutdown(context.Background()); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	// Shutdown returned: every task must have returned before it did.
+	if got := finished.Load(); got != n {
+		t.Fatalf("%d of %d tasks had returned when shutdown returned", got, n)
+	}
+	if r := g.running(); len(r) != 0 {
+		t.Fatalf("running after shutdown: %v", r)
+	}
+}
+
+// TestShutdownWaitsForTaskStartedJustBefore: a task registered by Go is
+// waited for even if its goroutine has not been scheduled yet.
+func TestShutdownWaitsForTaskStartedJustBefore(t *testing.T) {
+	for range 100 {
+		g := newTaskGroup(discard())
+		var ran atomic.Bool
+		if err := g.start("late", func(context.Context) { ran.Store(true) }); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if !ran.Load() {
+			t.Fatal("shutdown returned before a started task ran")
+		}
+	}
+}
+
+func TestShutdownDeadlineNamesStuckTasks(t *testing.T) {
+	g := newTaskGroup(discard())
+	release := make(chan struct{})
+	var started sync.WaitGroup
+	started.Add(2)
+	stuck := func(context.Context) { started.Done(); <-release } // ignores ctx
+	for _, name := range []string{"stuck-b", "stuck-a"} {
+		if err := g.start(name, stuck); err != nil {
+			t.Fatal(err)
+		}
+	}
+	started.Wait()
+
+	ctx, cancel := expired()
+	defer cancel()
+	err := g.shutdown(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("shutdown error %v does not wrap context.DeadlineExceeded", err)
+	}
+	var serr *ShutdownError
+	if !errors.As(err, &serr) {
+		t.Fatalf("shutdown error %T is not a *ShutdownError", err)
+	}
+	if diff := cmp.Diff([]string{"stuck-a", "stuck-b"}, serr.Running); diff != "" {
+		t.Errorf("ShutdownError.Running (-want +got):\n%s", diff)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "stuck-a, stuck-b") {
+		t.Errorf("error message %q does not name the stuck tasks", msg)
+	}
+
+	// Shutdown can be retried: once the tasks return it succeeds.
+	close(release)
+	if err := g.shutdown(context.Background()); err != nil {
+		t.Fatalf("second shutdown: %v", err)
+	}
+}
+
+func TestGoAfterShutdown(t *testing.T) {
+	g := newTaskGroup(discard())
+	if err := g.shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var ran atomic.Bool
+	err := g.start("too-late", func(context.Context) { ran.Store(true) })
+	if !errors.Is(err, ErrClosed) {
+		t.Fatalf("go after shutdown: err = %v, want ErrClosed", err)
+	}
+	if !strings.Contains(err.Error(), `"too-late"`) {
+		t.Errorf("error %q does not name the task", err)
+	}
+	if err := g.shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ran.Load() {
+		t.Fatal("a task started after shutdown ran")
+	}
+}
+
+func TestGoNilFunc(t *testing.T) {
+	g := newTaskGroup(discard())
+	if err := g.start("nil", nil); err == nil {
+		t.Fatal("nil func accepted")
+	}
+	if err := g.shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTaskPanicIsRecoveredLoggedAndReported(t *testing.T) {
+	var logs bytes.Buffer
+	var logMu sync.Mutex
+	log := slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))
+	g := newTaskGroup(log)
+
+	boom := errors.New("boom")
+	if err := g.start("bad", func(context.Context) { panic(boom) }); err != nil {
+		t.Fatal(err)
+	}
+	healthy := make(chan struct{})
+	if err := g.start("good", func(ctx context.Context) { <-ctx.Done(); close(healthy) }); err != nil {
+		t.Fatal(err)
+	}
+
+	err := g.shutdown(context.Background())
+	<-healthy // the other task kept running until shutdown cancelled it
+	var perr *PanicError
+	if !errors.As(err, &perr) {
+		t.Fatalf("shutdown error %v does not carry a *PanicError", err)
+	}
+	if perr.Task != "bad" || !errors.Is(err, boom) {
+		t.Errorf("PanicError = {Task: %q, Value: %v}, want task \"bad\" wrapping boom", perr.Task, perr.Value)
+	}
+	if !bytes.Contains(perr.Stack, []byte("TestTaskPanicIsRecoveredLoggedAndReported")) {
+		t.Errorf("stack does not show the panicking function:\n%s", perr.Stack)
+	}
+	logMu.Lock()
+	out := logs.String()
+	logMu.Unlock()
+	if !strings.Contains(out, "level=ERROR") || !strings.Contains(out, "task=bad") {
+		t.Errorf("panic not logged at error level with the task name:\n%s", out)
+	}
+}
+
+func TestTaskGoexitIsNotAPanic(t *testing.T) {
+	g := newTaskGroup(discard())
+	if err := g.start("exit", func(context.Context) { runtime.Goexit() }); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.shutdown(context.Background()); err != nil {
+		t.Fatalf("shutdown after Goexit: %v", err)
+	}
+}
+
+func TestConcurrentShutdownCallersAllWait(t *testing.T) {
+	g := newTaskGroup(discard())
+	release := make(chan struct{})
+	var returned atomic.Bool
+	if err := g.start("slow", func(context.Context) { <-release; returned.Store(true) }); err != nil {
+		t.Fatal(err)
+	}
+	const callers = 4
+	errs := make(chan error, callers)
+	var returnedEarly atomic.Bool
+	for range callers {
+		go func() {
+			err := g.shutdown(context.Background())
+			if !returned.Load() {
+				returnedEarly.Store(true)
+			}
+			errs <- err
+		}()
+	}
+	close(release)
+	for range callers {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if returnedEarly.Load() {
+		t.Fatal("a Shutdown call returned before the task did")
+	}
+}
+
+// TestTaskGroupStateMachine drives random sequences of Go, task completion,
+// timed-out Shutdown and Go-after-Shutdown, and checks Running and the
+// ShutdownError against a model. A task that was released may or may not have
+// deregistered yet, so the model gives bounds: every stuck task must be
+// listed, and nothing but stuck or released tasks may be.
+func TestTaskGroupStateMachine(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		g := newTaskGroup(discard())
+		type task struct {
+			name    string
+			release chan struct{}
+		}
+		var stuck, released []task
+		closed := false
+		defer func() {
+			for _, tk := range stuck {
+				close(tk.release)
+			}
+			if err := g.shutdown(context.Background()); err != nil {
+				t.Fatalf("final shutdown: %v", err)
+			}
+			if r := g.running(); len(r) != 0 {
+				t.Fatalf("running after final shutdown: %v", r)
+			}
+		}()
+		checkBounds := func(got []string) {
+			must := map[string]int{}
+			for _, tk := range stuck {
+				must[tk.name]++
+			}
+			may := maps.Clone(must)
+			for _, tk := range released {
+				may[tk.name]++
+			}
+			have := map[string]int{}
+			for _, n := range got {
+				have[n]++
+			}
+			for n, c := range must {
+				if have[n] < c {
+					t.Fatalf("running %v: want at least %d %q", got, c, n)
+				}
+			}
+			for n, c := range have {
+				if c > may[n] {
+					t.Fatalf("running %v: at most %d %q may run", got, may[n], n)
+				}
+			}
+		}
+		t.Repeat(map[string]func(*rapid.T){
+			"go": func(t *rapid.T) {
+				name := rapid.SampledFrom([]string{"spawn", "drain", "sweep"}).Draw(t, "name")
+				tk := task{name, make(chan struct{})}
+				err := g.start(name, func(ctx context.Context) { <-tk.release })
+				if closed {
+					if !errors.Is(err, ErrClosed) {
+						t.Fatalf("go after shutdown: %v", err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				stuck = append(stuck, tk)
+			},
+			"finish": func(t *rapid.T) {
+				if len(stuck) == 0 {
+					t.Skip("nothing running")
+				}
+				i := rapid.IntRange(0, len(stuck)-1).Draw(t, "i")
+				close(stuck[i].release)
+				released = append(released, stuck[i])
+				stuck = append(stuck[:i], stuck[i+1:]...)
+			},
+			"shutdownTimeout": func(t *rapid.T) {
+				if len(stuck) == 0 {
+					t.Skip("would succeed")
+				}
+				closed = true
+				ctx, cancel := expired()
+				defer cancel()
+				err := g.shutdown(ctx)
+				var serr *ShutdownError
+				if !errors.As(err, &serr) || !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("shutdown with stuck tasks: %v", err)
+				}
+				checkBounds(serr.Running)
+			},
+			"": func(t *rapid.T) {
+				checkBounds(g.running())
+			},
+		})
+	})
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
