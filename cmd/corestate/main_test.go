@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain doubles as the corestate binary: the demo re-executes
+// os.Executable (this test binary) with workerEnv set, and the cross-process
+// tests start it with workerEnv and corestate arguments. That is the
+// standard library's re-exec pattern; no separate build is needed.
+func TestMain(m *testing.M) {
+	if os.Getenv(workerEnv) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// result is one in-process run of the command.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func corestate(t testing.TB, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, &out, &errOut)
+	return result{code, out.String(), errOut.String()}
+}
+
+// want fails the test unless r exited with code; on failure it shows the
+// command's output.
+func (r result) want(t testing.TB, code int) result {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
+	}
+	if code != exitOK {
+		// Errors are one line (plus, for usage errors, one hint line).
+		lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+		if !strings.HasPrefix(r.stderr, "corestate: ") || len(lines) > 2 {
+			t.Errorf("stderr is not a one-line error:\n%s", r.stderr)
+		}
+	}
+	return r
+}
+
+func writeFile(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func tempFile(t testing.TB, name string) string {
+	t.Helper()
+	return filepath.Join(t.TempDir(), name)
+}
