@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""A non-Go agent joining the status package's locking protocol.
+
+Usage: interop_counter.py PATH ITERATIONS MODE
+
+MODE "lock" follows the protocol documented in status/doc.go:
+  1. open PATH.lock fresh (O_RDWR|O_CREAT, 0644) for each acquisition,
+  2. fcntl.flock(fd, LOCK_EX),
+  3. read PATH (missing -> empty document),
+  4. write a temp file in PATH's directory, flush, fsync, os.replace it over
+     PATH, fsync the directory,
+  5. close the lock descriptor.
+MODE "nolock" does the same read-modify-write without steps 1, 2 and 5: the
+control that shows what the lock is for.
+
+Each iteration adds 1 to "runs" and sets "py_extra", a field the Go Status
+type does not know; every other field is kept as read. Talks to the Go test
+over stdout: prints "ready", waits for one line on stdin, runs, prints
+"result {json}". Standard library only.
+"""
+
+import fcntl
+import json
+import os
+import sys
+import tempfile
+
+PY_EXTRA = {"lang": "python", "tags": ["a", "b"], "ratio": 0.5}
+
+
+def read_doc(path):
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return {}
+    # A torn or corrupt document must stop us, not be overwritten.
+    return json.loads(data)
+
+
+def replace(path, doc):
+    directory = os.path.dirname(path) or "."
+    try:
+        mode = os.stat(path).st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o644
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            os.fchmod(f.fileno(), mode)
+            f.write(json.dumps(doc, indent=2) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    dfd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def increment(path):
+    doc = read_doc(path)
+    doc["runs"] = doc.get("runs", 0) + 1
+    doc["py_extra"] = PY_EXTRA
+    replace(path, doc)
+
+
+def locked_increment(path):
+    # A fresh open file description per acquisition: flock locks belong to it.
+    lfd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(lfd, fcntl.LOCK_EX)
+        increment(path)
+    finally:
+        os.close(lfd)  # releases the lock; the lock file stays
+
+
+def main():
+    path, iterations, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    step = {"lock": locked_increment, "nolock": increment}[mode]
+    print("ready", flush=True)
+    sys.stdin.readline()
+    acked = 0
+    for _ in range(iterations):
+        step(path)
+        acked += 1
+    print("result " + json.dumps({"Acked": acked}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
