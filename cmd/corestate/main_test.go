@@ -18,6 +18,12 @@ func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
+	// Race-enabled binaries sleep 1s at exit (GORACE atexit_sleep_ms) to
+	// let late race reports out; the demo's workers report synchronously
+	// and exit with code 66 on a race, so skip the sleep in them.
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// demoRow is one parsed row of the demo's table.
+type demoRow struct {
+	writers              string
+	attempted, lost, torn int64
+}
+
+func parseDemoTable(t *testing.T, out string) map[string]demoRow {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	if len(lines) < 4 || !strings.HasPrefix(lines[0], "mode ") || !strings.Contains(lines[1], "-+-") {
+		t.Fatalf("no table at the top of the output:\n%s", out)
+	}
+	for _, h := range tableHeader {
+		if !strings.Contains(lines[0], h) {
+			t.Errorf("header lacks %q: %s", h, lines[0])
+		}
+	}
+	rows := make(map[string]demoRow)
+	for _, line := range lines[2:4] {
+		cells := strings.Split(line, "|")
+		if len(cells) != len(tableHeader) {
+			t.Fatalf("row has %d cells: %q", len(cells), line)
+		}
+		num := func(i int) int64 {
+			s := strings.TrimSpace(cells[i])
+			if s == "all (corrupt)" {
+				return -1
+			}
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				t.Fatalf("cell %d of %q: %v", i, line, err)
+			}
+			return n
+		}
+		rows[strings.TrimSpace(cells[0])] = demoRow{
+			writers:   strings.TrimSpace(cells[1]),
+			attempted: num(2), lost: num(3), torn: num(4),
+		}
+	}
+	return rows
+}
+
+// TestDemo runs the real demo (workers are re-executions of this test
+// binary) with small numbers. The status.Mutate side must lose nothing and
+// see no torn read. The control must be seen to lose updates: that proves the
+// harness detects the bug it claims status.Mutate avoids. Its loss is a race,
+// so the test allows a few runs for it to show; 3×4 writers doing
+// unsynchronised in-place rewrites lose updates in practically every run.
+func TestDemo(t *testing.T) {
+	const attempts = 3
+	args := []string{"demo", "--procs", "3", "--goroutines", "4", "--updates", "25", "--readers", "1"}
+	for i := 1; ; i++ {
+		r := corestate(t, args...).want(t, exitOK)
+		rows := parseDemoTable(t, r.stdout)
+		mutate, control := rows["status.Mutate"], rows["control (bare RMW)"]
+		for name, row := range map[string]demoRow{"status.Mutate": mutate, "control": control} {
+			if row.writers != "3×4" || row.attempted != 3*4*25 {
+				t.Fatalf("%s row: %+v, want 3×4 writers and 300 attempts\n%s", name, row, r.stdout)
+			}
+		}
+		if mutate.lost != 0 || mutate.torn != 0 {
+			t.Fatalf("status.Mutate lost %d updates, saw %d torn reads\n%s", mutate.lost, mutate.torn, r.stdout)
+		}
+		if !strings.Contains(r.stdout, "status.Mutate: OK") {
+			t.Errorf("no verdict line for status.Mutate:\n%s", r.stdout)
+		}
+		if !strings.Contains(r.stderr, "worker processes") {
+			t.Errorf("no progress on stderr:\n%s", r.stderr)
+		}
+		if control.lost != 0 {
+			if control.lost < 0 {
+				t.Logf("run %d: the control left the file corrupt (all %d updates lost), %d torn reads", i, control.attempted, control.torn)
+			} else {
+				t.Logf("run %d: control lost %d of %d updates, %d torn reads", i, control.lost, control.attempted, control.torn)
+			}
+			return
+		}
+		if !strings.Contains(r.stdout, "control: lost NOTHING this run") {
+			t.Errorf("a control run without loss is not reported plainly:\n%s", r.stdout)
+		}
+		if i == attempts {
+			t.Fatalf("the control lost no update in %d runs: the harness does not show the race\n%s", attempts, r.stdout)
+		}
+	}
+}
+
+func TestDemoKeepsDirWhenAsked(t *testing.T) {
+	dir := t.TempDir()
+	r := corestate(t, "demo", "--procs", "1", "--goroutines", "2", "--updates", "3", "--readers", "0", "--dir", dir).want(t, exitOK)
+	if !strings.Contains(r.stdout, "Files kept in "+dir) {
+		t.Errorf("output does not say where the files are:\n%s", r.stdout)
+	}
+	for _, name := range []string{"control.json", "mutate.json"} {
+		if _, err := os.Stat(dir + "/" + name); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestDemoVerdict checks the judgement on made-up results, including the
+// failures a healthy status package never produces.
+func TestDemoVerdict(t *testing.T) {
+	clean := sideResult{mode: modeMutate, procs: 2, goroutines: 2, attempted: 100, kept: 100, reads: 50}
+	lossy := sideResult{mode: modeControl, procs: 2, goroutines: 2, attempted: 100, kept: 40, writerTorn: 10, readerTorn: 3, reads: 50}
+	for name, tc := range map[string]struct {
+		mutate   sideResult
+		control  sideResult
+		fail     bool
+		contains string
+	}{
+		"ok":                {clean, lossy, false, "status.Mutate: OK"},
+		"control lost none": {clean, sideResult{mode: modeControl, attempted: 100, kept: 100}, false, "control: lost NOTHING this run"},
+		"control corrupt":   {clean, sideResult{mode: modeControl, attempted: 100, finalCorrupt: true}, false, "left CORRUPT"},
+		"lost":              {sideResult{mode: modeMutate, attempted: 100, kept: 99}, lossy, true, "1 updates lost"},
+		"torn":              {sideResult{mode: modeMutate, attempted: 100, kept: 100, readerTorn: 1}, lossy, true, "1 torn reads"},
+		"errors":            {sideResult{mode: modeMutate, attempted: 100, kept: 99, errors: 1, firstError: "boom"}, lossy, true, "boom"},
+		"corrupt":           {sideResult{mode: modeMutate, attempted: 100, finalCorrupt: true}, lossy, true, "does not decode"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := printVerdict(&out, []sideResult{tc.control, tc.mutate}, "", false)
+			if failed := err != nil; failed != tc.fail {
+				t.Errorf("failed = %v (%v), want %v", failed, err, tc.fail)
+			}
+			if err != nil && exitCode(err) != exitDemoFailed {
+				t.Errorf("exit code %d, want %d", exitCode(err), exitDemoFailed)
+			}
+			if !strings.Contains(out.String(), tc.contains) {
+				t.Errorf("output lacks %q:\n%s", tc.contains, out.String())
+			}
+		})
+	}
+}
+
+// notifyWriter collects what is written and closes seen once the text
+// contains want.
+type notifyWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *notifyWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if strings.Contains(w.buf.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return len(p), nil
+}
+
+func (w *notifyWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// workerPIDs returns the pids the demo announced on stderr.
+func workerPIDs(t *testing.T, stderr string) []int {
+	t.Helper()
+	var pids []int
+	for _, line := range strings.Split(stderr, "\n") {
+		_, list, ok := strings.Cut(line, "(pids ")
+		if !ok {
+			continue
+		}
+		for _, f := range strings.Fields(strings.TrimSuffix(list, ")")) {
+			pid, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatalf("bad pid in %q", line)
+			}
+			pids = append(pids, pid)
+		}
+	}
+	if len(pids) == 0 {
+		t.Fatalf("no worker pids on stderr:\n%s", stderr)
+	}
+	return pids
+}
