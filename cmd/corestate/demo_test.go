@@ -11,7 +11,7 @@ import (
 
 // demoRow is one parsed row of the demo's table.
 type demoRow struct {
-	writers              string
+	writers               string
 	attempted, lost, torn int64
 }
 
