@@ -1,0 +1,15 @@
+// Package racetest holds no library code: its tests are the cross-package
+// race suite of the module. They replay the agent-service workload behind
+// finding P4-9 (a spawner, a completion handler, a status tool that rewrites
+// dead workspaces, a queue-drain loop, kill and resume paths, shutdown) on
+// one workspace root, in several goroutines and several OS processes at
+// once, and check that no acknowledged update is lost, no reader sees a torn
+// document, and no workspace state goes backwards.
+//
+// The same workload runs against a bare read-modify-write implementation
+// (read, decode, change, write back, no lock) as a control: those tests
+// assert that the suite DOES see lost updates, torn reads or regressions
+// there, so a green run of the real suite means something.
+//
+// See docs/rfc/race.md for what the suite runs, asserts and measured.
+package racetest
