@@ -27,13 +27,21 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
+// tester is what the helpers need from *testing.T and *rapid.T.
+type tester interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
 // result is one in-process run of the command.
 type result struct {
 	code           int
 	stdout, stderr string
 }
 
-func corestate(t testing.TB, args ...string) result {
+func corestate(t tester, args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code := run(args, &out, &errOut)
@@ -42,7 +50,7 @@ func corestate(t testing.TB, args ...string) result {
 
 // want fails the test unless r exited with code; on failure it shows the
 // command's output.
-func (r result) want(t testing.TB, code int) result {
+func (r result) want(t tester, code int) result {
 	t.Helper()
 	if r.code != code {
 		t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
@@ -57,14 +65,14 @@ func (r result) want(t testing.TB, code int) result {
 	return r
 }
 
-func writeFile(t testing.TB, path, content string) {
+func writeFile(t tester, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func readFile(t testing.TB, path string) string {
+func readFile(t tester, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {

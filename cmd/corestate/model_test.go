@@ -1,0 +1,169 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/agentstate/core/status"
+	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
+)
+
+var (
+	modelIntFields     = []string{"runs", "pid"}
+	modelStringFields  = []string{"note", "branch"}
+	modelUnknownFields = []string{"a", "b", "x_y", "Zed"}
+)
+
+// TestSetGetModel drives random sequences of `set` and `get` against a
+// plain map holding what each field should be, and checks after every step
+// that the whole document equals the model (updated_at aside) and that the
+// module's status.Read still accepts the file.
+func TestSetGetModel(t *testing.T) {
+	dir := t.TempDir()
+	n := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		n++
+		path := filepath.Join(dir, fmt.Sprintf("s%d.json", n))
+		model := map[string]any{}
+		exists := false
+		rt.Repeat(map[string]func(*rapid.T){
+			"set": func(rt *rapid.T) {
+				args := []string{"set", path}
+				before := maps.Clone(model)
+				for range rapid.IntRange(1, 3).Draw(rt, "pairs") {
+					field, text, want, remove := drawAssignment(rt)
+					args = append(args, field+"="+text)
+					if remove {
+						delete(model, field)
+					} else {
+						model[field] = want
+					}
+				}
+				if r := corestate(rt, args...); r.code != exitOK {
+					rt.Fatalf("%q: exit %d: %s", args, r.code, r.stderr)
+				}
+				// Only a change writes: a set that changes nothing (say,
+				// removing an absent field) does not even create the file.
+				if !cmp.Equal(before, model) {
+					exists = true
+				}
+				if _, err := os.Stat(path); (err == nil) != exists {
+					rt.Fatalf("after %q the file exists = %v, want %v", args, err == nil, exists)
+				}
+			},
+			"get": func(rt *rapid.T) {
+				if !exists {
+					rt.Skip("no file yet")
+				}
+				all := append(append(append([]string{}, modelIntFields...), modelStringFields...), modelUnknownFields...)
+				field := rapid.SampledFrom(append(all, "status")).Draw(rt, "field")
+				r := corestate(rt, "get", "--json", path, field)
+				want, ok := model[field]
+				if !ok {
+					if _, known := fieldByName[field]; !known {
+						if r.code != exitNotFound {
+							rt.Fatalf("get %s (absent): exit %d, want %d", field, r.code, exitNotFound)
+						}
+						return
+					}
+					want = zeroOf(field)
+				}
+				if r.code != exitOK {
+					rt.Fatalf("get %s: exit %d: %s", field, r.code, r.stderr)
+				}
+				if diff := cmp.Diff(want, decodeAny(rt, r.stdout)); diff != "" {
+					rt.Fatalf("get %s (-model +got):\n%s", field, diff)
+				}
+			},
+			"": func(rt *rapid.T) {
+				if !exists {
+					return
+				}
+				got := decodeAny(rt, readFile(rt, path)).(map[string]any)
+				if _, ok := got["updated_at"]; !ok {
+					rt.Fatal("no updated_at after a set")
+				}
+				delete(got, "updated_at")
+				if diff := cmp.Diff(model, got); diff != "" {
+					rt.Fatalf("document (-model +file):\n%s", diff)
+				}
+				if _, err := status.Read(path); err != nil {
+					rt.Fatalf("status.Read rejects what corestate wrote: %v", err)
+				}
+			},
+		})
+	})
+}
+
+// drawAssignment draws FIELD=VALUE text and what the field must hold after
+// it (as decoded JSON), or remove when VALUE is null.
+func drawAssignment(rt *rapid.T) (field, text string, want any, remove bool) {
+	switch rapid.IntRange(0, 3).Draw(rt, "kind") {
+	case 0: // an integer field of status.Status
+		field = rapid.SampledFrom(modelIntFields).Draw(rt, "field")
+		if rapid.IntRange(0, 4).Draw(rt, "null") == 0 {
+			return field, "null", nil, true
+		}
+		v := rapid.IntRange(-5, 100000).Draw(rt, "int")
+		return field, strconv.Itoa(v), float64(v), false
+	case 1: // a string field: any text, or a JSON string literal
+		field = rapid.SampledFrom(modelStringFields).Draw(rt, "field")
+		if rapid.Bool().Draw(rt, "literal") {
+			s := rapid.String().Draw(rt, "s")
+			b, _ := json.Marshal(s)
+			return field, string(b), s, false
+		}
+		text = rapid.String().Filter(func(s string) bool { return s != "null" && !isJSONString(s) }).Draw(rt, "text")
+		return field, text, text, false
+	case 2:
+		s := rapid.SampledFrom(states).Draw(rt, "state")
+		return "status", string(s), string(s), false
+	}
+	// An unknown field: any JSON value, or text that is not JSON.
+	field = rapid.SampledFrom(modelUnknownFields).Draw(rt, "field")
+	if rapid.Bool().Draw(rt, "json") {
+		v := rapid.OneOf(
+			rapid.Just[any](nil),
+			rapid.Map(rapid.IntRange(-1000, 1000), func(i int) any { return float64(i) }),
+			rapid.Map(rapid.Bool(), func(b bool) any { return b }),
+			rapid.Map(rapid.String(), func(s string) any { return s }),
+			rapid.Map(rapid.SliceOfN(rapid.IntRange(0, 9), 0, 3), func(xs []int) any {
+				out := make([]any, len(xs))
+				for i, x := range xs {
+					out[i] = float64(x)
+				}
+				return out
+			}),
+		).Draw(rt, "value")
+		b, _ := json.Marshal(v)
+		return field, string(b), v, v == nil
+	}
+	text = rapid.StringMatching(`[a-z][a-z ]{0,8}`).Filter(func(s string) bool { return !json.Valid([]byte(s)) }).Draw(rt, "text")
+	return field, text, text, false
+}
+
+func isJSONString(s string) bool {
+	var v string
+	return json.Unmarshal([]byte(s), &v) == nil
+}
+
+func zeroOf(field string) any {
+	var v any
+	json.Unmarshal(fieldByName[field].zeroValue(), &v)
+	return v
+}
+
+func decodeAny(t tester, s string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, s)
+	}
+	return v
+}
