@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -185,6 +186,38 @@ func TestBackendDirect(t *testing.T) {
 			if _, ok := getRaw(t, cli, b.Key()); ok {
 				t.Errorf("%d-byte document was stored", size)
 			}
+		}
+	})
+
+	t.Run("local queue per key: ctx honoured, no entries left", func(t *testing.T) {
+		s := newShared(cli, newConfig(nil))
+		b := s.open(docPath(t))
+		unlock, err := s.locks.lock(ctx, b.Key()) // as if another Update held it
+		if err != nil {
+			t.Fatal(err)
+		}
+		short, cancel := context.WithCancel(ctx)
+		cancel()
+		called := false
+		err = b.Update(short, func([]byte) ([]byte, error) { called = true; return []byte("x"), nil })
+		if !errors.Is(err, context.Canceled) || called {
+			t.Fatalf("Update while the key is held locally: %v (apply called: %v); want context.Canceled", err, called)
+		}
+		unlock()
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				if err := b.Update(ctx, func(cur []byte) ([]byte, error) { return append(bytes.Clone(cur), 'x'), nil }); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if got, _ := getRaw(t, cli, b.Key()); string(got) != "xxxxxxxx" {
+			t.Errorf("stored %q, want 8 x", got)
+		}
+		if n := s.locks.len(); n != 0 {
+			t.Errorf("%d lock entries left after all Updates returned; want 0", n)
 		}
 	})
 

@@ -111,6 +111,7 @@ type shared struct {
 	cli   *clientv3.Client
 	cfg   config
 	lease *leaseCache
+	locks keyLocks
 }
 
 func newShared(cli *clientv3.Client, cfg config) *shared {

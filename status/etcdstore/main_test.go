@@ -31,6 +31,12 @@ func (s serverM) Run() int {
 	if pkgServer.dir != "" {
 		os.RemoveAll(pkgServer.dir)
 	}
+	if benchServer.srv != nil {
+		benchServer.srv.Stop()
+	}
+	if benchServer.dir != "" {
+		os.RemoveAll(benchServer.dir)
+	}
 	return code
 }
 
