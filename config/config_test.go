@@ -364,7 +364,7 @@ func TestLoadPreservesIntegers(t *testing.T) {
 }
 
 func TestLoadRejectsBadInputAndKeepsContent(t *testing.T) {
-	for _, in := range []string{``, `[1]`, `null`, `{"a": 1} {"b": 2}`, `{"a": 1`, `{"a.b": 1}`, `{"s": {"": 1}}`, `"x"`} {
+	for _, in := range []string{``, `[1]`, `null`, `{"a": 1} {"b": 2}`, `{"a": 1`, `{"a.b": 1}`, `{"s": {"": 1}}`, `"x"`, `{"n": [1e400]}`} {
 		c := config.New()
 		mustSet(t, c, "keep", 1)
 		before := c.Snapshot()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/agentstate/core/fs"
 )
@@ -49,7 +50,9 @@ func (c *Config) load(r io.Reader, name string) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return &Error{Op: "load", Key: name, Err: errors.New("trailing data after the JSON object")}
 	}
-	numbers(m)
+	if _, err := numbers(m); err != nil {
+		return &Error{Op: "load", Key: name, Path: strings.TrimPrefix(err.path(""), "."), Err: &detail{ErrUnsupported, err.msg}}
+	}
 	if err := checkTree(m); err != nil {
 		return &Error{Op: "load", Key: name, Path: err.path(""), Err: &detail{ErrUnsupported, err.msg}}
 	}
@@ -81,25 +84,38 @@ func checkTree(m map[string]any) *valueError {
 }
 
 // numbers replaces, in place, every json.Number in v by an int64 when the
-// literal is an integer that fits, else by a float64.
-func numbers(v any) any {
+// literal is an integer that fits, else by a float64. A number beyond the
+// float64 range (1e400) is an error: it would silently become ±Inf, which
+// Save then cannot write.
+func numbers(v any) (any, *valueError) {
 	switch x := v.(type) {
 	case json.Number:
 		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return n
+			return n, nil
 		}
-		f, _ := strconv.ParseFloat(string(x), 64) // the decoder vetted the syntax
-		return f
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil {
+			return nil, &valueError{msg: "number " + string(x) + " is out of the float64 range"}
+		}
+		return f, nil
 	case map[string]any:
 		for k, e := range x {
-			x[k] = numbers(e)
+			n, err := numbers(e)
+			if err != nil {
+				return nil, err.push("." + k)
+			}
+			x[k] = n
 		}
 	case []any:
 		for i, e := range x {
-			x[i] = numbers(e)
+			n, err := numbers(e)
+			if err != nil {
+				return nil, err.push("[" + strconv.Itoa(i) + "]")
+			}
+			x[i] = n
 		}
 	}
-	return v
+	return v, nil
 }
 
 // Save writes the content of c to w as indented JSON with sorted keys, so
