@@ -88,7 +88,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer cancel()
 
 	var results []sideResult
-	for _, mode := range []string{modeControl, modeMutate} {
+	for _, mode := range []string{modeControl, modeAtomic, modeMutate} {
 		r, err := runSide(ctx, exe, cfg, mode, filepath.Join(dir, mode+".json"), stderr)
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
@@ -338,8 +338,11 @@ func writeInitial(path string) error {
 }
 
 func sideName(mode string) string {
-	if mode == modeControl {
-		return "control (bare RMW)"
+	switch mode {
+	case modeControl:
+		return "control: bare RMW"
+	case modeAtomic:
+		return "control: RMW+rename"
 	}
 	return "status.Mutate"
 }

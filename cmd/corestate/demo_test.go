@@ -27,7 +27,10 @@ func parseDemoTable(t *testing.T, out string) map[string]demoRow {
 		}
 	}
 	rows := make(map[string]demoRow)
-	for _, line := range lines[2:4] {
+	if len(lines) < 5 {
+		t.Fatalf("table has fewer than 3 rows:\n%s", out)
+	}
+	for _, line := range lines[2:5] {
 		cells := strings.Split(line, "|")
 		if len(cells) != len(tableHeader) {
 			t.Fatalf("row has %d cells: %q", len(cells), line)
@@ -53,18 +56,21 @@ func parseDemoTable(t *testing.T, out string) map[string]demoRow {
 
 // TestDemo runs the real demo (workers are re-executions of this test
 // binary) with small numbers. The status.Mutate side must lose nothing and
-// see no torn read. The control must be seen to lose updates: that proves the
-// harness detects the bug it claims status.Mutate avoids. Its loss is a race,
-// so the test allows a few runs for it to show; 3×4 writers doing
-// unsynchronised in-place rewrites lose updates in practically every run.
+// see no torn read. Both controls must be seen to lose updates: that proves
+// the harness detects the bug it claims status.Mutate avoids. Their losses
+// are races, so the test allows a few runs for them to show; 3×4 writers
+// without a lock lose updates in practically every run. The RMW+rename
+// control must see no torn read in any run: that is fs.WriteAtomic's
+// guarantee, not a race.
 func TestDemo(t *testing.T) {
 	const attempts = 3
 	args := []string{"demo", "--procs", "3", "--goroutines", "4", "--updates", "25", "--readers", "1"}
+	bareLost, atomicLost := false, false
 	for i := 1; ; i++ {
 		r := corestate(t, args...).want(t, exitOK)
 		rows := parseDemoTable(t, r.stdout)
-		mutate, control := rows["status.Mutate"], rows["control (bare RMW)"]
-		for name, row := range map[string]demoRow{"status.Mutate": mutate, "control": control} {
+		bare, atomic, mutate := rows["control: bare RMW"], rows["control: RMW+rename"], rows["status.Mutate"]
+		for name, row := range map[string]demoRow{"bare": bare, "atomic": atomic, "status.Mutate": mutate} {
 			if row.writers != "3×4" || row.attempted != 3*4*25 {
 				t.Fatalf("%s row: %+v, want 3×4 writers and 300 attempts\n%s", name, row, r.stdout)
 			}
@@ -72,25 +78,28 @@ func TestDemo(t *testing.T) {
 		if mutate.lost != 0 || mutate.torn != 0 {
 			t.Fatalf("status.Mutate lost %d updates, saw %d torn reads\n%s", mutate.lost, mutate.torn, r.stdout)
 		}
+		if atomic.torn != 0 {
+			t.Fatalf("RMW+rename control saw %d torn reads; atomic writes must prevent them\n%s", atomic.torn, r.stdout)
+		}
 		if !strings.Contains(r.stdout, "status.Mutate: OK") {
 			t.Errorf("no verdict line for status.Mutate:\n%s", r.stdout)
 		}
 		if !strings.Contains(r.stderr, "worker processes") {
 			t.Errorf("no progress on stderr:\n%s", r.stderr)
 		}
-		if control.lost != 0 {
-			if control.lost < 0 {
-				t.Logf("run %d: the control left the file corrupt (all %d updates lost), %d torn reads", i, control.attempted, control.torn)
-			} else {
-				t.Logf("run %d: control lost %d of %d updates, %d torn reads", i, control.lost, control.attempted, control.torn)
-			}
+		t.Logf("run %d: bare control lost %d (-1: file left corrupt), %d torn reads; RMW+rename lost %d",
+			i, bare.lost, bare.torn, atomic.lost)
+		bareLost = bareLost || bare.lost != 0
+		atomicLost = atomicLost || atomic.lost != 0
+		if bareLost && atomicLost {
 			return
 		}
-		if !strings.Contains(r.stdout, "control: lost NOTHING this run") {
+		if bare.lost == 0 && !strings.Contains(r.stdout, "control: bare RMW: lost NOTHING this run") {
 			t.Errorf("a control run without loss is not reported plainly:\n%s", r.stdout)
 		}
 		if i == attempts {
-			t.Fatalf("the control lost no update in %d runs: the harness does not show the race\n%s", attempts, r.stdout)
+			t.Fatalf("in %d runs the bare control lost updates: %v, the RMW+rename control: %v; the harness does not show the race\n%s",
+				attempts, bareLost, atomicLost, r.stdout)
 		}
 	}
 }
@@ -101,7 +110,7 @@ func TestDemoKeepsDirWhenAsked(t *testing.T) {
 	if !strings.Contains(r.stdout, "Files kept in "+dir) {
 		t.Errorf("output does not say where the files are:\n%s", r.stdout)
 	}
-	for _, name := range []string{"control.json", "mutate.json"} {
+	for _, name := range []string{"control.json", "control-atomic.json", "mutate.json"} {
 		if _, err := os.Stat(dir + "/" + name); err != nil {
 			t.Error(err)
 		}
@@ -120,8 +129,9 @@ func TestDemoVerdict(t *testing.T) {
 		contains string
 	}{
 		"ok":                {clean, lossy, false, "status.Mutate: OK"},
-		"control lost none": {clean, sideResult{mode: modeControl, attempted: 100, kept: 100}, false, "control: lost NOTHING this run"},
-		"control corrupt":   {clean, sideResult{mode: modeControl, attempted: 100, finalCorrupt: true}, false, "left CORRUPT"},
+		"control lost none": {clean, sideResult{mode: modeControl, attempted: 100, kept: 100}, false, "lost NOTHING this run"},
+		"control corrupt":   {clean, sideResult{mode: modeControl, attempted: 100, finalCorrupt: true}, false, "the file CORRUPT"},
+		"atomic control":    {clean, sideResult{mode: modeAtomic, attempted: 100, kept: 10}, false, "stale copies still erase updates"},
 		"lost":              {sideResult{mode: modeMutate, attempted: 100, kept: 99}, lossy, true, "1 updates lost"},
 		"torn":              {sideResult{mode: modeMutate, attempted: 100, kept: 100, readerTorn: 1}, lossy, true, "1 torn reads"},
 		"errors":            {sideResult{mode: modeMutate, attempted: 100, kept: 99, errors: 1, firstError: "boom"}, lossy, true, "boom"},

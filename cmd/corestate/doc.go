@@ -12,10 +12,12 @@
 //
 // # demo
 //
-// demo runs two writers side by side on a temporary directory, one after the
-// other with the same parameters: the CONTROL, the bare read-modify-write of
-// the agent services (os.ReadFile, json.Unmarshal, runs++, os.WriteFile in
-// place, no lock), and this module's status.Mutate. Each side starts --procs
+// demo runs three writers side by side on a temporary directory, one after
+// the other with the same parameters: the CONTROL, the bare read-modify-write
+// of the agent services (os.ReadFile, json.Unmarshal, runs++, os.WriteFile in
+// place, no lock); a second control, upstream's later half-fix, the same
+// cycle with an atomic write (fs.WriteAtomic) but still no lock; and this
+// module's status.Mutate. Each side starts --procs
 // worker processes (corestate re-executes itself) of --goroutines goroutines,
 // each goroutine making --updates increments of the "runs" field, while
 // --readers goroutines of the parent read the file without a lock and count
@@ -23,8 +25,9 @@
 //
 //	mode | writers (procs×goroutines) | updates attempted | updates lost | torn reads seen | throughput (kept updates/s)
 //
-// The control is expected to lose updates and usually shows torn reads;
-// a run in which it loses nothing is reported as such, not as a failure.
+// The controls are expected to lose updates (and the bare one to show torn
+// reads); a run in which a control loses nothing is reported as such, not as
+// a failure.
 // demo exits 6 if the status.Mutate side lost any update, saw a torn read
 // or failed. The temporary directory is removed unless --dir is given.
 // Worker processes are killed when the run ends, times out or is interrupted,

@@ -30,12 +30,13 @@ Errors are one line on stderr starting with "corestate: ". No colour.
 
 const helpDemo = `Usage: corestate demo [flags]
 
-Runs the CONTROL (bare read-modify-write, in-place os.WriteFile, no lock) and
-status.Mutate one after the other, each with PROCS worker processes of
+Runs the CONTROL (bare read-modify-write, in-place os.WriteFile, no lock), a
+second control with atomic writes but no lock (RMW+rename), and status.Mutate,
+one after the other, each with PROCS worker processes of
 GOROUTINES goroutines making UPDATES increments each, while READERS goroutines
 read the file without a lock. Prints a table of updates attempted, lost, torn
 reads seen and throughput. Exits 6 if the status.Mutate side loses anything or
-sees a torn read; the control is expected to lose and is not judged.
+sees a torn read; the controls are expected to lose and are not judged.
 
 Flags:
   --procs N        worker processes per side (default 4)

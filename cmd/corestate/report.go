@@ -65,15 +65,15 @@ func printVerdict(w io.Writer, results []sideResult, dir string, kept bool) erro
 	var failure error
 	for _, r := range results {
 		switch r.mode {
-		case modeControl:
+		case modeControl, modeAtomic:
 			describeControl(w, r)
 		case modeMutate:
 			failure = describeMutate(w, r)
 		}
 	}
-	fmt.Fprintln(w, "Throughput counts the updates that survived per second of wall time. status.Mutate")
-	fmt.Fprintln(w, "fsyncs the file and its directory on every commit (batched across goroutines);")
-	fmt.Fprintln(w, "the control never fsyncs.")
+	wrap(w, "Throughput counts the updates that survived, per second of wall time. status.Mutate and "+
+		"RMW+rename fsync the file and its directory on every write (status.Mutate batches the "+
+		"goroutines of a process into one write); the bare control never fsyncs.")
 	if kept {
 		fmt.Fprintf(w, "Files kept in %s.\n", dir)
 	}
@@ -81,22 +81,32 @@ func printVerdict(w io.Writer, results []sideResult, dir string, kept bool) erro
 }
 
 func describeControl(w io.Writer, r sideResult) {
-	reads := fmt.Sprintf("%d torn reads seen (%d of %d lock-free reads by the readers, %d by the writers themselves)",
-		r.torn(), r.readerTorn, r.reads, r.writerTorn)
+	name := sideName(r.mode)
+	var b strings.Builder
 	switch {
 	case r.finalCorrupt:
-		fmt.Fprintf(w, "control: the file was left CORRUPT by concurrent in-place writes, so all %d updates are lost; %s. This is the bug the module fixes (P4-9, P4-10): expected.\n",
-			r.attempted, reads)
+		fmt.Fprintf(&b, "%s: concurrent in-place writes left the file CORRUPT, so all %d updates are lost.", name, r.attempted)
 	case r.lost() > 0:
-		fmt.Fprintf(w, "control: lost %d of %d updates (%.1f%%): %d overwritten by a writer's stale copy, %d abandoned because the writer read a torn file; %s. This is the bug the module fixes (P4-9, P4-10): expected.\n",
-			r.lost(), r.attempted, 100*float64(r.lost())/float64(max(r.attempted, 1)),
-			r.lost()-r.writerTorn, r.writerTorn, reads)
+		fmt.Fprintf(&b, "%s: lost %d of %d updates (%.1f%%): %d written back over by a writer's stale copy",
+			name, r.lost(), r.attempted, 100*float64(r.lost())/float64(max(r.attempted, 1)), r.lost()-r.writerTorn-r.errors)
+		if r.writerTorn > 0 {
+			fmt.Fprintf(&b, ", %d given up because the writer read a torn file", r.writerTorn)
+		}
+		b.WriteString(".")
 	default:
-		fmt.Fprintf(w, "control: lost NOTHING this run (%s). The race depends on timing; it usually shows with more contention (raise --procs, --goroutines or --updates). Not a failure.\n", reads)
+		fmt.Fprintf(&b, "%s: lost NOTHING this run. The race depends on timing; more contention (--procs, --goroutines, --updates) usually shows it. Not a failure.", name)
 	}
+	fmt.Fprintf(&b, " Torn reads: %d of %d lock-free reads by the readers, %d by the writers themselves.", r.readerTorn, r.reads, r.writerTorn)
 	if r.errors > 0 {
-		fmt.Fprintf(w, "control: %d updates failed with an error (first: %s).\n", r.errors, r.firstError)
+		fmt.Fprintf(&b, " %d updates failed with an error (first: %s).", r.errors, r.firstError)
 	}
+	switch r.mode {
+	case modeControl:
+		b.WriteString(" Expected: no lock (P4-9) and in-place writes (P4-10).")
+	case modeAtomic:
+		b.WriteString(" Expected: atomic writes stop torn reads, but without a lock stale copies still erase updates (P4-9).")
+	}
+	wrap(w, b.String())
 }
 
 func describeMutate(w io.Writer, r sideResult) error {
@@ -113,9 +123,28 @@ func describeMutate(w io.Writer, r sideResult) error {
 		problems = append(problems, fmt.Sprintf("%d updates failed (first: %s)", r.errors, r.firstError))
 	}
 	if len(problems) > 0 {
-		fmt.Fprintf(w, "status.Mutate: FAILED: %s.\n", strings.Join(problems, "; "))
+		wrap(w, fmt.Sprintf("status.Mutate: FAILED: %s.", strings.Join(problems, "; ")))
 		return fmt.Errorf("%w: status.Mutate side: %s", errDemoFailed, strings.Join(problems, "; "))
 	}
-	fmt.Fprintf(w, "status.Mutate: OK: lost 0 of %d updates, 0 torn reads in %d lock-free reads.\n", r.attempted, r.reads)
+	wrap(w, fmt.Sprintf("status.Mutate: OK: lost 0 of %d updates, 0 torn reads in %d lock-free reads.", r.attempted, r.reads))
 	return nil
+}
+
+// wrap writes text as lines of at most 100 columns, continuation lines
+// indented, so that the verdict reads well in a terminal and in CI logs.
+func wrap(w io.Writer, text string) {
+	const width = 100
+	line := ""
+	for _, word := range strings.Fields(text) {
+		if line != "" && len([]rune(line))+1+len([]rune(word)) > width {
+			fmt.Fprintln(w, line)
+			line = "  "
+		} else if line != "" && line != "  " {
+			line += " "
+		}
+		line += word
+	}
+	if line != "" {
+		fmt.Fprintln(w, line)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentstate/core/fs"
 	"github.com/agentstate/core/status"
 )
 
@@ -26,8 +27,9 @@ const (
 
 // Modes of a demo side.
 const (
-	modeControl = "control"
-	modeMutate  = "mutate"
+	modeControl = "control"        // bare read-modify-write, in-place write
+	modeAtomic  = "control-atomic" // read-modify-write, atomic rename, no lock
+	modeMutate  = "mutate"         // status.Mutate
 )
 
 // workerResult is what a worker reports on its last line of stdout.
@@ -45,7 +47,7 @@ type workerResult struct {
 // stops early, so it never outlives the demo.
 func cmdWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
 	fl := newFlags(workerCommand)
-	mode := fl.String("mode", "", "control or mutate")
+	mode := fl.String("mode", "", "control, control-atomic or mutate")
 	path := fl.String("file", "", "document to update")
 	goroutines := fl.Int("goroutines", 1, "writer goroutines")
 	updates := fl.Int("updates", 1, "updates per goroutine")
@@ -54,6 +56,7 @@ func cmdWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Wr
 	}
 	update, ok := map[string]func(context.Context, string) (bool, error){
 		modeControl: bareIncrement,
+		modeAtomic:  atomicIncrement,
 		modeMutate:  mutateIncrement,
 	}[*mode]
 	if !ok || *path == "" {
@@ -146,6 +149,29 @@ func bareIncrement(_ context.Context, path string) (torn bool, err error) {
 		return false, err
 	}
 	return false, os.WriteFile(path, data, 0o644)
+}
+
+// atomicIncrement is upstream's later half-fix: the same read-modify-write,
+// but the write replaces the file atomically (fs.WriteAtomic: temp file,
+// fsync, rename). Readers no longer see torn files, yet with no lock around
+// the cycle a writer still writes back a stale copy and erases the
+// increments made since its read (P4-9).
+func atomicIncrement(_ context.Context, path string) (torn bool, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return true, nil
+	}
+	var s status.Status
+	if json.Unmarshal(data, &s) != nil {
+		return true, nil
+	}
+	s.Runs++
+	s.UpdatedAt = time.Now().UTC()
+	data, err = json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return false, err
+	}
+	return false, fs.WriteAtomic(path, data, 0o644)
 }
 
 // mutateIncrement is the same change through this module.
