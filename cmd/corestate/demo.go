@@ -104,16 +104,16 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 func (c demoConfig) check() error {
 	for _, f := range []struct {
-		name     string
-		v, limit int
+		name          string
+		v, low, limit int
 	}{
-		{"procs", c.procs, 64},
-		{"goroutines", c.goroutines, 1024},
-		{"updates", c.updates, 1_000_000},
-		{"readers", c.readers, 64},
+		{"procs", c.procs, 1, 64},
+		{"goroutines", c.goroutines, 1, 1024},
+		{"updates", c.updates, 1, 1_000_000},
+		{"readers", c.readers, 0, 64},
 	} {
-		if f.v < 1 && !(f.name == "readers" && f.v == 0) || f.v > f.limit {
-			return fmt.Errorf("%w: demo: --%s %d out of range (1..%d)", errUsage, f.name, f.v, f.limit)
+		if f.v < f.low || f.v > f.limit {
+			return fmt.Errorf("%w: demo: --%s %d out of range (%d..%d)", errUsage, f.name, f.v, f.low, f.limit)
 		}
 	}
 	if c.timeout <= 0 {
