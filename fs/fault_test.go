@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -232,5 +233,44 @@ func TestRenameRetry(t *testing.T) {
 				t.Fatalf("%d rename calls, want %d", d.calls, tt.wantCalls)
 			}
 		})
+	}
+}
+
+// recordOpen records the permission the temp file is created with.
+type recordOpen struct {
+	*os.Root
+	perms []os.FileMode
+}
+
+func (d *recordOpen) OpenFile(name string, flag int, perm os.FileMode) (*os.File, error) {
+	d.perms = append(d.perms, perm)
+	return d.Root.OpenFile(name, flag, perm)
+}
+
+// TestTempCreatedOwnerOnly: when replacing an existing file, the temp file
+// is created owner-only, so that nobody can open it before it has the
+// destination's owner and mode (a descriptor opened then would read the new
+// data later). A new file is created with the requested perm directly.
+func TestTempCreatedOwnerOnly(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "shared"), "old", 0o664)
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	d := &recordOpen{Root: r}
+	prev, _ := r.Lstat("shared")
+	if _, err := replace(d, "shared", prev, 0o644, &source{data: []byte("new")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := replace(d, "fresh", nil, 0o640, &source{data: []byte("new")}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []os.FileMode{0o600, 0o640}; !slices.Equal(d.perms, want) {
+		t.Fatalf("temp files created with %v, want %v", d.perms, want)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, "shared")); fi.Mode().Perm() != 0o664 {
+		t.Fatalf("replaced file mode %v, want 0664", fi.Mode().Perm())
 	}
 }

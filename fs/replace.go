@@ -168,7 +168,14 @@ type source struct {
 // writeback error Linux marks the pages clean, so a second fsync can
 // succeed with the data gone.
 func replace(d dirOps, base string, prev os.FileInfo, perm os.FileMode, src *source) (n int64, err error) {
-	f, tmp, err := createTemp(d, base, perm.Perm())
+	createPerm := perm.Perm()
+	if prev != nil {
+		// Owner-only until copyMode has set the final owner and mode: no
+		// one else can open the temp file in between and read the data later
+		// through that descriptor.
+		createPerm = prev.Mode().Perm() & 0o700
+	}
+	f, tmp, err := createTemp(d, base, createPerm)
 	if err != nil {
 		return 0, fmt.Errorf("create temp file: %w", err)
 	}
@@ -228,8 +235,9 @@ func createTemp(d dirOps, base string, perm os.FileMode) (f *os.File, name strin
 }
 
 // copyMode gives the temp file the destination's owner (when it differs and
-// we may) and permission bits, by descriptor, before any data is written:
-// a 0600 secret is never readable by others, not even briefly.
+// we may) and permission bits, by descriptor, before any data is written.
+// With the owner-only creation mode, a 0600 secret is never readable by
+// others, not even through the temp file.
 func copyMode(f *os.File, prev os.FileInfo) error {
 	if err := copyOwner(f, prev); err != nil {
 		return err
