@@ -18,7 +18,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -236,7 +235,7 @@ func cpRelease(t testing.TB, children []*cpChild) {
 	}
 }
 
-// cpSoak reports whether the long variants were asked for (make soak).
+// cpSoak reports whether the longer variants were asked for. make soak
+// sets SOAK=1 and already repeats every test 60 times (-count=20 -cpu
+// 1,2,4), so the crossproc tests only double or triple their size there.
 func cpSoak() bool { return os.Getenv("SOAK") == "1" }
-
-var errCpStop = errors.New("stop")

@@ -54,7 +54,7 @@ func TestCrossprocPythonInterop(t *testing.T) {
 	path := cpSeed(t)
 	run := cpCounterRun{procs: 4, goroutines: 8, iters: 50, writer: "mutate", python: 2, pyIters: 150, pyMode: "lock"}
 	if cpSoak() {
-		run.iters, run.pyIters = 500, 1500
+		run.iters, run.pyIters = 100, 300
 	}
 	out := cpRunCounter(t, path, run)
 	want := run.procs*run.goroutines*run.iters + run.python*run.pyIters

@@ -173,7 +173,7 @@ func cpIncrementWithin(path string) error {
 func TestCrossprocSIGKILL(t *testing.T) {
 	kills := 24
 	if cpSoak() {
-		kills = 200
+		kills = 60
 	}
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)

@@ -262,7 +262,7 @@ const cpLinProcs, cpLinClients, cpLinOps = 4, 2, 100
 func TestCrossprocLinearizable(t *testing.T) {
 	rounds := 1
 	if cpSoak() {
-		rounds = 20
+		rounds = 3
 	}
 	for range rounds {
 		history := cpLinHistory(t, "mutate", cpLinProcs, cpLinClients, cpLinOps)

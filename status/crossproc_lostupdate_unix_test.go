@@ -268,7 +268,7 @@ func cpRunCounter(t *testing.T, path string, r cpCounterRun) cpCounterOutcome {
 func TestCrossprocLostUpdates(t *testing.T) {
 	procs, goroutines, iters := 8, 8, 200
 	if cpSoak() {
-		iters = 2000
+		iters = 400
 	}
 	path := cpSeed(t)
 	out := cpRunCounter(t, path, cpCounterRun{procs: procs, goroutines: goroutines, iters: iters, writer: "mutate"})
