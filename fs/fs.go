@@ -195,16 +195,19 @@ func (fsys *Fs) ReadDir(name string) ([]os.DirEntry, error) {
 // Remove removes the file or empty directory name and makes the removal
 // durable (the parent directory is fsynced).
 func (fsys *Fs) Remove(name string) error {
-	return fsys.removeWith("remove", name, fsys.root.Remove)
+	return fsys.removeWith("remove", name, fsys.root.Remove, false)
 }
 
 // RemoveAll removes name and everything it contains, like os.RemoveAll (a
 // missing name is not an error), and fsyncs the parent directory.
 func (fsys *Fs) RemoveAll(name string) error {
-	return fsys.removeWith("remove all", name, fsys.root.RemoveAll)
+	return fsys.removeWith("remove all", name, fsys.root.RemoveAll, true)
 }
 
-func (fsys *Fs) removeWith(op, name string, remove func(string) error) error {
+// removeWith runs remove on name and fsyncs the parent. With missingOK a
+// missing name is success and nothing is synced (its parent may be missing
+// too).
+func (fsys *Fs) removeWith(op, name string, remove func(string) error, missingOK bool) error {
 	l, err := local(name)
 	if err != nil {
 		return wrap(op, name, err)
@@ -212,8 +215,8 @@ func (fsys *Fs) removeWith(op, name string, remove func(string) error) error {
 	if l == "." {
 		return wrap(op, name, ErrInvalidName)
 	}
-	if _, err := fsys.root.Lstat(l); errors.Is(err, os.ErrNotExist) && op == "remove all" {
-		return nil // nothing to remove, nothing to sync (the parent may be missing too)
+	if _, err := fsys.root.Lstat(l); missingOK && errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
 	if err := remove(l); err != nil {
 		return wrap(op, name, err)
