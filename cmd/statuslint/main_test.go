@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// envAsTool makes the test binary run main() instead of the tests: the test
+// re-executes itself as the statuslint command, standalone and as the
+// -vettool of go vet (which runs the tool once per package, with the
+// environment inherited).
+const envAsTool = "STATUSLINT_TEST_AS_TOOL"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envAsTool) == "1" {
+		main() // singlechecker.Main exits
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+const badSource = `package bad
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+)
+
+type Status struct {
+	Status string ` + "`json:\"status\"`" + `
+}
+
+func MarkCompleted(ws string) error {
+	p := filepath.Join(ws, "status.json")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	var st Status
+	if err := json.Unmarshal(data, &st); err != nil {
+		return err
+	}
+	st.Status = "completed"
+	out, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(p, out, 0o644)
+}
+`
+
+const goodSource = `package good
+
+import (
+	"encoding/json"
+	"os"
+)
+
+func Show(p string) (map[string]any, error) {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(data, &m)
+}
+`
+
+// module writes a one-package module into a temp directory.
+func module(t *testing.T, name, src string) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod":     "module example.com/" + name + "\n\ngo 1.25\n",
+		name + ".go": src,
+	}
+	for f, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// run runs a command in dir with this test binary acting as statuslint, and
+// returns its exit code and combined output.
+func run(t *testing.T, dir string, name string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), envAsTool+"=1", "GOWORK=off", "GOFLAGS=", "GOTOOLCHAIN=local")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, out.String()
+	case errors.As(err, &exit):
+		return exit.ExitCode(), out.String()
+	}
+	t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out.String())
+	return 0, ""
+}
+
+func self(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+func goCmd(t *testing.T) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		// The go command is needed to load packages at all; CI has it.
+		t.Fatalf("go command not found: %v", err)
+	}
+	return goBin
+}
+
+var wantFindings = []string{
+	"bad.go:28:9: read-modify-write of p without a lock: read and decoded at line 15",
+	"bad.go:28:9: not atomic: os.WriteFile truncates p in place",
+}
+
+func TestStandalone(t *testing.T) {
+	goCmd(t) // singlechecker loads packages through the go command
+	code, out := run(t, module(t, "bad", badSource), self(t), "./...")
+	if code != 3 { // singlechecker's exit code for findings
+		t.Errorf("statuslint ./... on bad code: exit %d, want 3\n%s", code, out)
+	}
+	for _, w := range wantFindings {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+
+	code, out = run(t, module(t, "good", goodSource), self(t), "./...")
+	if code != 0 || strings.TrimSpace(out) != "" {
+		t.Errorf("statuslint ./... on good code: exit %d, output %q; want 0 and nothing", code, out)
+	}
+}
+
+func TestAsVettool(t *testing.T) {
+	goBin := goCmd(t)
+	code, out := run(t, module(t, "bad", badSource), goBin, "vet", "-vettool="+self(t), "./...")
+	if code == 0 {
+		t.Errorf("go vet -vettool=statuslint on bad code succeeded:\n%s", out)
+	}
+	for _, w := range wantFindings {
+		if !strings.Contains(out, w) {
+			t.Errorf("go vet output lacks %q:\n%s", w, out)
+		}
+	}
+
+	code, out = run(t, module(t, "good", goodSource), goBin, "vet", "-vettool="+self(t), "./...")
+	if code != 0 {
+		t.Errorf("go vet -vettool=statuslint on good code: exit %d\n%s", code, out)
+	}
+}
