@@ -260,3 +260,21 @@ func mustParse(t *testing.T, arg string) assignment {
 	}
 	return a
 }
+
+// Values are kept as JSON text, never decoded into float64: an integer above
+// 2^53 written by another program survives a set exactly. (Through
+// map[string]any it would become 9007199254740992.)
+func TestSetKeepsNumbersExactly(t *testing.T) {
+	path := tempFile(t, "status.json")
+	writeFile(t, path, `{"runs": 1, "big": 9007199254740993, "precise": 0.10000000000000000001}`)
+	corestate(t, "set", path, "runs=2", "huge=123456789012345678901234567890").want(t, exitOK)
+	for field, want := range map[string]string{
+		"big":     "9007199254740993",
+		"precise": "0.10000000000000000001",
+		"huge":    "123456789012345678901234567890",
+	} {
+		if got := corestate(t, "get", path, field).want(t, exitOK).stdout; got != want+"\n" {
+			t.Errorf("%s = %q, want %s", field, got, want)
+		}
+	}
+}
