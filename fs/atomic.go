@@ -33,7 +33,11 @@ func WriteAtomic(path string, data []byte, perm os.FileMode) error {
 // ctx is checked between chunks; when it is done, or when r fails, the
 // destination is left untouched. It returns the number of bytes written.
 func WriteAtomicFrom(ctx context.Context, path string, r io.Reader, perm os.FileMode) (int64, error) {
-	return writeHost("write atomic", path, &source{ctx: ctx, r: r}, perm)
+	src, err := streamSource(ctx, r)
+	if err != nil {
+		return 0, wrap("write atomic", path, err)
+	}
+	return writeHost("write atomic", path, src, perm)
 }
 
 func writeHost(op, path string, src *source, perm os.FileMode) (int64, error) {

@@ -170,6 +170,32 @@ func TestWriteAtomicFromFailingReaderLeavesOld(t *testing.T) {
 	assertNoTemp(t, dir)
 }
 
+func TestWriteAtomicFromNilArguments(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	mustWrite(t, p, "old", 0o644)
+	fsys, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	var nilCtx context.Context // the bad input under test
+	for name, call := range map[string]func() (int64, error){
+		"nil reader":     func() (int64, error) { return WriteAtomicFrom(context.Background(), p, nil, 0o644) },
+		"nil context":    func() (int64, error) { return WriteAtomicFrom(nilCtx, p, strings.NewReader("x"), 0o644) },
+		"Fs nil reader":  func() (int64, error) { return fsys.WriteAtomicFrom(context.Background(), "f", nil, 0o644) },
+		"Fs nil context": func() (int64, error) { return fsys.WriteAtomicFrom(nilCtx, "f", strings.NewReader("x"), 0o644) },
+	} {
+		if _, err := call(); !errors.Is(err, os.ErrInvalid) {
+			t.Errorf("%s: err = %v, want os.ErrInvalid", name, err)
+		}
+	}
+	if got := mustRead(t, p); got != "old" {
+		t.Fatalf("content = %q, want old", got)
+	}
+	assertNoTemp(t, dir)
+}
+
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }

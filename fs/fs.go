@@ -74,7 +74,11 @@ func (fsys *Fs) WriteAtomicPerm(name string, data []byte, perm os.FileMode) erro
 // if ctx is done or r fails, name is left untouched. It returns the number
 // of bytes written.
 func (fsys *Fs) WriteAtomicFrom(ctx context.Context, name string, r io.Reader, perm os.FileMode) (int64, error) {
-	return fsys.write(name, &source{ctx: ctx, r: r}, perm)
+	src, err := streamSource(ctx, r)
+	if err != nil {
+		return 0, wrap("write atomic", name, err)
+	}
+	return fsys.write(name, src, perm)
 }
 
 func (fsys *Fs) write(name string, src *source, perm os.FileMode) (int64, error) {

@@ -158,6 +158,18 @@ type source struct {
 	r    io.Reader
 }
 
+// streamSource checks the arguments of the streaming writes: a nil reader
+// must not silently become an empty file.
+func streamSource(ctx context.Context, r io.Reader) (*source, error) {
+	switch {
+	case ctx == nil:
+		return nil, fmt.Errorf("%w: nil context", os.ErrInvalid)
+	case r == nil:
+		return nil, fmt.Errorf("%w: nil reader", os.ErrInvalid)
+	}
+	return &source{ctx: ctx, r: r}, nil
+}
+
 // replace atomically replaces base in d with src. prev is the existing
 // destination (nil if none); perm applies to a new file, minus umask.
 //
