@@ -22,3 +22,8 @@ func TestUpstreamPatterns(t *testing.T) {
 func TestMigratedCode(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), statuslint.Analyzer, "migrated")
 }
+
+// TestKnownLimits pins the documented false negatives and false positives.
+func TestKnownLimits(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), statuslint.Analyzer, "limits")
+}
