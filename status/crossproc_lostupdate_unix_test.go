@@ -74,9 +74,18 @@ func cpIncrement(writer, path string) error {
 		return err
 	case "bare":
 		return cpBareIncrement(path)
+	case "mutex":
+		// What an in-process lock alone gives: goroutines of one process
+		// are serialised, processes are not.
+		cpProcessMu.Lock()
+		defer cpProcessMu.Unlock()
+		return cpBareIncrement(path)
 	}
 	return fmt.Errorf("unknown writer %q", writer)
 }
+
+// cpProcessMu serialises the "mutex" writer inside one child process.
+var cpProcessMu sync.Mutex
 
 // cpBareIncrement is the pattern P4-9 replaces: read, change, write back —
 // atomically (fs.WriteAtomic, so readers still see whole documents) but
@@ -215,7 +224,7 @@ var _ = cpRegister("counter", func(a cpArgs, w *cpReporter) error {
 // cpCounterRun describes one run of the lost-update harness.
 type cpCounterRun struct {
 	procs, goroutines, iters int    // Go children
-	writer                   string // "mutate" or "bare"
+	writer                   string // "mutate", "bare" or "mutex"
 	python, pyIters          int    // python3 children and their increments each
 	pyMode                   string // "lock" or "nolock"
 }
@@ -300,5 +309,18 @@ func TestCrossprocLostUpdatesControlBareRMW(t *testing.T) {
 	// documents: what it breaks is updates, not reads.
 	if out.read.Invalid != 0 {
 		t.Errorf("readers saw %d invalid documents: %q", out.read.Invalid, out.read.Examples)
+	}
+}
+
+// CONTROL: a per-process mutex around the same read-modify-write (what the
+// upstream services would get from a sync.Mutex) must still lose updates
+// across processes: the cross-process half of the lock is not optional.
+func TestCrossprocLostUpdatesControlProcessMutexOnly(t *testing.T) {
+	procs, goroutines, iters := 8, 8, 25
+	path := cpSeed(t)
+	out := cpRunCounter(t, path, cpCounterRun{procs: procs, goroutines: goroutines, iters: iters, writer: "mutex"})
+	t.Logf("per-process mutex only: final %d of %d: %d updates lost", out.final, out.want, out.lost())
+	if out.lost() <= 0 {
+		t.Fatalf("per-process mutex lost no update across %d processes (final %d of %d): the harness cannot tell processes apart", procs, out.final, out.want)
 	}
 }
