@@ -72,6 +72,14 @@ func cpIncrement(writer, path string) error {
 			return nil
 		})
 		return err
+	case "store":
+		// A second program with its own, smaller view of the document:
+		// every field it does not declare must survive its writes.
+		_, err := status.NewStore[cpRunsOnly](path).Mutate(context.Background(), func(d *cpRunsOnly) error {
+			d.Runs++
+			return nil
+		})
+		return err
 	case "bare":
 		return cpBareIncrement(path)
 	case "mutex":
@@ -82,6 +90,12 @@ func cpIncrement(writer, path string) error {
 		return cpBareIncrement(path)
 	}
 	return fmt.Errorf("unknown writer %q", writer)
+}
+
+// cpRunsOnly is a partial view of the status document, as a second service
+// with its own struct would have.
+type cpRunsOnly struct {
+	Runs int `json:"runs"`
 }
 
 // cpProcessMu serialises the "mutex" writer inside one child process.
@@ -224,7 +238,7 @@ var _ = cpRegister("counter", func(a cpArgs, w *cpReporter) error {
 // cpCounterRun describes one run of the lost-update harness.
 type cpCounterRun struct {
 	procs, goroutines, iters int    // Go children
-	writer                   string // "mutate", "bare" or "mutex"
+	writer                   string // "mutate", "store", "bare" or "mutex"; "mixed": mutate and store alternately
 	python, pyIters          int    // python3 children and their increments each
 	pyMode                   string // "lock" or "nolock"
 }
@@ -242,8 +256,12 @@ func cpRunCounter(t *testing.T, path string, r cpCounterRun) cpCounterOutcome {
 	t.Helper()
 	var children []*cpChild
 	for i := range r.procs {
-		children = append(children, cpStartGo(t, fmt.Sprintf("go child %d", i), "counter",
-			cpArgs{Path: path, Writer: r.writer, Goroutines: r.goroutines, Iterations: r.iters}))
+		writer := r.writer
+		if writer == "mixed" {
+			writer = []string{"mutate", "store"}[i%2]
+		}
+		children = append(children, cpStartGo(t, fmt.Sprintf("go child %d (%s)", i, writer), "counter",
+			cpArgs{Path: path, Writer: writer, Goroutines: r.goroutines, Iterations: r.iters}))
 	}
 	for i := range r.python {
 		cmd := exec.Command("python3", filepath.Join("testdata", "interop_counter.py"), path, strconv.Itoa(r.pyIters), r.pyMode)
@@ -280,7 +298,10 @@ func TestCrossprocLostUpdates(t *testing.T) {
 		iters = 400
 	}
 	path := cpSeed(t)
-	out := cpRunCounter(t, path, cpCounterRun{procs: procs, goroutines: goroutines, iters: iters, writer: "mutate"})
+	// Half the processes use status.Mutate, half a Store of a struct that
+	// declares only runs: both views share one lock and keep each other's
+	// fields.
+	out := cpRunCounter(t, path, cpCounterRun{procs: procs, goroutines: goroutines, iters: iters, writer: "mixed"})
 	t.Logf("%d processes × %d goroutines × %d increments: final %d, want %d; %d lock-free reads", procs, goroutines, iters, out.final, out.want, out.read.Reads)
 	if want := procs * goroutines * iters; out.want != want || out.final != want {
 		t.Errorf("final count %d (acknowledged %d), want exactly %d: %d updates lost", out.final, out.want, want, want-out.final)
