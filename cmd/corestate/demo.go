@@ -141,96 +141,143 @@ func runSide(ctx context.Context, exe string, cfg demoConfig, mode, path string,
 	if err := writeInitial(path); err != nil {
 		return res, err
 	}
-	ctx, kill := context.WithCancel(ctx)
-	defer kill()
+	f, err := startFleet(ctx, exe, cfg, mode, path)
+	if err != nil {
+		return res, err
+	}
+	fmt.Fprintf(progress, "demo: %s: %d worker processes × %d goroutines × %d updates (pids %s)\n",
+		sideName(mode), cfg.procs, cfg.goroutines, cfg.updates, strings.Join(f.pids, " "))
+	if err := f.waitReady(ctx); err != nil {
+		f.stop()
+		return res, err
+	}
 
-	events := make(chan workerEvent)
-	var workers sync.WaitGroup
-	var stdins []io.WriteCloser
-	var pids []string
-	var started int
-	// drain kills the workers and consumes their events until every one
-	// has been waited for, so that no goroutine or process outlives runSide.
-	drain := func() {
-		kill()
-		go func() { workers.Wait(); close(events) }()
-		for range events {
+	readers := startReaders(path, cfg.readers)
+	start := time.Now()
+	f.release()
+	total := int64(cfg.procs * cfg.goroutines * cfg.updates)
+	results, end, err := f.collect(ctx, func(attempted int64) {
+		fmt.Fprintf(progress, "demo: %s: %3.0fs  %d/%d updates attempted, %d torn reads so far\n",
+			sideName(mode), time.Since(start).Seconds(), attempted, total, readers.torn.Load())
+	})
+	res.elapsed = end.Sub(start)
+	res.reads, res.readerTorn = readers.stop()
+	if err != nil {
+		f.stop()
+		return res, err
+	}
+
+	for _, r := range results {
+		res.attempted += r.Attempted
+		res.writerTorn += r.WriterTorn
+		res.errors += r.Errors
+		if res.firstError == "" {
+			res.firstError = r.FirstError
 		}
 	}
+	if s, ok := decodeFile(path); ok {
+		res.kept = int64(s.Runs)
+	} else {
+		res.finalCorrupt = true
+	}
+	return res, nil
+}
+
+// A fleet is one side's worker processes and the goroutines that watch them.
+type fleet struct {
+	kill    context.CancelFunc // kills every worker still running
+	events  chan workerEvent
+	watched sync.WaitGroup // one watchWorker per started worker
+	stdins  []io.WriteCloser
+	pids    []string
+}
+
+// startFleet starts cfg.procs workers. The fleet kills them (SIGKILL, via
+// exec.CommandContext) when ctx ends or stop is called; if this process dies
+// instead, they exit by themselves (see cmdWorker).
+func startFleet(ctx context.Context, exe string, cfg demoConfig, mode, path string) (*fleet, error) {
+	ctx, kill := context.WithCancel(ctx)
+	f := &fleet{kill: kill, events: make(chan workerEvent)}
 	for i := range cfg.procs {
 		cmd := exec.CommandContext(ctx, exe, workerCommand,
 			"-mode", mode, "-file", path,
 			"-goroutines", strconv.Itoa(cfg.goroutines), "-updates", strconv.Itoa(cfg.updates))
 		cmd.Env = append(os.Environ(), workerEnv+"=1")
-		cmd.WaitDelay = 5 * time.Second
+		cmd.WaitDelay = 5 * time.Second // a killed worker's pipes close by then
 		stdin, err1 := cmd.StdinPipe()
 		stdout, err2 := cmd.StdoutPipe()
-		var errOut boundedBuffer
-		cmd.Stderr = &errOut
-		if err := errors.Join(err1, err2); err != nil {
-			drain()
-			return res, err
+		errOut := new(boundedBuffer)
+		cmd.Stderr = errOut
+		err := errors.Join(err1, err2)
+		if err == nil {
+			err = cmd.Start()
 		}
-		if err := cmd.Start(); err != nil {
-			drain()
-			return res, fmt.Errorf("start worker: %w", err)
+		if err != nil {
+			f.stop()
+			return nil, fmt.Errorf("start worker: %w", err)
 		}
-		started++
-		stdins = append(stdins, stdin)
-		pids = append(pids, strconv.Itoa(cmd.Process.Pid))
-		workers.Go(func() { watchWorker(i, cmd, stdout, &errOut, events) })
+		f.stdins = append(f.stdins, stdin)
+		f.pids = append(f.pids, strconv.Itoa(cmd.Process.Pid))
+		f.watched.Go(func() { watchWorker(i, cmd, stdout, errOut, f.events) })
 	}
-	fmt.Fprintf(progress, "demo: %s: %d worker processes × %d goroutines × %d updates (pids %s)\n",
-		sideName(mode), cfg.procs, cfg.goroutines, cfg.updates, strings.Join(pids, " "))
+	return f, nil
+}
 
-	// Barrier: release the workers together so that they overlap.
-	for ready := 0; ready < started; {
+// stop kills the workers and consumes their events until every one has been
+// waited for, so that no goroutine or process outlives the fleet.
+func (f *fleet) stop() {
+	f.kill()
+	go func() { f.watched.Wait(); close(f.events) }()
+	for range f.events {
+	}
+}
+
+// waitReady waits until every worker has printed "ready".
+func (f *fleet) waitReady(ctx context.Context) error {
+	for ready := 0; ready < len(f.pids); {
 		select {
-		case ev := <-events:
+		case ev := <-f.events:
 			if ev.exited {
-				drain()
-				return res, fmt.Errorf("worker %d exited before it was ready: %v", ev.worker, ev.err)
+				return fmt.Errorf("worker %d exited before it was ready: %v", ev.worker, ev.err)
 			}
 			if ev.ready {
 				ready++
 			}
 		case <-ctx.Done():
-			drain()
-			return res, ctx.Err()
+			return ctx.Err()
 		}
 	}
+	return nil
+}
 
-	var reads, readerTorn atomic.Int64
-	stopReaders := make(chan struct{})
-	var readers sync.WaitGroup
-	for range cfg.readers {
-		readers.Go(func() { readUntil(path, stopReaders, &reads, &readerTorn) })
-	}
-	stopAll := func() {
-		close(stopReaders)
-		readers.Wait()
-	}
-
-	start := time.Now()
-	for _, in := range stdins {
+// release lets all workers start at once, so that they really overlap.
+func (f *fleet) release() {
+	for _, in := range f.stdins {
 		io.WriteString(in, "go\n") // a worker that died is reported by its exit event
 	}
+}
+
+// collect gathers the workers' results until all have exited, calling
+// progress with the updates attempted so far about once a second. It
+// returns the results and when the last one arrived. On error the caller
+// must stop the fleet.
+func (f *fleet) collect(ctx context.Context, progress func(attempted int64)) (results []*workerResult, last time.Time, err error) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	attempted := make([]int64, cfg.procs)
-	results := make([]*workerResult, cfg.procs)
-	for exited := 0; exited < started; {
+	attempted := make([]int64, len(f.pids))
+	results = make([]*workerResult, len(f.pids))
+	for exited := 0; exited < len(f.pids); {
 		select {
-		case ev := <-events:
+		case ev := <-f.events:
 			switch {
 			case ev.result != nil:
 				results[ev.worker] = ev.result
 				attempted[ev.worker] = ev.result.Attempted
-				res.elapsed = time.Since(start)
-			case ev.exited && (ev.err != nil || results[ev.worker] == nil):
-				stopAll()
-				drain()
-				return res, fmt.Errorf("worker %d failed: %v", ev.worker, ev.err)
+				last = time.Now()
+			case ev.exited && ev.err != nil:
+				return nil, last, fmt.Errorf("worker %d failed: %w", ev.worker, ev.err)
+			case ev.exited && results[ev.worker] == nil:
+				return nil, last, fmt.Errorf("worker %d exited without a result", ev.worker)
 			case ev.exited:
 				exited++
 			default:
@@ -241,33 +288,37 @@ func runSide(ctx context.Context, exe string, cfg demoConfig, mode, path string,
 			for _, n := range attempted {
 				sum += n
 			}
-			fmt.Fprintf(progress, "demo: %s: %3.0fs  %d/%d updates attempted, %d torn reads so far\n",
-				sideName(mode), time.Since(start).Seconds(), sum,
-				int64(cfg.procs*cfg.goroutines*cfg.updates), readerTorn.Load())
+			progress(sum)
 		case <-ctx.Done():
-			stopAll()
-			drain()
-			return res, ctx.Err()
+			return nil, last, ctx.Err()
 		}
 	}
-	stopAll()
-	workers.Wait()
+	f.watched.Wait()
+	f.kill() // releases the context; every worker has exited
+	return results, last, nil
+}
 
-	for _, r := range results {
-		res.attempted += r.Attempted
-		res.writerTorn += r.WriterTorn
-		res.errors += r.Errors
-		if res.firstError == "" {
-			res.firstError = r.FirstError
-		}
+// readerPool is a set of lock-free readers of one file.
+type readerPool struct {
+	reads, torn atomic.Int64
+	done        chan struct{}
+	wg          sync.WaitGroup
+}
+
+func startReaders(path string, n int) *readerPool {
+	p := &readerPool{done: make(chan struct{})}
+	for range n {
+		p.wg.Go(func() { readUntil(path, p.done, &p.reads, &p.torn) })
 	}
-	res.reads, res.readerTorn = reads.Load(), readerTorn.Load()
-	if s, ok := decodeFile(path); ok {
-		res.kept = int64(s.Runs)
-	} else {
-		res.finalCorrupt = true
-	}
-	return res, nil
+	return p
+}
+
+// stop stops the readers and reports how many reads they made and how many
+// of those were torn.
+func (p *readerPool) stop() (reads, torn int64) {
+	close(p.done)
+	p.wg.Wait()
+	return p.reads.Load(), p.torn.Load()
 }
 
 // watchWorker turns a worker's stdout into events, then waits for it.
