@@ -227,3 +227,48 @@ func TestReadMissingAndCorrupt(t *testing.T) {
 		t.Errorf("Read(corrupt) err = %v, want *CorruptError with path and offset", err)
 	}
 }
+
+func TestWithPermForNewFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "secret.json")
+	s := status.NewStore[map[string]int](path, status.WithPerm(0o600))
+	if _, err := s.Mutate(context.Background(), func(m *map[string]int) error {
+		*m = map[string]int{"a": 1}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("new file mode %v, want 0600", fi.Mode().Perm())
+	}
+	lock, err := os.Stat(path + status.LockSuffix)
+	if err != nil || !lock.Mode().IsRegular() {
+		t.Errorf("lock file %s: %v", path+status.LockSuffix, err)
+	}
+}
+
+// A non-struct document type keeps every key by itself; the Store must not
+// try to find unknown fields in it.
+func TestStoreOfMap(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agents.json")
+	os.WriteFile(path, []byte(`{"b": 2, "a": {"nested": true}}`), 0o644)
+	s := status.NewStore[map[string]any](path)
+	got, err := s.Mutate(context.Background(), func(m *map[string]any) error {
+		(*m)["c"] = 3.0
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"a": map[string]any{"nested": true}, "b": 2.0, "c": 3.0}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	b, _ := os.ReadFile(path)
+	if string(b) != "{\n  \"a\": {\n    \"nested\": true\n  },\n  \"b\": 2,\n  \"c\": 3\n}\n" {
+		t.Errorf("stored %q", b)
+	}
+}
