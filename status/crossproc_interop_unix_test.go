@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/agentstate/core/status"
@@ -112,4 +113,30 @@ func TestCrossprocPythonControlNoLock(t *testing.T) {
 		}
 	}
 	t.Fatalf("python without the lock lost no update in %d attempts: the harness cannot tell locked from unlocked", attempts)
+}
+
+// A python process SIGKILLed while it holds the flock blocks no Go caller:
+// the kernel drops the lock with the process.
+func TestCrossprocPythonKilledHoldingLock(t *testing.T) {
+	cpNeedPython(t)
+	path := cpSeed(t)
+	cmd := exec.Command("python3", filepath.Join("testdata", "interop_counter.py"), path, "0", "hold")
+	c := cpStart(t, "python holder", cmd, false)
+	c.expect(t, "inside")
+	if cpTryFlock(t, path+status.LockSuffix) {
+		t.Fatal("the lock was free while python held it: python and Go do not take the same lock")
+	}
+	waiter := make(chan error, 1)
+	go func() { waiter <- cpIncrementWithin(path) }()
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.wait()
+	if err := <-waiter; err != nil {
+		t.Fatalf("Mutate waiting for the killed python holder: %v", err)
+	}
+	s, err := status.Read(path)
+	if err != nil || s.Runs != 1 {
+		t.Fatalf("after the kill: runs %d, err %v; want 1, nil", s.Runs, err)
+	}
 }

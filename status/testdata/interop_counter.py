@@ -11,7 +11,8 @@ MODE "lock" follows the protocol documented in status/doc.go:
      PATH, fsync the directory,
   5. close the lock descriptor.
 MODE "nolock" does the same read-modify-write without steps 1, 2 and 5: the
-control that shows what the lock is for.
+control that shows what the lock is for. MODE "hold" takes the lock, prints
+"inside" and blocks reading stdin until it is killed (ITERATIONS unused).
 
 Each iteration adds 1 to "runs" and sets "py_extra", a field the Go Status
 type does not know; every other field is kept as read. Talks to the Go test
@@ -82,8 +83,18 @@ def locked_increment(path):
         os.close(lfd)  # releases the lock; the lock file stays
 
 
+def hold(path):
+    lfd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fcntl.flock(lfd, fcntl.LOCK_EX)
+    print("inside", flush=True)
+    sys.stdin.read()  # until the parent kills us
+    sys.exit("stdin closed: the parent should have killed this process")
+
+
 def main():
     path, iterations, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    if mode == "hold":
+        hold(path)
     step = {"lock": locked_increment, "nolock": increment}[mode]
     print("ready", flush=True)
     sys.stdin.readline()
