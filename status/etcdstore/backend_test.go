@@ -3,6 +3,7 @@ package etcdstore
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"os"
 	"path/filepath"
@@ -115,7 +116,7 @@ func TestBackendDirect(t *testing.T) {
 	})
 
 	t.Run("markers share a lease and live outside document keys", func(t *testing.T) {
-		const prefix = "/markers-test"
+		prefix := "/markers-test/" + rand.Text() // unique even with -count>1
 		s := newShared(cli, newConfig([]Option{WithPrefix(prefix)}))
 		b1, b2 := s.open(docPath(t)), s.open(docPath(t))
 		for _, b := range []*Backend{b1, b2} {
