@@ -87,10 +87,17 @@ func describeControl(w io.Writer, r sideResult) {
 	case r.finalCorrupt:
 		fmt.Fprintf(&b, "%s: concurrent in-place writes left the file CORRUPT, so all %d updates are lost.", name, r.attempted)
 	case r.lost() > 0:
-		fmt.Fprintf(&b, "%s: lost %d of %d updates (%.1f%%): %d written back over by a writer's stale copy",
-			name, r.lost(), r.attempted, 100*float64(r.lost())/float64(max(r.attempted, 1)), r.lost()-r.writerTorn-r.errors)
+		fmt.Fprintf(&b, "%s: lost %d of %d updates (%.1f%%)",
+			name, r.lost(), r.attempted, 100*float64(r.lost())/float64(max(r.attempted, 1)))
+		var why []string
+		if n := r.lost() - r.writerTorn - r.errors; n > 0 {
+			why = append(why, fmt.Sprintf("%d written over by a writer's stale copy", n))
+		}
 		if r.writerTorn > 0 {
-			fmt.Fprintf(&b, ", %d given up because the writer read a torn file", r.writerTorn)
+			why = append(why, fmt.Sprintf("%d given up because the writer read a torn file", r.writerTorn))
+		}
+		if len(why) > 0 {
+			b.WriteString(": " + strings.Join(why, ", "))
 		}
 		b.WriteString(".")
 	default:
