@@ -230,9 +230,11 @@ func terminal(err error) bool {
 	} else {
 		return false
 	}
+	// FailedPrecondition is not here: etcd uses it for passing states too
+	// ("not leader", "not capable" right after a restart).
 	switch code {
 	case codes.InvalidArgument, codes.PermissionDenied, codes.Unauthenticated,
-		codes.FailedPrecondition, codes.OutOfRange, codes.Unimplemented,
+		codes.OutOfRange, codes.Unimplemented,
 		codes.ResourceExhausted: // no space; a message over gRPC's size limit
 		return true
 	}
