@@ -89,7 +89,7 @@ func TestShutdownMidWorkload(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	st, _ := storeFor("module")
-	p := params{Impl: "module", Root: root, Servers: 1, Workspaces: workspaces, MaxPasses: maxPasses}
+	p := params{Impl: "module", Dir: root, Servers: 1, Workspaces: workspaces, MaxPasses: maxPasses}
 
 	p.StopAfter = workspaces * 4
 	first := newServer(p, st).run(ctx)
@@ -230,7 +230,7 @@ func runFleet(t *testing.T, impl string, servers, workspaces int) verdict {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	base := params{Impl: impl, Root: root, Servers: servers, Workspaces: workspaces, MaxPasses: maxPasses}
+	base := params{Impl: impl, Dir: root, Servers: servers, Workspaces: workspaces, MaxPasses: maxPasses}
 	var children []*child
 	for i := 1; i < servers; i++ {
 		p := base
@@ -330,6 +330,7 @@ func verify(t *testing.T, root string, workspaces int, results []*result) verdic
 		}
 		if d.State != "completed" {
 			v.Unfinished++
+			v.Examples = append(v.Examples, fmt.Sprintf("%s: final state %s (%s)", ws, d.State, d.ProcessID))
 		}
 		processes := map[string]bool{}
 		for _, actor := range sortedKeys(acks[ws]) {

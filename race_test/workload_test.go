@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentstate/core/fs"
+	"github.com/agentstate/core/core"
 	"github.com/agentstate/core/status"
 )
 
@@ -37,7 +37,7 @@ const finalRun = 6
 // params configures one server. It is passed to child processes as JSON.
 type params struct {
 	Impl   string `json:"impl"` // see storeFor
-	Root   string `json:"root"` // the workspace root
+	Dir    string `json:"dir"`  // holds the workspace root, the pid files and the done marker
 	Server int    `json:"server"`
 	// Incarnation tells apart the claim ids and pids of a server restarted
 	// on the same root.
@@ -67,14 +67,18 @@ func storeFor(impl string) (statusStore, error) {
 
 func wsName(w int) string { return fmt.Sprintf("task-%02d", w) }
 
-func wsPath(root string, w int) string {
-	return filepath.Join(root, "agentstate", "core", wsName(w), "status.json")
+// wsRoot is the workspace root under a run's directory.
+func wsRoot(dir string) string { return filepath.Join(dir, "workspaces") }
+
+// wsPath is where core.StatusPath puts a workspace's document.
+func wsPath(dir string, w int) string {
+	return filepath.Join(wsRoot(dir), "agentstate", "core", wsName(w), "status.json")
 }
 
 // A pid stands for an agent process; it is alive while the file
-// <root>/.pids/<pid> exists, which every server can check, like /proc.
-func pidFile(root string, pid int) string {
-	return filepath.Join(root, ".pids", strconv.Itoa(pid))
+// <dir>/pids/<pid> exists, which every server can check, like /proc.
+func pidFile(dir string, pid int) string {
+	return filepath.Join(dir, "pids", strconv.Itoa(pid))
 }
 
 // result is what one server reports: what it was told succeeded, and what
@@ -244,6 +248,9 @@ type killReq struct {
 var errGone = errors.New("workspace moved on")
 
 type server struct {
+	c       *core.Core     // root, Fs, background tasks
+	paths   []string       // status document of each workspace, from c.StatusPath
+	index   map[string]int // task name -> workspace number
 	p       params
 	st      statusStore
 	rec     *recorder
@@ -251,6 +258,12 @@ type server struct {
 	agents  chan agent
 	kills   chan killReq
 	resumes chan int
+	// feedersDone is closed when the spawner and the queue drain have
+	// returned. The drain returns once it has seen every workspace
+	// completed, which is final, so the status tool has nothing left to
+	// do then. (In the bare control a stale write can revert a completed
+	// workspace after that; the final check reports it.)
+	feedersDone chan struct{}
 }
 
 func newServer(p params, st statusStore) *server {
@@ -261,10 +274,12 @@ func newServer(p params, st statusStore) *server {
 		agents:  make(chan agent, 1024),
 		kills:   make(chan killReq, 1024),
 		resumes: make(chan int, 64),
+
+		feedersDone: make(chan struct{}),
 	}
 }
 
-func (s *server) path(w int) string     { return wsPath(s.p.Root, w) }
+func (s *server) path(w int) string     { return s.paths[w] }
 func (s *server) actor(r string) string { return fmt.Sprintf("s%d/%s", s.p.Server, r) }
 
 // outcome sorts a Mutate error: true means the caller's loop should go on.
@@ -290,18 +305,18 @@ func (s *server) outcome(ctx context.Context, op string, err error) (ok, goOn bo
 }
 
 func (s *server) alive(pid int) bool {
-	_, err := os.Stat(pidFile(s.p.Root, pid))
+	_, err := os.Stat(pidFile(s.p.Dir, pid))
 	return err == nil
 }
 
 func (s *server) startProcess(pid int) {
-	if err := os.WriteFile(pidFile(s.p.Root, pid), nil, 0o644); err != nil {
+	if err := os.WriteFile(pidFile(s.p.Dir, pid), nil, 0o644); err != nil {
 		s.rec.error(err)
 	}
 }
 
 func (s *server) exitProcess(pid int) {
-	if err := os.Remove(pidFile(s.p.Root, pid)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(pidFile(s.p.Dir, pid)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		s.rec.error(err)
 	}
 }
@@ -313,7 +328,7 @@ func (s *server) spawner(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if err := fs.MkdirAll(filepath.Dir(s.path(w)), 0o755); err != nil {
+		if err := s.c.Fs().MkdirAll("agentstate/core/"+wsName(w), 0o755); err != nil {
 			s.rec.error(err)
 			continue
 		}
@@ -459,7 +474,7 @@ func (s *server) completions(ctx context.Context) {
 // is dead — through status.Status, which does not know race_acks — and asks
 // for failed and blocked ones to be resumed.
 func (s *server) statusTool(ctx context.Context) {
-	s.scan(ctx, "status-tool", func(w int, d doc) bool {
+	s.scan(ctx, "status-tool", s.feedersDone, func(w int, d doc) bool {
 		switch d.State {
 		case status.Running:
 			if d.PID != 0 && !s.alive(d.PID) {
@@ -485,18 +500,44 @@ const corruptAfter = 50
 // workspace, reading without a lock, checking what this goroutine sees
 // (observer), and visiting the ones not completed; visit returns false
 // when ctx ended. scan returns when one pass finds every workspace
-// completed (or hopelessly corrupt), after MaxPasses, or when ctx ends.
-func (s *server) scan(ctx context.Context, loop string, visit func(w int, d doc) bool) {
+// completed (or hopelessly corrupt), when any loop of any server has seen
+// that (the marker below), when stop is closed, after MaxPasses, or when
+// ctx ends.
+func (s *server) scan(ctx context.Context, loop string, stop <-chan struct{}, visit func(w int, d doc) bool) {
 	obs := newObserver(s.actor(loop), s.rec)
 	defer obs.done()
 	tornStreak := make([]int, s.p.Workspaces)
+	var last []string // what the previous pass found unfinished, for the give-up report
 	for pass := 0; ctx.Err() == nil; pass++ {
-		if pass == s.p.MaxPasses {
-			s.giveUp(loop)
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		if s.allCompletedSeen() {
 			return
 		}
-		all := true
-		for w := range s.p.Workspaces {
+		if pass == s.p.MaxPasses {
+			s.giveUp(loop, last)
+			return
+		}
+		last = last[:0]
+		// List the workspaces as the service does: every pass, from the
+		// root (new ones appear while the spawners create them).
+		list, err := s.c.Workspaces(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.rec.error(err)
+			}
+			return
+		}
+		all := len(list) == s.p.Workspaces
+		for _, ws := range list {
+			w, ok := s.index[ws.Task]
+			if !ok {
+				s.rec.error(fmt.Errorf("%s: unknown workspace %s", loop, ws))
+				continue
+			}
 			d, err := s.st.Read(s.path(w))
 			if err != nil {
 				s.readFailed(err)
@@ -514,13 +555,33 @@ func (s *server) scan(ctx context.Context, loop string, visit func(w int, d doc)
 				continue
 			}
 			all = false
+			last = append(last, fmt.Sprintf("%s %s %s pid %d alive=%v", wsName(w), d.State, d.ProcessID, d.PID, s.alive(d.PID)))
 			if !visit(w, d) {
 				return
 			}
 		}
 		if all {
+			s.markAllCompleted()
 			return
 		}
+	}
+}
+
+// The first scanning loop, of any server, that sees every workspace
+// completed leaves a marker in the root; the other scanning loops stop
+// when they see it. Completed is final, so nothing is left to do then.
+// (In the bare control a stale write can still revert a workspace; the
+// final check reports it, instead of the loops spinning on it.)
+func (s *server) markerPath() string { return filepath.Join(s.p.Dir, "all-completed") }
+
+func (s *server) allCompletedSeen() bool {
+	_, err := os.Stat(s.markerPath())
+	return err == nil
+}
+
+func (s *server) markAllCompleted() {
+	if err := os.WriteFile(s.markerPath(), nil, 0o644); err != nil {
+		s.rec.error(err)
 	}
 }
 
@@ -540,7 +601,7 @@ func (s *server) failDead(ctx context.Context, w int, seen doc) bool {
 
 // drain is the queue-drain loop: it claims queued workspaces of any server.
 func (s *server) drain(ctx context.Context) {
-	s.scan(ctx, "drain", func(w int, d doc) bool {
+	s.scan(ctx, "drain", nil, func(w int, d doc) bool {
 		return d.State != status.Queued || s.startAgent(ctx, w, "drain")
 	})
 }
@@ -622,9 +683,9 @@ func (s *server) readFailed(err error) {
 	}
 }
 
-func (s *server) giveUp(loop string) {
+func (s *server) giveUp(loop string, unfinished []string) {
 	s.rec.mu.Lock()
-	s.rec.r.GaveUp = append(s.rec.r.GaveUp, loop)
+	s.rec.r.GaveUp = append(s.rec.r.GaveUp, fmt.Sprintf("%s: %q", s.actor(loop), unfinished))
 	s.rec.mu.Unlock()
 }
 
@@ -632,12 +693,10 @@ func (s *server) giveUp(loop string) {
 // they are done (or StopAfter updates were acknowledged, or ctx ends),
 // then shuts them down and returns what the server saw.
 func (s *server) run(ctx context.Context) *result {
-	if err := os.MkdirAll(filepath.Join(s.p.Root, ".pids"), 0o755); err != nil {
+	if err := s.open(); err != nil {
 		s.rec.error(err)
 		return s.rec.result()
 	}
-	tasks := newTasks(ctx)
-
 	var feeders, watchers sync.WaitGroup
 	feeders.Add(2)
 	watchers.Add(2)
@@ -653,7 +712,7 @@ func (s *server) run(ctx context.Context) *result {
 		{"resumer", s.resumer},
 		// Close the hand-off channels when their senders are done, so
 		// that their receivers end by themselves (channels, not clocks).
-		{"close-agents", func(context.Context) { feeders.Wait(); close(s.agents); close(s.kills) }},
+		{"close-agents", func(context.Context) { feeders.Wait(); close(s.agents); close(s.kills); close(s.feedersDone) }},
 		{"close-resumes", func(context.Context) { watchers.Wait(); close(s.resumes) }},
 	}
 	// finished is closed by the last loop to return.
@@ -662,7 +721,7 @@ func (s *server) run(ctx context.Context) *result {
 	finished := make(chan struct{})
 	for _, l := range loops {
 		fn := l.fn
-		err := tasks.Go(l.name, func(ctx context.Context) {
+		err := s.c.Go(l.name, func(ctx context.Context) {
 			defer func() {
 				if pending.Add(-1) == 0 {
 					close(finished)
@@ -684,7 +743,9 @@ func (s *server) run(ctx context.Context) *result {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := tasks.Shutdown(sctx); err != nil {
+	// Shutdown cancels every loop's context and waits for all of them;
+	// goleak (TestMain) then checks that nothing is left.
+	if err := s.c.Shutdown(sctx); err != nil {
 		s.rec.mu.Lock()
 		s.rec.r.ShutdownErr = err.Error()
 		s.rec.mu.Unlock()
@@ -702,6 +763,32 @@ func (s *server) run(ctx context.Context) *result {
 			return s.rec.result()
 		}
 	}
+}
+
+// open creates the server's Core on the shared workspace root and
+// resolves the workspaces' status paths through it.
+func (s *server) open() error {
+	for _, d := range []string{wsRoot(s.p.Dir), filepath.Join(s.p.Dir, "pids")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	c, err := core.New(core.WithRoot(wsRoot(s.p.Dir)))
+	if err != nil {
+		return err
+	}
+	s.c = c
+	s.index = make(map[string]int)
+	for w := range s.p.Workspaces {
+		p, err := c.StatusPath("agentstate", "core", wsName(w))
+		if err != nil {
+			_ = c.Shutdown(context.Background())
+			return err
+		}
+		s.paths = append(s.paths, p)
+		s.index[wsName(w)] = w
+	}
+	return nil
 }
 
 // sortedKeys returns the keys of m in order.
