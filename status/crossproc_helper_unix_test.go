@@ -10,9 +10,10 @@ package status_test
 //   - stdin is a start gate: a child reports "ready", then blocks reading
 //     one line from stdin; the parent writes the line once every child is
 //     ready, so all of them start hammering the file together.
-//   - file descriptor 3 (a pipe) carries the child's reports, one line each.
-//     Lines are written with a single write(2) of less than PIPE_BUF bytes,
-//     so a line that was written before the child died is readable in full.
+//   - file descriptor 3 (a pipe) carries the child's reports, one line each,
+//     each with a single write(2). The short lines of the SIGKILL test are
+//     below PIPE_BUF, so a line written before the child died is readable
+//     in full after its death.
 
 import (
 	"bufio"
@@ -35,11 +36,11 @@ const (
 // cpArgs parameterises a child.
 type cpArgs struct {
 	Path       string // the document
-	Writer     string // "mutate" (status.Mutate) or "bare" (unlocked read-modify-write)
+	Writer     string // how to increment: see cpIncrement and the modes
 	Goroutines int
-	Iterations int    // per goroutine
+	Iterations int    // per goroutine (bench: per process)
 	Client     int    // first client id (linearizability)
-	Hold       bool   // kill test: block inside fn after the first increment
+	Hold       bool   // kill test: block inside fn after Iterations increments
 	Seed       uint64 // for the child's random choices
 }
 
@@ -189,7 +190,7 @@ func (c *cpChild) expect(t testing.TB, prefix string) string {
 	t.Helper()
 	l, ok := c.next()
 	if !ok || !strings.HasPrefix(l, prefix) {
-		c.wait()
+		c.abort(ok)
 		t.Fatalf("%s: got report %q (eof=%v), want %q...; exit: %v; stderr:\n%s", c.name, l, !ok, prefix, c.err, c.stderr.String())
 	}
 	return strings.TrimPrefix(strings.TrimPrefix(l, prefix), " ")
@@ -202,6 +203,15 @@ func (c *cpChild) expectJSON(t testing.TB, kind string, v any) {
 	if err := json.Unmarshal([]byte(rest), v); err != nil {
 		t.Fatalf("%s: bad %s report %q: %v", c.name, kind, rest, err)
 	}
+}
+
+// abort reaps the child after an unexpected report. A child that is still
+// running (alive) is killed first: it may never exit by itself.
+func (c *cpChild) abort(alive bool) {
+	if alive && !c.waited {
+		_ = c.cmd.Process.Kill()
+	}
+	c.wait()
 }
 
 func (c *cpChild) wait() error {

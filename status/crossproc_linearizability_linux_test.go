@@ -241,7 +241,7 @@ func cpLinHistory(t *testing.T, writer string, procs, clients, ops int) []porcup
 			}
 			var r cpLinRecord
 			if !ok || len(l) < 3 || l[:3] != "op " || json.Unmarshal([]byte(l[3:]), &r) != nil {
-				c.wait()
+				c.abort(ok)
 				t.Fatalf("%s: bad report %q (eof=%v): %v\n%s", c.name, l, !ok, c.err, c.stderr.String())
 			}
 			if r.Out.Err != "" {
