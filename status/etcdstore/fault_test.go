@@ -251,9 +251,9 @@ type result struct {
 }
 
 // TestServerRestart stops the etcd server in the middle of a run and starts
-// it again on the same URL and data, while workers (each its own client,
-// with one commit in ten losing its request or response) keep
-// incrementing. Every Mutate either commits exactly once or returns an
+// it again on the same URL and data, while workers keep incrementing (half
+// with their own client, half sharing one client and With, i.e. its local
+// queue; one commit in ten loses its request or response). Every Mutate either commits exactly once or returns an
 // error; no acknowledged increment is lost; the only errors are ctx
 // deadlines (calls during the outage give up when their ctx says so); and
 // the final count is exactly the acknowledged increments plus the unknown
@@ -268,8 +268,15 @@ func TestServerRestart(t *testing.T) {
 	results := make(chan result, 1024)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for range workers {
-		st := status.NewStore[counter](path, With(newFaultyClient(t, srv.Endpoint(), f)))
+	// Half the workers have their own client; the other half are
+	// goroutines of one "service" sharing a client and a With.
+	sharedOpt := With(newFaultyClient(t, srv.Endpoint(), f))
+	for i := range workers {
+		opt := sharedOpt
+		if i%2 == 0 {
+			opt = With(newFaultyClient(t, srv.Endpoint(), f))
+		}
+		st := status.NewStore[counter](path, opt)
 		wg.Go(func() {
 			for {
 				select {

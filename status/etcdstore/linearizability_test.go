@@ -123,6 +123,11 @@ func TestLinearizable(t *testing.T) {
 		opt     func(cli int) status.Option
 	}{
 		{"guarded", false, func(int) status.Option { return With(newClient(t, endpoint)) }},
+		// Goroutines of one service: one client, one With, local queue.
+		{"guarded shared With", false, func() func(int) status.Option {
+			opt := With(newClient(t, endpoint))
+			return func(int) status.Option { return opt }
+		}()},
 		{"bare", true, func(int) status.Option { return withBare(newClient(t, endpoint)) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
