@@ -106,7 +106,7 @@ func TestCrossprocPythonControlNoLock(t *testing.T) {
 	const attempts = 3
 	for a := range attempts {
 		path := cpSeed(t)
-		out := cpRunCounter(t, path, cpCounterRun{procs: 4, goroutines: 8, iters: 50, writer: "mutate", python: 2, pyIters: 150, pyMode: "nolock"})
+		out := cpRunCounter(t, path, cpCounterRun{procs: 4, goroutines: 8, iters: 20, writer: "mutate", python: 2, pyIters: 60, pyMode: "nolock"})
 		if out.lost() > 0 {
 			t.Logf("attempt %d: python without the lock lost %d of %d updates", a+1, out.lost(), out.want)
 			return

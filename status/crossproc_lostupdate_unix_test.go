@@ -319,7 +319,7 @@ func TestCrossprocLostUpdates(t *testing.T) {
 // updates, or the harness could not see the bug that status.Mutate fixes.
 // Fewer iterations: every bare increment is its own durable write.
 func TestCrossprocLostUpdatesControlBareRMW(t *testing.T) {
-	procs, goroutines, iters := 8, 8, 25
+	procs, goroutines, iters := 8, 8, 10
 	path := cpSeed(t)
 	out := cpRunCounter(t, path, cpCounterRun{procs: procs, goroutines: goroutines, iters: iters, writer: "bare"})
 	t.Logf("bare read-modify-write: final %d of %d: %d updates lost; readers saw runs go down %d times", out.final, out.want, out.lost(), out.read.Decreases)
@@ -337,7 +337,7 @@ func TestCrossprocLostUpdatesControlBareRMW(t *testing.T) {
 // upstream services would get from a sync.Mutex) must still lose updates
 // across processes: the cross-process half of the lock is not optional.
 func TestCrossprocLostUpdatesControlProcessMutexOnly(t *testing.T) {
-	procs, goroutines, iters := 8, 8, 25
+	procs, goroutines, iters := 8, 8, 10
 	path := cpSeed(t)
 	out := cpRunCounter(t, path, cpCounterRun{procs: procs, goroutines: goroutines, iters: iters, writer: "mutex"})
 	t.Logf("per-process mutex only: final %d of %d: %d updates lost", out.final, out.want, out.lost())
