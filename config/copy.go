@@ -30,7 +30,7 @@ type copier struct {
 // the error travels back to the caller, so the success path never builds a
 // path string.
 type valueError struct {
-	segs []string // innermost last after reversal
+	segs []string // path segments, innermost first
 	msg  string
 }
 
@@ -49,8 +49,9 @@ func (e *valueError) path(key string) string {
 }
 
 // copyIn returns a deep copy of v, or an error naming the offending path.
-// section says whether a map[string]any at this position is a section
-// (reachable by dotted keys), whose keys must be valid key segments.
+// v itself is stored at a key, so a map[string]any v is a section and so
+// are the map[string]any values inside it (but not those inside slices):
+// their keys must be valid key segments.
 func copyIn(v any) (any, *valueError) {
 	c := copier{check: true}
 	c.stack = c.buf[:0]
@@ -70,6 +71,7 @@ func copyOut(v any) any {
 	return out
 }
 
+// any copies v; section says whether a map[string]any here is a section.
 func (c *copier) any(v any, section bool) (any, *valueError) {
 	switch x := v.(type) {
 	case nil, string, bool, int, int64, float64, time.Duration, time.Time,
