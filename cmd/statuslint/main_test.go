@@ -32,6 +32,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+
+	"example.com/bad/store"
 )
 
 type Status struct {
@@ -55,6 +57,48 @@ func MarkCompleted(ws string) error {
 	}
 	return os.WriteFile(p, out, 0o644)
 }
+
+func Requeue(ws string) error {
+	d, err := store.Load(ws)
+	if err != nil {
+		return err
+	}
+	d["status"] = "queued"
+	return store.Save(ws, d)
+}
+`
+
+// storeSource is a helper package of the bad module: its read and write
+// helpers are seen in package bad through the analyzer's facts, which go vet
+// passes between packages.
+const storeSource = `package store
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+)
+
+func Load(ws string) (map[string]any, error) {
+	data, err := os.ReadFile(filepath.Join(ws, "status.json"))
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(data, &m)
+}
+
+func Save(ws string, m map[string]any) error {
+	out, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(ws, ".status.json.tmp")
+	if err := os.WriteFile(tmp, out, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(ws, "status.json"))
+}
 `
 
 const goodSource = `package good
@@ -74,20 +118,32 @@ func Show(p string) (map[string]any, error) {
 }
 `
 
-// module writes a one-package module into a temp directory.
-func module(t *testing.T, name, src string) string {
+// module writes a module into a temp directory: the package name at its
+// root with source src, plus extra files given as name, content pairs.
+func module(t *testing.T, name, src string, extra ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
 		"go.mod":     "module example.com/" + name + "\n\ngo 1.25\n",
 		name + ".go": src,
 	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		files[extra[i]] = extra[i+1]
+	}
 	for f, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, f), []byte(content), 0o644); err != nil {
+		p := filepath.Join(dir, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return dir
+}
+
+func badModule(t *testing.T) string {
+	return module(t, "bad", badSource, "store/store.go", storeSource)
 }
 
 // run runs a command in dir with this test binary acting as statuslint, and
@@ -131,13 +187,14 @@ func goCmd(t *testing.T) string {
 }
 
 var wantFindings = []string{
-	"bad.go:28:9: read-modify-write of p without a lock: read and decoded at line 15",
-	"bad.go:28:9: not atomic: os.WriteFile truncates p in place",
+	"bad.go:30:9: read-modify-write of p without a lock: read and decoded at line 17",
+	"bad.go:30:9: not atomic: os.WriteFile truncates p in place",
+	"bad.go:39:9: read-modify-write of ws without a lock: read and decoded at line 34",
 }
 
 func TestStandalone(t *testing.T) {
 	goCmd(t) // singlechecker loads packages through the go command
-	code, out := run(t, module(t, "bad", badSource), self(t), "./...")
+	code, out := run(t, badModule(t), self(t), "./...")
 	if code != 3 { // singlechecker's exit code for findings
 		t.Errorf("statuslint ./... on bad code: exit %d, want 3\n%s", code, out)
 	}
@@ -155,7 +212,7 @@ func TestStandalone(t *testing.T) {
 
 func TestAsVettool(t *testing.T) {
 	goBin := goCmd(t)
-	code, out := run(t, module(t, "bad", badSource), goBin, "vet", "-vettool="+self(t), "./...")
+	code, out := run(t, badModule(t), goBin, "vet", "-vettool="+self(t), "./...")
 	if code == 0 {
 		t.Errorf("go vet -vettool=statuslint on bad code succeeded:\n%s", out)
 	}

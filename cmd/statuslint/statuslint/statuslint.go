@@ -35,6 +35,7 @@ const (
 const ignoreDirective = "//statuslint:ignore"
 
 func run(pass *analysis.Pass) (any, error) {
+	var funcs []*function
 	for _, file := range pass.Files {
 		if ast.IsGenerated(file) {
 			continue
@@ -51,14 +52,15 @@ func run(pass *analysis.Pass) (any, error) {
 			switch d := decl.(type) {
 			case *ast.FuncDecl:
 				if d.Body != nil {
-					checkFunc(pass, d.Body, report)
+					fn, _ := pass.TypesInfo.Defs[d.Name].(*types.Func)
+					funcs = append(funcs, &function{fn, d.Body, report})
 				}
 			case *ast.GenDecl:
 				// Function literals in package-level variables are
 				// functions of their own.
 				ast.Inspect(d, func(n ast.Node) bool {
 					if lit, ok := n.(*ast.FuncLit); ok {
-						checkFunc(pass, lit.Body, report)
+						funcs = append(funcs, &function{nil, lit.Body, report})
 						return false
 					}
 					return true
@@ -66,7 +68,36 @@ func run(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
+
+	// Find the helpers of this package that read or write the file named by
+	// a parameter, so that their callers see those accesses. A helper may
+	// call another helper: repeat until nothing changes.
+	for range 4 {
+		changed := false
+		for _, f := range funcs {
+			if f.obj != nil && exportHelperFact(pass, f.obj, analyse(pass, f)) {
+				changed = true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+
+	for _, f := range funcs {
+		u := analyse(pass, f)
+		u.checkInPlace(f.report)
+		u.checkReadModifyWrite(pass.Fset, f.report)
+	}
 	return nil, nil
+}
+
+// A function is a function declaration, or a function literal assigned to a
+// package-level variable (obj is nil).
+type function struct {
+	obj    *types.Func
+	body   *ast.BlockStmt
+	report reportFunc
 }
 
 type lineKey struct {
@@ -90,26 +121,43 @@ func ignoredLines(fset *token.FileSet, file *ast.File) map[lineKey]bool {
 
 type reportFunc func(pos token.Pos, format string, args ...any)
 
-// checkFunc analyses one function body, function literals inside it included.
-func checkFunc(pass *analysis.Pass, body *ast.BlockStmt, report reportFunc) {
+// analyse collects the accesses of one function body, function literals
+// inside it included.
+func analyse(pass *analysis.Pass, f *function) *unit {
 	u := &unit{
+		pass:    pass,
 		info:    pass.TypesInfo,
+		params:  make(map[*types.Var]int),
 		assigns: make(map[*types.Var]int),
 		defs:    make(map[*types.Var]ast.Expr),
 		vals:    make(map[*types.Var][]fact),
 	}
-	u.collect(body)
-	u.events(body, report)
+	if f.obj != nil {
+		sig := f.obj.Type().(*types.Signature)
+		if r := sig.Recv(); r != nil {
+			u.params[r] = recvIndex
+		}
+		for i := range sig.Params().Len() {
+			u.params[sig.Params().At(i)] = i
+		}
+	}
+	u.collect(f.body)
+	u.events(f.body)
+	return u
+}
 
-	// Rule 1: a decoded read followed by an encoded write of the same path.
+// checkReadModifyWrite reports rule 1: a decoded read followed by an encoded
+// write of the same path.
+func (u *unit) checkReadModifyWrite(fset *token.FileSet, report reportFunc) {
+	reported := make(map[token.Pos]bool)
 	for _, w := range u.writes {
 		for _, r := range u.reads {
-			if r.pos < w.pos && r.key == w.key {
+			if r.pos < w.pos && r.key == w.key && !reported[w.pos] {
+				reported[w.pos] = true
 				report(w.pos, "read-modify-write of %s without a lock: read and decoded at line %d, "+
 					"written back here; an update made in between by another goroutine or process "+
 					"is lost (use status.Mutate)",
-					types.ExprString(w.path), pass.Fset.Position(r.pos).Line)
-				break
+					types.ExprString(w.path), fset.Position(r.pos).Line)
 			}
 		}
 	}
@@ -140,13 +188,16 @@ type access struct {
 }
 
 type unit struct {
+	pass    *analysis.Pass
 	info    *types.Info
+	params  map[*types.Var]int      // parameters of the function (receiver: recvIndex)
 	assigns map[*types.Var]int      // how often each local variable is assigned
 	defs    map[*types.Var]ast.Expr // the value of a variable defined from one expression
 	vals    map[*types.Var][]fact   // every kind of value a variable is assigned
 	exempt  []ast.Node              // function literals run by status.Mutate
 	reads   []access
 	writes  []access
+	inPlace []*ast.CallExpr // every call, for rule 2
 }
 
 // collect records assignments, variable facts and the function literals
@@ -272,13 +323,13 @@ func (u *unit) resultFact(call *ast.CallExpr) (fact, bool) {
 
 // events records, in source order, the decoded reads and encoded writes
 // (rule 1, outside Mutate literals) and reports in-place writes (rule 2).
-func (u *unit) events(body *ast.BlockStmt, report reportFunc) {
+func (u *unit) events(body *ast.BlockStmt) {
 	ast.Inspect(body, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
 		if !ok {
 			return true
 		}
-		u.checkInPlace(call, report)
+		u.inPlace = append(u.inPlace, call)
 		if u.inExempt(call) {
 			return true
 		}
@@ -288,6 +339,11 @@ func (u *unit) events(body *ast.BlockStmt, report reportFunc) {
 		if w, ok := u.encodedWrite(call); ok {
 			u.writes = append(u.writes, w)
 		}
+		if w, ok := u.renamedWrite(call); ok {
+			u.writes = append(u.writes, w)
+		}
+		u.reads = append(u.reads, u.helperAccesses(call, true)...)
+		u.writes = append(u.writes, u.helperAccesses(call, false)...)
 		return true
 	})
 }
@@ -381,8 +437,31 @@ func (u *unit) encodedWrite(call *ast.CallExpr) (access, bool) {
 	return access{}, false
 }
 
+// renamedWrite reports whether call renames a file that JSON was written to
+// before (a hand-made atomic write: temp file, then rename): the JSON is then
+// written to the new name.
+func (u *unit) renamedWrite(call *ast.CallExpr) (access, bool) {
+	fn := u.callee(call)
+	if fn == nil || fn.Name() != "Rename" || len(call.Args) != 2 {
+		return access{}, false
+	}
+	from := u.key(call.Args[0], 0)
+	for _, w := range u.writes {
+		if w.key == from {
+			return u.access(call.Args[1], call.Pos()), true
+		}
+	}
+	return access{}, false
+}
+
 // checkInPlace reports rule 2: truncating whole-file writes of JSON files.
-func (u *unit) checkInPlace(call *ast.CallExpr, report reportFunc) {
+func (u *unit) checkInPlace(report reportFunc) {
+	for _, call := range u.inPlace {
+		u.checkCallInPlace(call, report)
+	}
+}
+
+func (u *unit) checkCallInPlace(call *ast.CallExpr, report reportFunc) {
 	fn := u.callee(call)
 	if fn == nil || len(call.Args) == 0 {
 		return
@@ -617,6 +696,9 @@ func (u *unit) key(e ast.Expr, depth int) string {
 	case *ast.Ident:
 		switch obj := u.info.ObjectOf(e).(type) {
 		case *types.Var:
+			if i, ok := u.params[obj]; ok && u.assigns[obj] == 0 {
+				return paramMarker(i)
+			}
 			if d := u.def(obj); d != nil && u.localVar(e) != nil {
 				return u.key(d, depth+1)
 			}

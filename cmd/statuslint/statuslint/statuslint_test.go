@@ -27,3 +27,9 @@ func TestMigratedCode(t *testing.T) {
 func TestKnownLimits(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), statuslint.Analyzer, "limits")
 }
+
+// TestHelpersAcrossPackages: helpers of another package are seen through the
+// facts the analyzer exports for them.
+func TestHelpersAcrossPackages(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), statuslint.Analyzer, "crosspkg")
+}

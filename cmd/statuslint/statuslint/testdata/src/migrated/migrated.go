@@ -65,7 +65,7 @@ func markDead(ctx context.Context, path string) error {
 }
 
 // A fresh document with no prior read.
-func create(ws string) error {
+func create(ws string) error { // want create:`reads\(\) writes\(path/filepath.Join\(\$0, "status.json"\)\)`
 	out, err := json.MarshalIndent(status.Status{State: "queued"}, "", "  ")
 	if err != nil {
 		return err
@@ -74,7 +74,7 @@ func create(ws string) error {
 }
 
 // Reading only.
-func show(ws string) (map[string]any, error) {
+func show(ws string) (map[string]any, error) { // want show:`reads\(path/filepath.Join\(\$0, "status.json"\)\) writes\(\)`
 	data, err := os.ReadFile(filepath.Join(ws, "status.json"))
 	if err != nil {
 		return nil, err
@@ -84,7 +84,7 @@ func show(ws string) (map[string]any, error) {
 }
 
 // Read one path, write another (an export).
-func export(src, dst string) error {
+func export(src, dst string) error { // want export:`reads\(\) writes\(\$1\)`
 	data, err := os.ReadFile(src)
 	if err != nil {
 		return err

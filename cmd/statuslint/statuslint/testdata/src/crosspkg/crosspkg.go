@@ -1,0 +1,21 @@
+// Package crosspkg uses the helpers of package wsutil.
+package crosspkg
+
+import "wsutil"
+
+func Complete(ws string) error {
+	d, err := wsutil.Get(ws)
+	if err != nil {
+		return err
+	}
+	d.Status = "completed"
+	return wsutil.Put(ws, d) // want `read-modify-write of ws without a lock`
+}
+
+func Reset(ws, other string) error { // want Reset:`reads\(\) writes\(path/filepath.Join\(\$0, "status.json"\)\)`
+	d, err := wsutil.Get(other)
+	if err != nil {
+		return err
+	}
+	return wsutil.Put(ws, d) // a different workspace: not reported
+}
