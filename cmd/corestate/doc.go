@@ -6,7 +6,8 @@
 //
 //	corestate demo [--procs N] [--goroutines N] [--updates N] [--readers N] [--dir DIR] [--timeout D]
 //	corestate get [--json] FILE [FIELD]
-//	corestate set [--timeout D] FILE FIELD=VALUE...
+//	corestate set [--timeout D] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
+//	corestate incr [--timeout D] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
 //	corestate sweep [--older-than D] DIR
 //	corestate help [COMMAND]
 //
@@ -64,6 +65,42 @@
 // FILE is created (its directory must exist); a corrupt FILE is never
 // overwritten.
 //
+// # Guards and transitions
+//
+// set and incr take repeatable --if FIELD=VALUE[,VALUE...] guards, checked
+// under the same lock and in the same Mutate as the change, so that
+// "claim the task if it is still queued" is one atomic step for a script
+// (get followed by set is not: another writer can come between them):
+//
+//	corestate set ws/status.json status=running pid=$$ --if status=queued || exit
+//
+// Every --if must hold; one holds if FIELD currently equals one of its
+// VALUEs. VALUE is parsed as set's VALUE (and checked against the type of a
+// status.Status field), except that null means "absent (or null)". A VALUE
+// that is one JSON value is one alternative (note="a,b", tags=["a","b"]);
+// otherwise it is split at every comma (status=queued,blocked). Values
+// compare as JSON values: objects regardless of key order, numbers
+// numerically. An absent status.Status field compares as its zero value, as
+// get prints it (--if runs=0 holds on a new file). If a guard does not hold,
+// nothing is written and the command exits 8 with a one-line error naming the
+// field, its current value and the values wanted.
+//
+// When set changes the status of a document whose status is a string (or
+// absent), it also applies status.Status.Transition: a final state
+// (completed, failed, merged, rejected; see status.State.Final) is never
+// left unless an --if on status names it, so a late "status=running" cannot
+// revert a completed task. That conflict exits 8 too. Re-stating the current
+// status is not a transition and is allowed.
+//
+// # incr
+//
+// incr adds N (default 1) to the integer FIELD in one Mutate and prints the
+// committed document. An absent or null FIELD counts as 0. A current value
+// that is not an integer literal, a status.Status field that is not an
+// integer, or an int64 (or field type) overflow exits 5 and writes nothing.
+// A negative N must follow "--" (incr FILE runs -- -1), or it reads as a
+// flag.
+//
 // # sweep
 //
 // sweep removes, from directory DIR (not its subdirectories), the temp files
@@ -84,5 +121,6 @@
 //	5    bad field (a name or value that status.Status does not accept)
 //	6    demo failed (the status.Mutate side lost an update, saw a torn read, or erred)
 //	7    any other error (permission denied, I/O error...)
+//	8    conflict (set, incr: an --if did not hold, or a final status would be left); nothing is written
 //	130  interrupted (SIGINT or SIGTERM)
 package main

@@ -169,12 +169,8 @@ func parseAssignment(arg string) (assignment, error) {
 	value = compactJSON(value)
 	f, known := fieldByName[name]
 	if !known {
-		// Go's decoder matches names case-insensitively: "Runs" would
-		// collide with "runs" in every Go reader of the file.
-		for _, kf := range statusFields {
-			if strings.EqualFold(kf.name, name) {
-				return assignment{}, fmt.Errorf("%w %s: did you mean %s? (Go readers match field names case-insensitively)", errBadField, name, kf.name)
-			}
+		if err := checkUnknownName(name); err != nil {
+			return assignment{}, err
 		}
 		if string(value) == "null" {
 			value = nil
@@ -182,6 +178,19 @@ func parseAssignment(arg string) (assignment, error) {
 		return assignment{name: name, value: value}, nil
 	}
 	return checkKnown(f, text, value)
+}
+
+// checkUnknownName refuses a name that status.Status does not declare but
+// that differs from one of its fields only in case: Go's decoder matches
+// names case-insensitively, so "Runs" would collide with "runs" in every Go
+// reader of the file.
+func checkUnknownName(name string) error {
+	for _, kf := range statusFields {
+		if strings.EqualFold(kf.name, name) {
+			return fmt.Errorf("%w %s: did you mean %s? (Go readers match field names case-insensitively)", errBadField, name, kf.name)
+		}
+	}
+	return nil
 }
 
 func checkKnown(f field, text string, value json.RawMessage) (assignment, error) {

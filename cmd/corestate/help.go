@@ -10,7 +10,8 @@ const helpMain = `corestate reads and changes agent status files safely, and sho
 Usage:
   corestate demo  [--procs N] [--goroutines N] [--updates N] [--readers N] [--dir DIR] [--timeout D]
   corestate get   [--json] FILE [FIELD]
-  corestate set   [--timeout D] FILE FIELD=VALUE...
+  corestate set   [--timeout D] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
+  corestate incr  [--timeout D] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
   corestate sweep [--older-than D] DIR
   corestate help  [COMMAND]
 
@@ -23,6 +24,7 @@ Exit codes:
   5    bad field (name or value not accepted)
   6    demo failed (status.Mutate lost an update or saw a torn read)
   7    other error (permission, I/O...)
+  8    conflict (an --if did not hold, or a final status would be left); nothing written
   130  interrupted
 
 Errors are one line on stderr starting with "corestate: ". No colour.
@@ -58,7 +60,7 @@ Flags:
   --json   print a string FIELD JSON-encoded (quoted) too
 `
 
-const helpSet = `Usage: corestate set [--timeout D] FILE FIELD=VALUE...
+const helpSet = `Usage: corestate set [--timeout D] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
 
 Applies the assignments under the document's lock (status.Store Mutate) and
 prints the committed document. VALUE is JSON if it parses as JSON (runs=3,
@@ -68,8 +70,34 @@ failed, merged, ready-for-review, rejected); a string field takes VALUE as
 written unless it is a JSON string. FIELD=null removes FIELD. Other fields are
 kept and may be set. updated_at is set to now when anything changes.
 
+Guards are checked under the same lock, before the change: if one does not
+hold, nothing is written and set exits 8 (conflict). Several --if must all
+hold; one --if holds if FIELD equals any of its comma-separated VALUEs
+(status=queued,blocked; a VALUE that is one JSON value is never split).
+Values compare as JSON values; null means "absent"; an absent status.Status
+field compares as its zero value (runs=0). Changing status away from a final
+state (completed, failed, merged, rejected) also exits 8 unless an --if on
+status names that state. A safe claim from a shell:
+
+  corestate set ws/status.json status=running pid=$$ --if status=queued || exit
+
 Flags:
-  --timeout D   wait at most D for the lock (default 30s; 0 = no limit)
+  --timeout D            wait at most D for the lock (default 30s; 0 = no limit)
+  --if FIELD=VALUE,...   change only if FIELD is one of the VALUEs (repeatable)
+`
+
+const helpIncr = `Usage: corestate incr [--timeout D] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
+
+Adds N (default 1; a negative N goes after --) to the integer FIELD under the
+document's lock, in one read-modify-write, and prints the committed document.
+An absent or null FIELD counts as 0. A current value that is not an integer,
+a field of status.Status that is not an integer, or an overflow exits 5 (bad
+field); nothing is written. updated_at is set to now when anything changes.
+--if works as for set (exit 8 when a guard does not hold).
+
+Flags:
+  --timeout D            wait at most D for the lock (default 30s; 0 = no limit)
+  --if FIELD=VALUE,...   change only if FIELD is one of the VALUEs (repeatable)
 `
 
 const helpSweep = `Usage: corestate sweep [--older-than D] DIR
@@ -89,6 +117,7 @@ func printHelp(w io.Writer, topic string) bool {
 		"demo":  helpDemo,
 		"get":   helpGet,
 		"set":   helpSet,
+		"incr":  helpIncr,
 		"sweep": helpSweep,
 	}[topic]
 	if ok {

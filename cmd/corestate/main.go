@@ -24,6 +24,7 @@ const (
 	exitBadField    = 5
 	exitDemoFailed  = 6
 	exitError       = 7
+	exitConflict    = 8
 	exitInterrupted = 130
 )
 
@@ -77,6 +78,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cmdGet(rest, stdout)
 	case "set":
 		return cmdSet(ctx, rest, stdout)
+	case "incr":
+		return cmdIncr(ctx, rest, stdout)
 	case "sweep":
 		return cmdSweep(rest, stdout)
 	case workerCommand:
@@ -102,6 +105,8 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.Is(err, errDemoFailed):
 		return exitDemoFailed
+	case errors.Is(err, status.ErrConflict):
+		return exitConflict
 	case errors.Is(err, status.ErrCorrupt):
 		return exitCorrupt
 	case errors.Is(err, errBadField):

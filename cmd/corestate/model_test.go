@@ -6,7 +6,9 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/agentstate/core/status"
@@ -36,17 +38,39 @@ func TestSetGetModel(t *testing.T) {
 			"set": func(rt *rapid.T) {
 				args := []string{"set", path}
 				before := maps.Clone(model)
+				after := maps.Clone(model)
 				for range rapid.IntRange(1, 3).Draw(rt, "pairs") {
 					field, text, want, remove := drawAssignment(rt)
 					args = append(args, field+"="+text)
 					if remove {
-						delete(model, field)
+						delete(after, field)
 					} else {
-						model[field] = want
+						after[field] = want
 					}
 				}
-				if r := corestate(rt, args...); r.code != exitOK {
-					rt.Fatalf("%q: exit %d: %s", args, r.code, r.stderr)
+				guardArgs, holds, statusGuarded := drawGuard(rt, before)
+				args = append(args, guardArgs...)
+				// The transition rule: a final status is left only under an
+				// --if on status (which then named it, since it holds).
+				cur, _ := before["status"].(string)
+				leavesFinal := status.State(cur).Final() && after["status"] != before["status"]
+				wantCode := exitOK
+				if !holds || (leavesFinal && !statusGuarded) {
+					wantCode = exitConflict
+				}
+				var content []byte
+				if exists {
+					content, _ = os.ReadFile(path)
+				}
+				if r := corestate(rt, args...); r.code != wantCode {
+					rt.Fatalf("%q: exit %d, want %d: %s", args, r.code, wantCode, r.stderr)
+				}
+				if wantCode != exitOK {
+					if got, _ := os.ReadFile(path); exists && string(got) != string(content) {
+						rt.Fatalf("%q: a conflict changed the file", args)
+					}
+				} else {
+					model = after
 				}
 				// Only a change writes: a set that changes nothing (say,
 				// removing an absent field) does not even create the file.
@@ -99,6 +123,33 @@ func TestSetGetModel(t *testing.T) {
 			},
 		})
 	})
+}
+
+// drawGuard draws no guard, an --if on status with one or two alternatives
+// (null: absent), or an --if on runs, and reports whether it holds on the
+// model before the set.
+func drawGuard(rt *rapid.T, before map[string]any) (args []string, holds, onStatus bool) {
+	switch rapid.IntRange(0, 2).Draw(rt, "guard") {
+	case 1:
+		names := []string{"null"}
+		for _, s := range states {
+			names = append(names, string(s))
+		}
+		alts := rapid.SliceOfNDistinct(rapid.SampledFrom(names), 1, 2, rapid.ID[string]).Draw(rt, "if status")
+		cur, ok := before["status"].(string)
+		if !ok {
+			cur = "null"
+		}
+		return []string{"--if", "status=" + strings.Join(alts, ",")}, slices.Contains(alts, cur), true
+	case 2:
+		v := rapid.IntRange(0, 2).Draw(rt, "if runs")
+		cur, ok := before["runs"].(float64)
+		if !ok {
+			cur = 0 // absent reads as the zero value
+		}
+		return []string{"--if", "runs=" + strconv.Itoa(v)}, cur == float64(v), false
+	}
+	return nil, true, false
 }
 
 // drawAssignment draws FIELD=VALUE text and what the field must hold after

@@ -19,6 +19,8 @@ var errUnchanged = errors.New("unchanged")
 func cmdSet(ctx context.Context, args []string, stdout io.Writer) error {
 	fl := newFlags("set")
 	timeout := fl.Duration("timeout", 30*time.Second, "wait at most this long for the lock (0: no limit)")
+	var ifs guardFlags
+	fl.Var(&ifs, "if", "change only if FIELD=VALUE[,VALUE...] holds (repeatable)")
 	pos, err := parseFlags(fl, args, stdout)
 	if err != nil {
 		return err
@@ -35,42 +37,78 @@ func cmdSet(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		as = append(as, a)
 	}
-	if *timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *timeout)
-		defer cancel()
-	}
-	doc, err := set(ctx, path, as, time.Now)
+	guards, err := ifs.parse()
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("set %s: lock not acquired within --timeout %v: %w", path, *timeout, err)
-		}
 		return fmt.Errorf("set %s: %w", path, err)
+	}
+	ctx, cancel := withTimeout(ctx, *timeout)
+	defer cancel()
+	doc, err := set(ctx, path, as, guards, time.Now)
+	if err != nil {
+		return lockError("set", path, *timeout, err)
 	}
 	_, err = stdout.Write(doc.indent())
 	return err
 }
 
-// set applies as to the document at path in one Mutate and returns the
-// document as committed (or as found, when as changes nothing).
-func set(ctx context.Context, path string, as []assignment, now func() time.Time) (document, error) {
+// withTimeout bounds the wait for the lock; 0 means no bound.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d > 0 {
+		return context.WithTimeout(ctx, d)
+	}
+	return ctx, func() {}
+}
+
+// lockError wraps an error of a command that took the lock.
+func lockError(cmd, path string, timeout time.Duration, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s %s: lock not acquired within --timeout %v: %w", cmd, path, timeout, err)
+	}
+	return fmt.Errorf("%s %s: %w", cmd, path, err)
+}
+
+// set applies as to the document at path in one Mutate, if the guards hold
+// and the status transition (if any) is allowed, and returns the document
+// as committed (or as found, when as changes nothing).
+func set(ctx context.Context, path string, as []assignment, guards []guard, now func() time.Time) (document, error) {
+	return commit(ctx, path, guards, now, func(d document) error {
+		if err := checkTransition(d, as, guards); err != nil {
+			return err
+		}
+		for _, a := range as {
+			if a.value == nil {
+				delete(d, a.name)
+			} else {
+				d[a.name] = a.value
+			}
+		}
+		return nil
+	}, assigns(as, "updated_at"))
+}
+
+// commit is the one read-modify-write of set and incr: under the
+// document's lock it checks the guards, applies change to the current
+// document (an empty one if there is no file), and writes the result if it
+// differs, with updated_at set to now unless keepUpdatedAt. It returns the
+// document as committed, or as found when nothing changed. If a guard
+// fails or change returns an error, nothing is written.
+func commit(ctx context.Context, path string, guards []guard, now func() time.Time, change func(document) error, keepUpdatedAt bool) (document, error) {
 	var found document
 	doc, err := status.NewStore[document](path).Mutate(ctx, func(d *document) error {
 		found = maps.Clone(*d)
 		if *d == nil {
 			*d = document{} // no file yet
 		}
-		for _, a := range as {
-			if a.value == nil {
-				delete(*d, a.name)
-			} else {
-				(*d)[a.name] = a.value
-			}
+		if err := checkGuards(*d, guards); err != nil {
+			return err
+		}
+		if err := change(*d); err != nil {
+			return err
 		}
 		if d.equal(found) {
 			return errUnchanged
 		}
-		if !assigns(as, "updated_at") {
+		if !keepUpdatedAt {
 			// What status.Mutate does on every change.
 			(*d)["updated_at"], _ = json.Marshal(now().UTC()) // a time always encodes
 		}
@@ -83,6 +121,43 @@ func set(ctx context.Context, path string, as []assignment, now func() time.Time
 		return found, nil
 	}
 	return doc, err
+}
+
+// checkTransition applies the status package's transition rule when as
+// changes the status of a status document: a final state (completed,
+// failed, merged, rejected) is left only by a caller whose --if names it.
+// A document whose current status is not a JSON string is not a status
+// document as status.Status reads it; only the guards apply to it.
+func checkTransition(d document, as []assignment, guards []guard) error {
+	var to status.State
+	for _, a := range as {
+		if a.name == "status" {
+			var s string
+			if json.Unmarshal(a.value, &s) != nil {
+				return nil // parseAssignment admits only states
+			}
+			to = status.State(s)
+		}
+	}
+	if to == "" {
+		return nil
+	}
+	var cur string
+	if raw, ok := d["status"]; ok && json.Unmarshal(raw, &cur) != nil {
+		return nil
+	}
+	if status.State(cur) == to {
+		return nil // not a transition: re-stating the state is allowed
+	}
+	from, guarded := guardedStates(guards)
+	st := status.Status{State: status.State(cur)}
+	if err := st.Transition(to, from...); err != nil {
+		if !guarded {
+			return fmt.Errorf("%w; to override, guard it: --if status=%s", err, cur)
+		}
+		return err
+	}
+	return nil
 }
 
 func assigns(as []assignment, name string) bool {
