@@ -48,6 +48,7 @@ var _ = cpRegister("bench", func(a cpArgs, w *cpReporter) error {
 	if err := cpGate(w); err != nil {
 		return err
 	}
+	start := time.Now()
 	var wg sync.WaitGroup
 	for g := range a.Goroutines {
 		n := a.Iterations / a.Goroutines
@@ -72,14 +73,21 @@ var _ = cpRegister("bench", func(a cpArgs, w *cpReporter) error {
 			return err
 		}
 	}
-	return w.json("result", slices.Concat(lat...))
+	return w.json("result", cpBenchResult{Lat: slices.Concat(lat...), Elapsed: time.Since(start)})
 })
+
+// cpBenchResult is a bench child's report.
+type cpBenchResult struct {
+	Lat     []time.Duration // one per call
+	Elapsed time.Duration   // from the start gate to the child's last call
+}
 
 // BenchmarkCrossproc4x16 runs b.N increments of one document from 4
 // processes × 16 goroutines (re-executed test binaries, started before the
 // timer and released together). ns/op is wall time per increment across the
 // whole fleet; ops/s is its inverse; p50-ms and p99-ms are percentiles of
-// one call's latency. "mutate" is status.Mutate; "baseline" is the per-call
+// one call's latency; first/last-done divides the time the first process
+// finished its share by the time the last one did (1 = perfectly fair). "mutate" is status.Mutate; "baseline" is the per-call
 // mutex + flock + WriteAtomic pattern under the same load. Allocation
 // figures count only the parent, not the children.
 func BenchmarkCrossproc4x16(b *testing.B) {
@@ -110,10 +118,15 @@ func cpBench(b *testing.B, writer string, procs, goroutines int) {
 		}
 	}
 	var all []time.Duration
-	for _, c := range children {
-		var lat []time.Duration
-		c.expectJSON(b, "result", &lat)
-		all = append(all, lat...)
+	var first, last time.Duration
+	for i, c := range children {
+		var res cpBenchResult
+		c.expectJSON(b, "result", &res)
+		all = append(all, res.Lat...)
+		if i == 0 || res.Elapsed < first {
+			first = res.Elapsed
+		}
+		last = max(last, res.Elapsed)
 	}
 	elapsed := time.Since(start)
 	b.StopTimer()
@@ -132,4 +145,8 @@ func cpBench(b *testing.B, writer string, procs, goroutines int) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s")
 	b.ReportMetric(ms(50), "p50-ms")
 	b.ReportMetric(ms(99), "p99-ms")
+	// Equal shares of work: with a fair lock every process finishes at
+	// about the same time (spread ≈ 1); a process that keeps winning the
+	// lock finishes early.
+	b.ReportMetric(float64(first)/float64(last), "first/last-done")
 }
