@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -217,6 +219,12 @@ var _ = cpRegister("lin", func(a cpArgs, w *cpReporter) error {
 // cpLinHistory runs procs children of clients goroutines each, ops
 // operations per client, and returns the merged history.
 func cpLinHistory(t *testing.T, writer string, procs, clients, ops int) []porcupine.Operation {
+	return cpLinHistoryWithPython(t, writer, procs, clients, 0, ops)
+}
+
+// cpLinHistoryWithPython adds python clients (testdata/interop_lin.py, one
+// client per process) to the Go children.
+func cpLinHistoryWithPython(t *testing.T, writer string, procs, clients, python, ops int) []porcupine.Operation {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "status.json")
 	if _, err := status.Mutate(context.Background(), path, func(s *status.Status) error {
@@ -230,6 +238,11 @@ func cpLinHistory(t *testing.T, writer string, procs, clients, ops int) []porcup
 	for p := range procs {
 		children = append(children, cpStartGo(t, fmt.Sprintf("lin child %d", p), "lin",
 			cpArgs{Path: path, Writer: writer, Goroutines: clients, Iterations: ops, Client: p * clients, Seed: seed}))
+	}
+	for i := range python {
+		client := procs*clients + i
+		cmd := exec.Command("python3", filepath.Join("testdata", "interop_lin.py"), path, strconv.Itoa(ops), strconv.Itoa(client), strconv.FormatUint(seed, 10))
+		children = append(children, cpStart(t, fmt.Sprintf("python client %d", client), cmd, false))
 	}
 	cpRelease(t, children)
 	var history []porcupine.Operation
@@ -251,10 +264,25 @@ func cpLinHistory(t *testing.T, writer string, procs, clients, ops int) []porcup
 		}
 		c.mustExit(t)
 	}
-	if want := procs * clients * ops; len(history) != want {
+	if want := (procs*clients + python) * ops; len(history) != want {
 		t.Fatalf("history has %d operations, want %d", len(history), want)
 	}
 	return history
+}
+
+// cpLinVisualize writes porcupine's visualization of an Illegal history
+// outside t.TempDir, so that it survives the test.
+func cpLinVisualize(t *testing.T, res porcupine.CheckResult, info porcupine.LinearizationInfo) {
+	t.Helper()
+	if res != porcupine.Illegal {
+		return
+	}
+	if f, err := os.CreateTemp("", "crossproc-linearizability-*.html"); err == nil {
+		if porcupine.Visualize(cpLinModel, info, f) == nil {
+			t.Logf("visualization: %s", f.Name())
+		}
+		f.Close()
+	}
 }
 
 const cpLinProcs, cpLinClients, cpLinOps = 4, 2, 100
@@ -270,15 +298,7 @@ func TestCrossprocLinearizable(t *testing.T) {
 		res, info := porcupine.CheckOperationsVerbose(cpLinModel, history, 60*time.Second)
 		if res != porcupine.Ok {
 			t.Errorf("history of %d operations from %d processes: %v, want Ok", len(history), cpLinProcs, res)
-			if res == porcupine.Illegal {
-				// Outside t.TempDir, so that it survives the test.
-				if f, err := os.CreateTemp("", "crossproc-linearizability-*.html"); err == nil {
-					if porcupine.Visualize(cpLinModel, info, f) == nil {
-						t.Logf("visualization: %s", f.Name())
-					}
-					f.Close()
-				}
-			}
+			cpLinVisualize(t, res, info)
 			return
 		}
 	}
@@ -297,4 +317,20 @@ func TestCrossprocLinearizableControlBareRMW(t *testing.T) {
 		}
 	}
 	t.Fatalf("checker never flagged the unlocked read-modify-write across processes in %d histories: the harness cannot see lost updates", attempts)
+}
+
+// Python clients following the documented protocol (interop_lin.py, with
+// the same CLOCK_MONOTONIC stamps) join Go processes in one history: the
+// history must still be linearizable.
+func TestCrossprocLinearizableWithPython(t *testing.T) {
+	cpNeedPython(t)
+	const procs, clients, python, ops = 2, 2, 2, 80
+	history := cpLinHistoryWithPython(t, "mutate", procs, clients, python, ops)
+	res, info := porcupine.CheckOperationsVerbose(cpLinModel, history, 60*time.Second)
+	if res != porcupine.Ok {
+		t.Errorf("history of %d operations (%d Go processes × %d clients, %d python clients): %v, want Ok", len(history), procs, clients, python, res)
+		cpLinVisualize(t, res, info)
+		return
+	}
+	t.Logf("history of %d operations (%d from python) linearizable", len(history), python*ops)
 }
