@@ -20,7 +20,8 @@ import random
 import sys
 import time
 
-from interop_counter import read_doc, replace
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from interop_counter import read_doc, replace  # noqa: E402
 
 CYCLE = [("queued", "running"), ("running", "completed"), ("completed", "queued")]
 
