@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +34,7 @@ const maxPasses = 4000
 
 func TestAgentWorkloadModule(t *testing.T) {
 	servers, workspaces := sizes()
-	v := runFleet(t, "module", servers, workspaces)
+	v := runFleet(t, "module", servers, workspaces, 0)
 	t.Logf("module: %s", v)
 
 	// The properties the suite exists for.
@@ -72,7 +74,7 @@ func TestAgentWorkloadControlBareAtomic(t *testing.T) {
 
 func controlDetects(t *testing.T, impl string) {
 	servers, workspaces := sizes()
-	v := runFleet(t, impl, servers, workspaces)
+	v := runFleet(t, impl, servers, workspaces, 0)
 	t.Logf("%s: %s", impl, v)
 	if v.Lost+v.Phantom+v.Torn+v.Regressions == 0 {
 		t.Fatalf("CONTROL: the suite saw no lost update, torn read or regression on %s: the harness does not detect the bug", impl)
@@ -155,6 +157,7 @@ func TestHelperProcess(t *testing.T) {
 }
 
 type child struct {
+	name   string
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	out    *bufio.Scanner
@@ -167,9 +170,17 @@ func startChild(t *testing.T, p params) *child {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &child{cmd: exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")}
-	c.cmd.Env = append(os.Environ(), envServer+"="+string(b))
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envServer+"="+string(b))
+	return startProcess(t, fmt.Sprintf("server %d", p.Server), cmd)
+}
+
+// startProcess starts cmd and waits for its "RACE-READY" line.
+func startProcess(t *testing.T, name string, cmd *exec.Cmd) *child {
+	t.Helper()
+	c := &child{name: name, cmd: cmd}
 	c.cmd.Stderr = &c.stderr
+	var err error
 	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +189,7 @@ func startChild(t *testing.T, p params) *child {
 		t.Fatal(err)
 	}
 	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
+		t.Fatalf("start %s: %v", name, err)
 	}
 	t.Cleanup(func() {
 		if c.cmd.ProcessState == nil { // a test that failed half-way leaves no child behind
@@ -194,49 +205,59 @@ func startChild(t *testing.T, p params) *child {
 		}
 	}
 	_ = c.cmd.Wait()
-	t.Fatalf("server %d did not get ready: %s", p.Server, c.stderr.String())
+	t.Fatalf("%s did not get ready: %s", name, c.stderr.String())
 	return nil
 }
 
-// result reads the child's output to the end and waits for it.
-func (c *child) result(t *testing.T, server int) *result {
+// result reads the child's output to the end, waits for it and decodes its
+// "RACE-RESULT <json>" line into v.
+func (c *child) result(t *testing.T, v any) {
 	t.Helper()
-	var res *result
+	found := false
 	var other []string
 	for c.out.Scan() {
 		line := c.out.Text()
 		if js, ok := strings.CutPrefix(line, "RACE-RESULT "); ok {
-			res = new(result)
-			if err := json.Unmarshal([]byte(js), res); err != nil {
-				t.Fatalf("server %d: result: %v", server, err)
+			if err := json.Unmarshal([]byte(js), v); err != nil {
+				t.Fatalf("%s: result: %v", c.name, err)
 			}
+			found = true
 		} else if line != "PASS" {
 			other = append(other, line)
 		}
 	}
-	if err := c.cmd.Wait(); err != nil || res == nil {
-		t.Fatalf("server %d: %v (result: %v)\nstdout: %s\nstderr: %s", server, err, res != nil, strings.Join(other, "\n"), c.stderr.String())
+	if err := c.cmd.Wait(); err != nil || !found {
+		t.Fatalf("%s: %v (result: %v)\nstdout: %s\nstderr: %s", c.name, err, found, strings.Join(other, "\n"), c.stderr.String())
 	}
-	return res
 }
 
 // runFleet runs the workload with impl on one fresh workspace root: server
-// 0 in this process, servers 1.. in re-executed children, all released by
-// one start gate. It returns the verdict over every server's result and
-// the final documents.
-func runFleet(t *testing.T, impl string, servers, workspaces int) verdict {
+// 0 in this process, servers 1.. in re-executed children and, if pyRounds
+// > 0, the Python QA agent (testdata/qa_agent.py) making pyRounds passes,
+// all released by one start gate. It returns the verdict over every
+// participant's result and the final documents.
+func runFleet(t *testing.T, impl string, servers, workspaces, pyRounds int) verdict {
 	t.Helper()
 	st, err := storeFor(impl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := t.TempDir()
-	base := params{Impl: impl, Dir: root, Servers: servers, Workspaces: workspaces, MaxPasses: maxPasses}
+	dir := t.TempDir()
+	base := params{Impl: impl, Dir: dir, Servers: servers, Workspaces: workspaces, MaxPasses: maxPasses}
 	var children []*child
 	for i := 1; i < servers; i++ {
 		p := base
 		p.Server = i
 		children = append(children, startChild(t, p))
+	}
+	var py *child
+	if pyRounds > 0 {
+		if err := os.MkdirAll(wsRoot(dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		py = startProcess(t, "python qa agent", exec.Command("python3", filepath.Join("testdata", "qa_agent.py"),
+			wsRoot(dir), strconv.Itoa(workspaces), strconv.Itoa(pyRounds)))
+		children = append(children, py)
 	}
 	for _, c := range children { // the start gate
 		if _, err := io.WriteString(c.stdin, "go\n"); err != nil {
@@ -247,11 +268,25 @@ func runFleet(t *testing.T, impl string, servers, workspaces int) verdict {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	results := []*result{newServer(base, st).run(ctx)}
-	for i, c := range children {
-		results = append(results, c.result(t, i+1))
+	for _, c := range children {
+		res := new(result)
+		if c == py {
+			var done map[string]int
+			c.result(t, &done)
+			res.Acks = map[string]map[string]int{}
+			for ws, n := range done {
+				res.Acks[ws] = map[string]int{pyActor: n}
+			}
+		} else {
+			c.result(t, res)
+		}
+		results = append(results, res)
 	}
-	return verify(t, root, workspaces, results)
+	return verify(t, dir, workspaces, results)
 }
+
+// pyActor is the Python agent's name in race_acks.
+const pyActor = "py/qa"
 
 // --- verdict ---
 
@@ -265,6 +300,7 @@ type verdict struct {
 	Unfinished   int // workspaces not completed at the end
 	SharedFiles  int // workspaces updated by actors of two or more processes
 	Acked        int // updates acknowledged to the suite's actors (race_acks increments)
+	PyAcked      int // of which committed by the Python agent
 	Claims       int
 	Reads        int
 	Ops          map[string]int
@@ -275,8 +311,8 @@ type verdict struct {
 }
 
 func (v verdict) String() string {
-	return fmt.Sprintf("lost=%d phantom=%d torn=%d regressions=%d unfinished=%d acked=%d claims=%d reads=%d shared-files=%d ops=%v examples=%q errors=%q gave-up=%q",
-		v.Lost, v.Phantom, v.Torn, v.Regressions, v.Unfinished, v.Acked, v.Claims, v.Reads, v.SharedFiles, v.Ops, v.Examples, v.Errors, v.GaveUp)
+	return fmt.Sprintf("lost=%d phantom=%d torn=%d regressions=%d unfinished=%d acked=%d (python %d) claims=%d reads=%d shared-files=%d ops=%v examples=%q errors=%q gave-up=%q",
+		v.Lost, v.Phantom, v.Torn, v.Regressions, v.Unfinished, v.Acked, v.PyAcked, v.Claims, v.Reads, v.SharedFiles, v.Ops, v.Examples, v.Errors, v.GaveUp)
 }
 
 func verify(t *testing.T, root string, workspaces int, results []*result) verdict {
@@ -347,6 +383,22 @@ func verify(t *testing.T, root string, workspaces int, results []*result) verdic
 			if want := acks[ws][actor]; got > want {
 				v.Phantom += got - want
 			}
+		}
+		// The Python agent also counts in a field of its own that no Go
+		// struct declares: every Go writer must have kept it.
+		var py struct {
+			QA struct {
+				Checked int `json:"checked"`
+			} `json:"qa"`
+		}
+		if err := json.Unmarshal(data, &py); err != nil {
+			t.Fatal(err)
+		}
+		v.PyAcked += acks[ws][pyActor]
+		if want := acks[ws][pyActor]; py.QA.Checked < want {
+			v.Lost += want - py.QA.Checked
+		} else if py.QA.Checked > want {
+			v.Phantom += py.QA.Checked - want
 		}
 		if len(processes) >= 2 {
 			v.SharedFiles++
