@@ -18,8 +18,16 @@
 // named ReadStatus or LoadStatus (any case of the first letter); writes are
 // any function or method named WriteFile, WriteAtomic, WriteAtomicPerm or
 // WriteAtomicFrom given bytes from json.Marshal(Indent), json.NewEncoder or
-// Write on a file from os.Create / os.OpenFile, and helpers named WriteStatus
-// or SaveStatus. "The same path" means the same variable, the same constant,
+// Write on a file from os.Create / os.OpenFile, a write to a temp path then
+// renamed to the path, and helpers named WriteStatus or SaveStatus.
+//
+// Helpers with other names are followed through facts: a function that
+// returns what it read from, or writes to, a path made of its parameters
+// (load(ws) reads filepath.Join(ws, "status.json")) counts, at each call, as
+// a read or a write of the path made of the call's arguments, in its own
+// package and in the packages that import it.
+//
+// "The same path" means the same variable, the same constant,
 // or the same expression (filepath.Join(ws, "status.json") twice); a local
 // variable assigned once stands for its value. For helpers without a path
 // argument (ws.ReadStatus(), ws.WriteStatus(st)) the receiver is the path.

@@ -241,7 +241,7 @@ func (u *unit) localVar(e ast.Expr) *types.Var {
 		return nil
 	}
 	v, _ := u.info.ObjectOf(id).(*types.Var)
-	if v == nil || v.IsField() || v.Parent() == nil || v.Parent() == v.Pkg().Scope() {
+	if v == nil || v.IsField() || v.Pkg() == nil || v.Parent() == nil || v.Parent() == v.Pkg().Scope() {
 		return nil
 	}
 	return v
