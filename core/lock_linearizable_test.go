@@ -1,0 +1,106 @@
+package core
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// lockModel is the sequential specification of Lock: the first call for a
+// name may return any mutex; every later call returns that one. Histories are
+// partitioned by name, so the state is just the mutex of one name.
+var lockModel = porcupine.Model{
+	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
+		byName := map[string][]porcupine.Operation{}
+		var order []string
+		for _, op := range h {
+			n := op.Input.(string)
+			if _, ok := byName[n]; !ok {
+				order = append(order, n)
+			}
+			byName[n] = append(byName[n], op)
+		}
+		out := make([][]porcupine.Operation, 0, len(order))
+		for _, n := range order {
+			out = append(out, byName[n])
+		}
+		return out
+	},
+	Init: func() any { return (*sync.Mutex)(nil) },
+	Step: func(state, input, output any) (bool, any) {
+		cur, got := state.(*sync.Mutex), output.(*sync.Mutex)
+		if cur == nil {
+			return got != nil, got
+		}
+		return got == cur, cur
+	},
+	DescribeOperation: func(input, output any) string {
+		return fmt.Sprintf("Lock(%q) -> %p", input, output)
+	},
+}
+
+// lockHistory records Lock calls of clients goroutines, each calling get for
+// the names of a round in its own random order, released together by a
+// closed channel; the call and return of every operation are stamped with a
+// shared logical clock.
+func lockHistory(get func(string) *sync.Mutex, clients, rounds, namesPerRound int) []porcupine.Operation {
+	var clock atomic.Int64
+	var mu sync.Mutex
+	var hist []porcupine.Operation
+	for r := range rounds {
+		names := make([]string, namesPerRound)
+		for i := range names {
+			names[i] = fmt.Sprintf("r%d/n%d", r, i)
+		}
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for c := range clients {
+			order := rand.Perm(len(names))
+			wg.Go(func() {
+				<-start
+				ops := make([]porcupine.Operation, 0, len(order))
+				for _, i := range order {
+					call := clock.Add(1)
+					m := get(names[i])
+					ret := clock.Add(1)
+					ops = append(ops, porcupine.Operation{ClientId: c, Input: names[i], Call: call, Output: m, Return: ret})
+				}
+				mu.Lock()
+				hist = append(hist, ops...)
+				mu.Unlock()
+			})
+		}
+		close(start)
+		wg.Wait()
+	}
+	return hist
+}
+
+// TestLockLinearizable checks Lock's history against lockModel with
+// porcupine, the window between miss and create widened by a yield.
+func TestLockLinearizable(t *testing.T) {
+	rounds := 50
+	if soak() {
+		rounds = 1000
+	}
+	tab := &lockTable{afterMiss: runtime.Gosched}
+	h := lockHistory(tab.get, 8, rounds, 4)
+	if res := porcupine.CheckOperations(lockModel, h); !res {
+		t.Fatalf("history of %d Lock calls is not linearizable", len(h))
+	}
+}
+
+// TestLockLinearizableControl: the upstream check-then-create fails the same
+// check.
+func TestLockLinearizableControl(t *testing.T) {
+	tab := &checkThenCreate{afterMiss: runtime.Gosched}
+	h := lockHistory(tab.get, 8, 50, 4)
+	if porcupine.CheckOperations(lockModel, h) {
+		t.Fatalf("control: check-then-create produced a linearizable history of %d calls; the checker cannot see the bug", len(h))
+	}
+}
