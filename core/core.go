@@ -118,10 +118,9 @@ func (c *Core) Log() *slog.Logger { return c.log }
 // nil, or the *PanicError of each task that panicked joined with any error
 // from closing Fs. Calling it again after that returns the same result.
 func (c *Core) Shutdown(ctx context.Context) error {
-	err := c.tasks.shutdown(ctx)
-	var serr *ShutdownError
-	if errors.As(err, &serr) {
-		return err
+	allDone, err := c.tasks.stop(ctx)
+	if !allDone {
+		return err // tasks may still use Fs: keep it open
 	}
 	c.closeOnce.Do(func() {
 		if cerr := c.fs.Close(); cerr != nil {

@@ -175,6 +175,12 @@ func (g *taskGroup) runningLocked() []string {
 // until ctx ends. It may be called again (e.g. with a longer deadline)
 // after it timed out.
 func (g *taskGroup) shutdown(ctx context.Context) error {
+	_, err := g.stop(ctx)
+	return err
+}
+
+// stop is shutdown that also reports whether every task has returned.
+func (g *taskGroup) stop(ctx context.Context) (allDone bool, err error) {
 	g.mu.Lock()
 	if !g.closed {
 		g.closed = true
@@ -185,23 +191,16 @@ func (g *taskGroup) shutdown(ctx context.Context) error {
 
 	select {
 	case <-g.idle:
-		return g.panicErr()
 	case <-ctx.Done():
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.idleSet { // the last task returned while ctx ended: not a failure
-		return errors.Join(g.panics...)
+	if g.idleSet { // also when the last task returned just as ctx ended
+		return true, errors.Join(g.panics...)
 	}
 	serr := &ShutdownError{Running: g.runningLocked(), Err: ctx.Err()}
 	if len(g.panics) == 0 {
-		return serr // keep the concrete type for callers that assert it
+		return false, serr // keep the concrete type for callers that assert it
 	}
-	return errors.Join(append([]error{serr}, g.panics...)...)
-}
-
-func (g *taskGroup) panicErr() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return errors.Join(g.panics...)
+	return false, errors.Join(append([]error{serr}, g.panics...)...)
 }
