@@ -25,7 +25,13 @@ type guard struct {
 // (the flag package would turn every error into a usage error).
 type guardFlags []string
 
-func (g *guardFlags) String() string     { return strings.Join(*g, " ") }
+func (g *guardFlags) String() string {
+	if g == nil {
+		return ""
+	}
+	return strings.Join(*g, " ")
+}
+
 func (g *guardFlags) Set(s string) error { *g = append(*g, s); return nil }
 
 func (g guardFlags) parse() ([]guard, error) {
@@ -50,6 +56,14 @@ func parseGuard(text string) (guard, error) {
 	name, value, ok := strings.Cut(text, "=")
 	if !ok {
 		return guard{}, fmt.Errorf("%w: --if %q is not FIELD=VALUE", errUsage, text)
+	}
+	if name == "" {
+		return guard{}, fmt.Errorf("%w: --if %s: empty field name", errBadField, text)
+	}
+	if _, known := fieldByName[name]; !known {
+		if err := checkUnknownName(name); err != nil {
+			return guard{}, fmt.Errorf("--if %s: %w", text, err)
+		}
 	}
 	parts := []string{value}
 	if !json.Valid([]byte(value)) {

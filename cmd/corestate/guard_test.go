@@ -111,6 +111,7 @@ func TestGuardBadInput(t *testing.T) {
 		{"status=queued,done", exitBadField}, // likewise, in a list
 		{"runs=abc", exitBadField},           // not an integer
 		{"Runs=1", exitBadField},             // collides with runs
+		{"Runs=null", exitBadField},
 		{"=1", exitBadField},
 	} {
 		corestate(t, "set", path, "note=x", "--if", tc.guard).want(t, tc.code)
