@@ -31,7 +31,8 @@
 //     ("fs: write atomic a/b.json: ..."), as a *PathError whose cause
 //     matches, with errors.Is, ErrInvalidName, ErrOutsideRoot, ErrNotRegular,
 //     ErrMountPoint or the os / syscall error (os.ErrNotExist for a missing
-//     parent, syscall.ENOSPC for a full disk...).
+//     parent, syscall.ENOSPC for a full disk, os.ErrInvalid for a nil
+//     reader or context...).
 //   - Symbolic links at the destination are followed, never replaced: the
 //     link's target is replaced atomically and the link stays a link.
 //     Through an Fs the target must stay inside the root (ErrOutsideRoot
