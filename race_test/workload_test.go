@@ -585,14 +585,19 @@ func (s *server) markAllCompleted() {
 	}
 }
 
-// failDead marks a workspace whose process died as failed, unless it moved
-// on meanwhile; it never overwrites completed: the transition is guarded.
+// failDead marks a workspace whose process died as failed (or, from the
+// third run on, blocked for a human to look at), unless it moved on
+// meanwhile; it never overwrites completed: the transition is guarded.
 func (s *server) failDead(ctx context.Context, w int, seen doc) bool {
 	_, err := s.st.MutateStatus(ctx, s.path(w), func(st *status.Status) error {
 		if st.ProcessID != seen.ProcessID {
 			return errGone
 		}
 		st.Note = "pid " + strconv.Itoa(seen.PID) + " not alive"
+		if st.Runs >= 3 {
+			st.Question = "agent exited without reporting"
+			return st.Transition(status.Blocked, status.Running)
+		}
 		return st.Transition(status.Failed, status.Running)
 	})
 	_, goOn := s.outcome(ctx, "fail-dead", err)
