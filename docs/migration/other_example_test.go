@@ -26,7 +26,7 @@ func Example_writeAtomic() {
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "credentials.json")
-	if err := os.WriteFile(path, []byte(`{"token":"old"}`), 0o600); err != nil {
+	if err := fs.WriteAtomic(path, []byte(`{"token":"old"}`), 0o600); err != nil {
 		log.Fatal(err)
 	}
 
