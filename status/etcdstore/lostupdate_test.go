@@ -27,7 +27,7 @@ type counter struct {
 const (
 	lostClientsInProc = 4   // goroutines, each with its own clientv3.Client
 	lostClientsProcs  = 4   // child processes, each with its own client
-	lostIncrements    = 200 // per client
+	lostIncrements    = 200 // per client (×5 with SOAK=1)
 )
 
 // TestLostUpdates: 8 separate clients, half of them in other processes,
@@ -42,8 +42,12 @@ func TestLostUpdates(t *testing.T) {
 	}{{"guarded", false}, {"bare", true}} {
 		t.Run(tc.mode, func(t *testing.T) {
 			path := docPath(t)
-			acks := runIncrementers(t, srv.Endpoint(), path, tc.mode, lostClientsInProc, lostClientsProcs, lostIncrements)
-			want := (lostClientsInProc + lostClientsProcs) * lostIncrements
+			n := lostIncrements
+			if os.Getenv("SOAK") != "" {
+				n *= 5
+			}
+			acks := runIncrementers(t, srv.Endpoint(), path, tc.mode, lostClientsInProc, lostClientsProcs, n)
+			want := (lostClientsInProc + lostClientsProcs) * n
 			if acks != want {
 				t.Fatalf("%d of %d increments acknowledged; all should succeed", acks, want)
 			}
