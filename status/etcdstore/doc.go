@@ -28,6 +28,11 @@
 // the current value, so the retry costs no extra read; retries back off
 // exponentially with full jitter until ctx ends. Load is a linearizable Get.
 //
+// Stores made from one With queue their Updates of one key in the process
+// (a ctx-aware mutex per key) instead of colliding in etcd, where every
+// losing transaction still costs a raft round trip. Writers in other
+// processes or on other hosts meet only in the guarded transaction.
+//
 // # Exactly once
 //
 // A commit whose response is lost (server stopped, connection reset) may or
@@ -49,6 +54,9 @@
 //
 // # Not guaranteed
 //
+//   - Many independent writers on one hot key contend optimistically:
+//     throughput falls and latency grows with their number. Prefer one key
+//     per agent, and one With per process.
 //   - Markers cost storage: one small key per commit, alive for the lease
 //     TTL. They are stored under prefix+"#txn/", outside every document key.
 //   - Keys deleted or rewritten by other programs between a lost response and
