@@ -222,6 +222,21 @@ func TestBackendDirect(t *testing.T) {
 		}
 	})
 
+	t.Run("nil client is an error, not a panic", func(t *testing.T) {
+		b := New(nil, docPath(t))
+		if _, err := b.Load(ctx); err == nil {
+			t.Error("Load with a nil client: no error")
+		}
+		if err := b.Update(ctx, func([]byte) ([]byte, error) { return []byte("x"), nil }); err == nil {
+			t.Error("Update with a nil client: no error")
+		}
+		for _, err := range Watch(ctx, nil, docPath(t)) {
+			if err == nil {
+				t.Error("Watch with a nil client yielded an event")
+			}
+		}
+	})
+
 	t.Run("cancelled ctx", func(t *testing.T) {
 		b := New(cli, docPath(t))
 		ctx, cancel := context.WithCancel(ctx)

@@ -21,6 +21,10 @@ const DefaultPrefix = "/agentstate/status"
 // closed.
 var ErrClosed = errors.New("etcdstore: client closed")
 
+// errNilClient is returned by every operation of a Backend or Watch made
+// with a nil client (instead of a nil-pointer panic).
+var errNilClient = errors.New("etcdstore: nil *clientv3.Client")
+
 // An Option configures the backend (With, New, Key, Watch).
 type Option func(*config)
 
@@ -144,6 +148,9 @@ func (b *Backend) Name() string { return b.path }
 // using a linearizable read: it sees every Update that returned before it
 // started.
 func (b *Backend) Load(ctx context.Context) ([]byte, error) {
+	if b.cli == nil {
+		return nil, b.wrap("load", ctx, errNilClient)
+	}
 	resp, err := b.cli.Get(ctx, b.key)
 	if err != nil {
 		return nil, b.wrap("load", ctx, err)
@@ -178,4 +185,4 @@ func (b *Backend) wrap(op string, ctx context.Context, err error) error {
 	return fmt.Errorf("etcdstore: %s %s: %w", op, b.key, err)
 }
 
-func (s *shared) closed() bool { return s.cli.Ctx().Err() != nil }
+func (s *shared) closed() bool { return s.cli != nil && s.cli.Ctx().Err() != nil }

@@ -54,6 +54,9 @@ func (e *OutcomeError) Unwrap() []error { return []error{ErrOutcomeUnknown, e.Er
 // whether it was. It fails if the marker's lease has expired (the outcome is
 // then lost for good) or if ctx ends first.
 func Resolve(ctx context.Context, cli *clientv3.Client, e *OutcomeError) (committed bool, err error) {
+	if cli == nil || e == nil {
+		return false, errors.New("etcdstore: resolve: nil client or error")
+	}
 	bo := newBackoff(newConfig(nil))
 	committed, err = fence(ctx, cli, e.Marker, e.lease, &bo)
 	if err != nil {
@@ -67,6 +70,9 @@ func Resolve(ctx context.Context, cli *clientv3.Client, e *OutcomeError) (commit
 func (b *Backend) Update(ctx context.Context, apply func(cur []byte) ([]byte, error)) error {
 	if err := ctx.Err(); err != nil {
 		return b.wrap("update", ctx, err)
+	}
+	if b.cli == nil {
+		return b.wrap("update", ctx, errNilClient)
 	}
 	// Updates of one key through one With queue here instead of colliding
 	// in etcd: a conflict costs a raft round trip, a queue slot does not.

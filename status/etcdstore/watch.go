@@ -58,7 +58,7 @@ func watch(parent context.Context, cli *clientv3.Client, prefix, key string, isD
 		kopts = append(kopts, clientv3.WithPrefix())
 	}
 	fail := func(err error) error {
-		if cli.Ctx().Err() != nil {
+		if cli != nil && cli.Ctx().Err() != nil {
 			err = fmt.Errorf("%w: %v", ErrClosed, err)
 		}
 		return fmt.Errorf("etcdstore: watch %s: %w", key, err)
@@ -75,6 +75,10 @@ func watch(parent context.Context, cli *clientv3.Client, prefix, key string, isD
 		return ev
 	}
 	return func(yield func(Event, error) bool) {
+		if cli == nil {
+			yield(Event{}, fmt.Errorf("etcdstore: watch %s: %w", key, errNilClient))
+			return
+		}
 		// Cancelling our own ctx when the loop stops early is what ends
 		// the client's watcher for this call.
 		ctx, cancel := context.WithCancel(parent)
