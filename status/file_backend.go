@@ -255,6 +255,7 @@ func (e *entry) handOff() {
 
 // lead runs one batch with r (the head of the queue) as leader.
 func (e *entry) lead(r *request) {
+	e.gather()
 	unlock, err := lockFile(r.ctx, e.key+LockSuffix)
 	if err != nil {
 		// Our own wait ended (ctx) or the lock file is unusable: leave the
@@ -271,8 +272,6 @@ func (e *entry) lead(r *request) {
 		e.mu.Unlock()
 		return
 	}
-
-	e.gather()
 
 	e.mu.Lock()
 	n := min(len(e.queue), maxBatch)
@@ -304,12 +303,15 @@ func (e *entry) lead(r *request) {
 	e.finish(batch)
 }
 
-// gather lets callers that are about to queue join this batch. Callers
+// gather lets callers that are about to queue join the next batch. Callers
 // woken by the previous batch usually call again at once; without a pause
 // they miss this batch and cost a write of their own. The leader yields
 // while the queue keeps growing (at most a few times): microseconds against
-// a durable write's milliseconds. It only changes how calls are grouped,
-// never their order or outcome.
+// a durable write's milliseconds. It runs before the flock is taken, so the
+// lock stays free for other processes' polls meanwhile (without it, the
+// process that just wrote re-took the flock within microseconds and starved
+// the others). It only changes how calls are grouped, never their order or
+// outcome.
 func (e *entry) gather() {
 	prev := -1
 	for range 8 {
