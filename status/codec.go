@@ -150,6 +150,8 @@ func decode[T any](c *codec, name string, cur []byte) (T, map[string]json.RawMes
 	return v, unknown, nil
 }
 
+var errEmpty = errors.New("empty document")
+
 func corrupt(name string, err error) *CorruptError {
 	var off int64
 	var se *json.SyntaxError

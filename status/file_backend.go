@@ -42,11 +42,16 @@ func (b *fileBackend) Name() string { return b.path }
 // Load reads the file without locking: writers replace it by rename, so any
 // read sees one complete version.
 func (b *fileBackend) Load(ctx context.Context) ([]byte, error) {
+	if b.path == "" {
+		return nil, fmt.Errorf("status: read: %w", errEmptyPath)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("status: read %s: %w", b.path, err)
 	}
 	return readDoc(b.path)
 }
+
+var errEmptyPath = errors.New("empty path")
 
 func readDoc(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
@@ -67,6 +72,9 @@ func readDoc(path string) ([]byte, error) {
 func (b *fileBackend) Update(ctx context.Context, apply func(cur []byte) ([]byte, error)) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("status: mutate %s: %w", b.path, err)
+	}
+	if b.path == "" {
+		return fmt.Errorf("status: mutate: %w", errEmptyPath)
 	}
 	key, err := filepath.Abs(b.path)
 	if err != nil {

@@ -272,3 +272,20 @@ func TestStoreOfMap(t *testing.T) {
 		t.Errorf("stored %q", b)
 	}
 }
+
+// Bad caller input gets an error, never a panic.
+func TestBadInput(t *testing.T) {
+	if _, err := status.Mutate(context.Background(), filepath.Join(t.TempDir(), "s.json"), nil); err == nil {
+		t.Errorf("Mutate with a nil fn: no error")
+	}
+	if _, err := status.Mutate(context.Background(), "", func(*status.Status) error { return nil }); err == nil {
+		t.Errorf("Mutate of an empty path: no error")
+	}
+	if _, err := status.Read(""); err == nil {
+		t.Errorf("Read of an empty path: no error")
+	}
+	dir := t.TempDir()
+	if _, err := status.Mutate(context.Background(), dir, func(s *status.Status) error { s.Runs = 1; return nil }); err == nil {
+		t.Errorf("Mutate of a directory: no error")
+	}
+}

@@ -83,6 +83,9 @@ func NewStore[T any](path string, opts ...Option) *Store[T] {
 // it should have no side effects beyond *T.
 func (s *Store[T]) Mutate(ctx context.Context, fn func(*T) error) (T, error) {
 	var result T
+	if fn == nil {
+		return result, fmt.Errorf("status: mutate %s: %w", s.b.Name(), errNilFunc)
+	}
 	err := s.b.Update(ctx, func(cur []byte) ([]byte, error) {
 		v, unknown, err := decode[T](s.codec, s.b.Name(), cur)
 		if err != nil {
@@ -144,4 +147,4 @@ func (s *Store[T]) LoadContext(ctx context.Context) (T, error) {
 // path for the file backend).
 func (s *Store[T]) Name() string { return s.b.Name() }
 
-var errEmpty = errors.New("empty document")
+var errNilFunc = errors.New("nil mutate function")
