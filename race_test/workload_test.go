@@ -25,7 +25,8 @@ import (
 // (queued -> running, runs+1, a new pid) starts an agent. Which agent it is
 // depends on the run number: odd runs crash at once (their pid is dead),
 // even runs ask a question and end blocked, run finalRun and later complete.
-// The status tool fails running workspaces whose pid is dead and asks for
+// The status tool fails (from the third run on: blocks) running workspaces
+// whose pid is dead, through the 16-field status.Status, and asks for
 // failed or blocked ones to be resumed; the resume loop queues them again
 // and the queue drain of any server claims them. Every third claim of a
 // server is killed. So each workspace goes through at least finalRun runs,
