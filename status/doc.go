@@ -41,6 +41,12 @@
 //   - A process that dies holding the lock (even by SIGKILL) does not block
 //     others: the kernel drops its flock. The document stays the old or the
 //     new version.
+//   - Files are written in one deterministic layout that humans and other
+//     languages read easily: two-space indent, a trailing newline, T's fields
+//     in declaration order, then unknown fields sorted by name with their
+//     values verbatim, no HTML escaping.
+//   - status.Mutate sets UpdatedAt (UTC) when fn changed something else, and
+//     only then.
 //
 // # Not guaranteed
 //
@@ -53,19 +59,29 @@
 //     a value, decide inside fn.
 //   - Mutual exclusion is per path: two different paths (including hard
 //     links or symbolic links to one file) have different locks.
+//   - Fairness between processes is best effort: flock keeps no queue, and a
+//     waiting process polls (with backoff up to 5ms) while a busy one may win
+//     the lock several times in a row.
+//   - fn runs under the lock and, when calls are batched, on the leader's
+//     goroutine; it should be short. If fn calls runtime.Goexit (t.FailNow,
+//     say), its whole batch fails with an error and nothing is written.
 //   - Windows compiles and locks with LockFileEx, but its rename is not
-//     documented atomic and it has no directory fsync.
+//     documented atomic and it has no directory fsync. Systems without flock
+//     return errors.ErrUnsupported.
 //
 // # Group commit
 //
 // When several goroutines of one process mutate the same document at once,
-// the first becomes the leader: it takes the lock, reads the file once, runs
-// the waiting functions one after another (each sees its predecessors'
+// they queue, and the first becomes the leader: it lets callers that are
+// about to arrive join (a few yields, before taking the lock, so other
+// processes can take it meanwhile), takes the lock, reads the file once, runs
+// up to 256 queued functions one after another (each sees its predecessors'
 // result; a failing or panicking fn drops only its own change), writes the
-// result once, releases the lock and wakes the others. The outcome is the
-// same as running the calls one after another, and each call still returns
-// only after the write that contains its change is durable. No goroutine is
-// started: the leader is one of the callers.
+// result once, releases the lock, wakes the others and hands the lead to the
+// next caller in the queue. The outcome is the same as running the calls one
+// after another, and each call still returns only after the write that
+// contains its change is durable. No goroutine is started: the leader is one
+// of the callers, so fn may run on another caller's goroutine.
 //
 // # Locking protocol (for programs in any language)
 //
