@@ -3,6 +3,7 @@ package config_test
 import (
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"testing"
 
@@ -113,11 +114,34 @@ func BenchmarkScalarGet(b *testing.B) {
 				sinkInt = f.rw.int(key)
 			}
 		})
+		// The rejected alternative: no flat index, walk the tree per read.
+		tree := f.c.All()
+		b.Run("key="+key+"/impl=walk-tree", func(b *testing.B) {
+			for b.Loop() {
+				sinkInt, _ = walk(tree, key).(int)
+			}
+		})
 		b.Run("key="+key+"/impl=koanf", func(b *testing.B) {
 			for b.Loop() {
 				sinkInt = f.k.Int(key)
 			}
 		})
+	}
+}
+
+// walk finds a dotted key by descending the nested maps, without
+// allocating (strings.Cut, not strings.Split).
+func walk(m map[string]any, key string) any {
+	for {
+		seg, rest, more := strings.Cut(key, ".")
+		v := m[seg]
+		if !more {
+			return v
+		}
+		if m, _ = v.(map[string]any); m == nil {
+			return nil
+		}
+		key = rest
 	}
 }
 
