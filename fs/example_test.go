@@ -97,8 +97,8 @@ func ExampleFs_WriteAtomicFrom() {
 		log.Fatal(err)
 	}
 	fi, _ := fsys.Stat("run.log")
-	fmt.Println(n, fi.Mode().Perm())
-	// Output: 500000 -rw-------
+	fmt.Println(n, fi.Size())
+	// Output: 500000 500000
 }
 
 func ExampleFs_SweepTemp() {
