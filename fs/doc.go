@@ -52,13 +52,17 @@
 //   - Hard links of the destination are not kept (the rename installs a new
 //     inode), nor are ACLs, extended attributes or the owner when the writer
 //     may not set it (a non-root writer's new file is its own).
+//   - The destination's directory must be writable: a writable file in a
+//     read-only directory cannot be replaced atomically (nothing changes and
+//     the error says so).
 //   - Append does not fsync, and the directories of new files it creates are
 //     not synced.
 //   - Names of the form ".<name>.<16 hex digits>.tmp" are reserved: SweepTemp
 //     removes them when they are old enough.
 //   - Windows: the rename is MoveFileEx with replacement, which Windows does
 //     not document as atomic; a reader that opened the file without
-//     FILE_SHARE_DELETE makes the rename fail; a directory cannot be
+//     FILE_SHARE_DELETE makes the rename fail (transient sharing errors are
+//     retried for about 0.3 s); a directory cannot be
 //     fsynced, so a power loss just after a write may bring back the old
 //     content.
 //   - The durability of the storage stack below fsync (disk write caches
