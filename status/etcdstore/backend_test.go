@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -190,23 +191,39 @@ func TestBackendDirect(t *testing.T) {
 		}
 	})
 
-	t.Run("local queue per key: ctx honoured, no entries left", func(t *testing.T) {
+	t.Run("group commit: queued caller leaves on ctx, no queue left", func(t *testing.T) {
 		s := newShared(cli, newConfig(nil))
 		b := s.open(docPath(t))
-		unlock, err := s.locks.lock(ctx, b.Key()) // as if another Update held it
-		if err != nil {
+		// A holds the driver inside its apply, so C stays queued.
+		inA, releaseA := make(chan struct{}), make(chan struct{})
+		doneA := make(chan error, 1)
+		go func() {
+			doneA <- b.Update(ctx, func(cur []byte) ([]byte, error) {
+				close(inA)
+				<-releaseA
+				return []byte("a"), nil
+			})
+		}()
+		<-inA
+		queued, cancelQ := context.WithCancel(ctx)
+		doneQ := make(chan error, 1)
+		go func() {
+			doneQ <- b.Update(queued, func([]byte) ([]byte, error) { t.Error("departed caller's apply ran"); return nil, nil })
+		}()
+		for pending(s, b.Key()) == 0 { // C has reached the queue
+			runtime.Gosched()
+		}
+		cancelQ() // A still holds the driver: C is queued, not taken
+		if err := <-doneQ; !errors.Is(err, context.Canceled) || errors.Is(err, ErrOutcomeUnknown) {
+			t.Fatalf("queued Update whose ctx ended: %v; want a plain context.Canceled", err)
+		}
+		close(releaseA)
+		if err := <-doneA; err != nil {
 			t.Fatal(err)
 		}
-		short, cancel := context.WithCancel(ctx)
-		cancel()
-		called := false
-		err = b.Update(short, func([]byte) ([]byte, error) { called = true; return []byte("x"), nil })
-		if !errors.Is(err, context.Canceled) || called {
-			t.Fatalf("Update while the key is held locally: %v (apply called: %v); want context.Canceled", err, called)
-		}
-		unlock()
+		// Many callers at once: batched, each sees its predecessors.
 		var wg sync.WaitGroup
-		for range 8 {
+		for range 16 {
 			wg.Go(func() {
 				if err := b.Update(ctx, func(cur []byte) ([]byte, error) { return append(bytes.Clone(cur), 'x'), nil }); err != nil {
 					t.Error(err)
@@ -214,11 +231,12 @@ func TestBackendDirect(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if got, _ := getRaw(t, cli, b.Key()); string(got) != "xxxxxxxx" {
-			t.Errorf("stored %q, want 8 x", got)
+		if got, _ := getRaw(t, cli, b.Key()); string(got) != "a"+strings.Repeat("x", 16) {
+			t.Errorf("stored %q, want a and 16 x", got)
 		}
-		if n := s.locks.len(); n != 0 {
-			t.Errorf("%d lock entries left after all Updates returned; want 0", n)
+		s.queues.drivers.Wait()
+		if n := s.queues.len(); n != 0 {
+			t.Errorf("%d queues left after all Updates returned; want 0", n)
 		}
 	})
 
@@ -250,4 +268,14 @@ func TestBackendDirect(t *testing.T) {
 			t.Errorf("Update: %v (apply called: %v); want context.Canceled before apply", err, called)
 		}
 	})
+}
+
+// pending is the number of queued (not yet taken) Updates of key.
+func pending(s *shared, key string) int {
+	s.queues.mu.Lock()
+	defer s.queues.mu.Unlock()
+	if q := s.queues.m[key]; q != nil {
+		return len(q.pending)
+	}
+	return 0
 }

@@ -112,10 +112,10 @@ func New(cli *clientv3.Client, path string, opts ...Option) *Backend {
 
 // shared is what the Backends made by one With have in common.
 type shared struct {
-	cli   *clientv3.Client
-	cfg   config
-	lease *leaseCache
-	locks keyLocks
+	cli    *clientv3.Client
+	cfg    config
+	lease  *leaseCache
+	queues queues
 }
 
 func newShared(cli *clientv3.Client, cfg config) *shared {

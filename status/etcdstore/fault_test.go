@@ -208,15 +208,24 @@ func TestOutcomeUnknown(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(testCtx(t))
 			defer cancel()
-			f := &faults{onLoss: cancel}
+			// The fault ends the caller's ctx and holds the commit's
+			// driver until the caller has returned, so the caller
+			// cannot learn the outcome in time.
+			returned := make(chan struct{})
+			f := &faults{onLoss: func() { cancel(); <-returned }}
 			if tc.loseResp {
 				f.loseResponse.Store(1)
 			} else {
 				f.loseRequest.Store(1)
 			}
 			path := docPath(t)
-			_, err := status.NewStore[counter](path, With(newFaultyClient(t, endpoint, f))).Mutate(ctx,
-				func(c *counter) error { c.N++; return nil })
+			st := status.NewStore[counter](path, With(newFaultyClient(t, endpoint, f)))
+			var err error
+			go func() {
+				defer close(returned)
+				_, err = st.Mutate(ctx, func(c *counter) error { c.N++; return nil })
+			}()
+			<-returned
 			var oe *OutcomeError
 			if !errors.As(err, &oe) || !errors.Is(err, ErrOutcomeUnknown) || !errors.Is(err, context.Canceled) {
 				t.Fatalf("Mutate error = %v; want an *OutcomeError matching ErrOutcomeUnknown and context.Canceled", err)

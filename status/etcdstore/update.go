@@ -8,7 +8,6 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -74,26 +73,54 @@ func (b *Backend) Update(ctx context.Context, apply func(cur []byte) ([]byte, er
 	if b.cli == nil {
 		return b.wrap("update", ctx, errNilClient)
 	}
-	// Updates of one key through one With queue here instead of colliding
-	// in etcd: a conflict costs a raft round trip, a queue slot does not.
-	unlock, err := b.locks.lock(ctx, b.key)
-	if err != nil {
-		return b.wrap("update", ctx, err)
+	c := &call{ctx: ctx, apply: apply, done: make(chan struct{})}
+	b.enqueue(c)
+	defer b.leave()
+	select {
+	case <-c.done:
+		return c.result()
+	case <-ctx.Done():
+		return b.depart(c)
 	}
-	defer unlock()
-	call := rand.Text()
+}
+
+// commit drives one batch to its outcome: read, run the applies, commit
+// with one guarded transaction and one marker, and settle an ambiguous
+// commit before the applies run again, so that at most one attempt ever
+// commits and it is the one whose results the callers get.
+func (b *Backend) commit(bt *batch) {
+	ctx := bt.ctx // ends only when every member has departed
+	id := rand.Text()
 	bo := newBackoff(b.cfg)
 	var (
 		cur   []byte
 		rev   int64
 		fresh bool // cur and rev are current enough to apply without a read
 	)
+	// giveUp ends the batch after a failed request; it reports false when
+	// the request is worth retrying (after the backoff).
+	giveUp := func(err error) bool {
+		switch {
+		case ctx.Err() != nil: // everyone has left
+			return true
+		case b.closed() || terminal(err):
+			bt.fail(b.wrap("update", ctx, err))
+			return true
+		}
+		if werr := bo.wait(ctx, b.cli); werr != nil {
+			if ctx.Err() == nil {
+				bt.fail(b.wrap("update", ctx, werr))
+			}
+			return true
+		}
+		return false
+	}
 	for attempt := 0; ; attempt++ {
 		if !fresh {
 			resp, err := b.cli.Get(ctx, b.key)
 			if err != nil {
-				if err := b.retry(ctx, err, &bo); err != nil {
-					return b.wrap("update", ctx, err)
+				if giveUp(err) {
+					return
 				}
 				continue
 			}
@@ -101,30 +128,26 @@ func (b *Backend) Update(ctx context.Context, apply func(cur []byte) ([]byte, er
 		}
 		fresh = false
 
-		next, err := apply(cur)
-		if err != nil {
-			return err
-		}
-		if bytes.Equal(next, cur) {
-			return nil
-		}
-
 		lease, err := b.lease.get(ctx, b.cli)
 		if err != nil {
-			if err := b.retry(ctx, err, &bo); err != nil {
-				return b.wrap("update", ctx, err)
+			if giveUp(err) {
+				return
 			}
 			fresh = true // nothing was sent; the read still serves
 			continue
 		}
-		// Nothing is sent yet: a plain error, not an unknown outcome.
-		if err := ctx.Err(); err != nil {
-			return b.wrap("update", ctx, err)
+		marker := b.cfg.markerPrefix() + id + "/" + strconv.Itoa(attempt)
+		next, live := bt.run(cur, marker, lease)
+		switch {
+		case live == 0:
+			return
+		case bytes.Equal(next, cur):
+			bt.finish()
+			return
+		case b.closed(): // nothing sent yet: a plain error
+			bt.fail(b.wrap("update", ctx, b.cli.Ctx().Err()))
+			return
 		}
-		if b.closed() {
-			return b.wrap("update", ctx, b.cli.Ctx().Err())
-		}
-		marker := b.cfg.markerPrefix() + call + "/" + strconv.Itoa(attempt)
 		resp, err := b.cli.Txn(ctx).If(
 			clientv3.Compare(clientv3.ModRevision(b.key), "=", rev),
 			clientv3.Compare(clientv3.Version(marker), "=", 0),
@@ -136,12 +159,16 @@ func (b *Backend) Update(ctx context.Context, apply func(cur []byte) ([]byte, er
 		).Commit()
 		switch {
 		case err == nil && resp.Succeeded:
-			return nil
+			bt.finish()
+			return
 		case err == nil: // conflict: the else branch read the current value
 			cur, rev = value(resp.Responses[0].GetResponseRange().Kvs)
 			fresh = true
-			if err := bo.wait(ctx, b.cli); err != nil {
-				return b.wrap("update", ctx, err)
+			if werr := bo.wait(ctx, b.cli); werr != nil {
+				if ctx.Err() == nil {
+					bt.fail(b.wrap("update", ctx, werr))
+				}
+				return
 			}
 			continue
 		case errors.Is(err, rpctypes.ErrLeaseNotFound):
@@ -151,32 +178,26 @@ func (b *Backend) Update(ctx context.Context, apply func(cur []byte) ([]byte, er
 			fresh = true
 			continue
 		case terminal(err):
-			return b.wrap("update", ctx, err)
+			bt.fail(b.wrap("update", ctx, err))
+			return
 		}
 
-		// The commit may or may not have been applied. Settle it before
-		// apply runs again, so that at most one attempt ever commits and
-		// the one that did is the caller's last apply.
+		// The commit may or may not have been applied.
 		committed, ferr := fence(ctx, b.cli, marker, lease, &bo)
-		if ferr != nil {
-			return &OutcomeError{Key: b.key, Marker: marker, Err: ferr, lease: lease}
+		switch {
+		case ferr != nil && ctx.Err() != nil:
+			return // everyone has left, each with this marker
+		case ferr != nil:
+			bt.fail(&OutcomeError{Key: b.key, Marker: marker, Err: ferr, lease: lease})
+			return
+		case committed:
+			bt.finish()
+			return
 		}
-		if committed {
-			return nil
-		}
-		if err := b.retry(ctx, err, &bo); err != nil {
-			return b.wrap("update", ctx, err)
+		if giveUp(err) {
+			return
 		}
 	}
-}
-
-// retry decides whether a failed request is worth repeating and, if so,
-// waits out the backoff. It returns the error to give up with, or nil.
-func (b *Backend) retry(ctx context.Context, err error, bo *backoff) error {
-	if ctx.Err() != nil || b.closed() || terminal(err) {
-		return err
-	}
-	return bo.wait(ctx, b.cli)
 }
 
 // fence settles an ambiguous commit: it puts "fenced" in the marker if the
@@ -327,50 +348,4 @@ func (c *leaseCache) drop(id clientv3.LeaseID) {
 	if l := c.cur.Load(); l != nil && l.id == id {
 		c.cur.CompareAndSwap(l, nil)
 	}
-}
-
-// keyLocks is a ctx-aware mutex per key. Entries live only while someone
-// holds or waits for them, so the map does not grow with the keys ever used.
-type keyLocks struct {
-	mu sync.Mutex
-	m  map[string]*keyLock
-}
-
-type keyLock struct {
-	ch   chan struct{} // holds a token while locked
-	refs int           // holders and waiters
-}
-
-func (l *keyLocks) lock(ctx context.Context, key string) (unlock func(), err error) {
-	l.mu.Lock()
-	if l.m == nil {
-		l.m = make(map[string]*keyLock)
-	}
-	e := l.m[key]
-	if e == nil {
-		e = &keyLock{ch: make(chan struct{}, 1)}
-		l.m[key] = e
-	}
-	e.refs++
-	l.mu.Unlock()
-	release := func() {
-		l.mu.Lock()
-		if e.refs--; e.refs == 0 {
-			delete(l.m, key)
-		}
-		l.mu.Unlock()
-	}
-	select {
-	case e.ch <- struct{}{}:
-		return func() { <-e.ch; release() }, nil
-	case <-ctx.Done():
-		release()
-		return nil, ctx.Err()
-	}
-}
-
-func (l *keyLocks) len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.m)
 }
