@@ -4,9 +4,9 @@ GO      ?= go
 NESTED  := $(patsubst %/go.mod,%,$(shell find . -mindepth 2 -name go.mod -not -path './.git/*' | sort))
 GOFILES  = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 
-.PHONY: test deps fmt-check vet cross unit bench fuzz demo soak
+.PHONY: test deps fmt-check vet lint cross unit bench fuzz demo soak
 
-test: deps fmt-check vet cross unit
+test: deps fmt-check vet lint cross unit
 
 # Tools some tests need (strace for the syscall-order test, python3 for the
 # cross-language lock test). CI runs as root on a clean machine: install them
@@ -28,6 +28,13 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 	@for m in $(NESTED); do echo "vet $$m"; (cd $$m && $(GO) vet ./...) || exit 1; done
+
+# Our own analyzer over our own non-test code: no bare read-modify-write or
+# in-place write of JSON state files outside status.Mutate / fs.WriteAtomic.
+# (Tests hold deliberate controls of the unsafe patterns, hence -test=false.)
+lint:
+	$(GO) build -o $(CURDIR)/.bin/statuslint ./cmd/statuslint
+	$(CURDIR)/.bin/statuslint -test=false ./...
 
 # The agent services also run on macOS (and some tools on Windows): build
 # everything, tests included, for both.
