@@ -175,12 +175,12 @@ func burst(b *testing.B, n int, op func() error) time.Duration {
 
 // BenchmarkContended64Interleaved alternates bursts of the baseline and of
 // Mutate (64 goroutines each, one file each) so that disk-latency drift hits
-// both equally. One iteration is one round: 128 baseline calls, then 2,048
+// both equally. One iteration is one round: 64 baseline calls, then 1,024
 // Mutate calls. It reports both throughputs and their ratio.
 func BenchmarkContended64Interleaved(b *testing.B) {
 	bpath, mpath := benchPath(b), benchPath(b)
 	var locks sync.Map
-	const nBase, nMutate = 128, 2048
+	const nBase, nMutate = 64, 1024
 	var tBase, tMutate time.Duration
 	var mwrites atomic.Int64
 	orig := writeFile

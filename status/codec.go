@@ -84,34 +84,28 @@ func (c *codec) marshal(v any) ([]byte, error) {
 // indented by two spaces, then the unknown fields sorted by name with their
 // value bytes exactly as they were read, then a newline.
 func (c *codec) encode(compact []byte, unknown map[string]json.RawMessage) []byte {
-	var buf bytes.Buffer
-	buf.Grow(len(compact) + len(compact)/4 + 64)
-	if err := json.Indent(&buf, compact, "", "  "); err != nil {
-		// compact came from encoding/json; Indent cannot fail on it.
-		panic("status: indent own encoding: " + err.Error())
-	}
+	buf := make([]byte, 0, len(compact)+len(compact)/4+64)
+	buf = appendIndent(buf, compact)
 	if len(unknown) > 0 {
-		out := buf.Bytes()
-		empty := bytes.Equal(out, []byte("{}"))
+		empty := bytes.Equal(buf, []byte("{}"))
 		if empty {
-			buf.Truncate(1) // "{"
+			buf = buf[:1] // "{"
 		} else {
-			buf.Truncate(len(out) - 2) // drop "\n}"
+			buf = buf[:len(buf)-2] // drop "\n}"
 		}
 		for i, name := range slices.Sorted(maps.Keys(unknown)) {
 			if i > 0 || !empty {
-				buf.WriteByte(',')
+				buf = append(buf, ',')
 			}
-			buf.WriteString("\n  ")
+			buf = append(buf, "\n  "...)
 			key, _ := json.Marshal(name) // a string always encodes
-			buf.Write(key)
-			buf.WriteString(": ")
-			buf.Write(unknown[name])
+			buf = append(buf, key...)
+			buf = append(buf, ": "...)
+			buf = append(buf, unknown[name]...)
 		}
-		buf.WriteString("\n}")
+		buf = append(buf, "\n}"...)
 	}
-	buf.WriteByte('\n')
-	return buf.Bytes()
+	return append(buf, '\n')
 }
 
 // decode parses cur into a T plus the object members T does not declare.
