@@ -2,6 +2,7 @@ package status
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -9,6 +10,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
 )
 
 // codec holds what the Store needs to know about T to keep unknown fields:
@@ -16,6 +20,25 @@ import (
 type codec struct {
 	isStruct bool
 	known    map[string]bool // lower-cased JSON names (the decoder matches case-insensitively)
+
+	// flat reports that T holds only values that encoding/json can round
+	// trip exactly (see flatType); only then is last used.
+	flat bool
+	// last is the document this codec encoded most recently. The next
+	// Mutate of the same document usually starts from exactly those bytes
+	// (the next call in a group-commit batch, or this process's next call),
+	// and decoding them was most of a batched call's CPU cost.
+	last atomic.Pointer[encoded]
+}
+
+// encoded is an immutable record of one encoding: raw = encode(compact,
+// unknown), compact = marshal(value), and decoding raw yields exactly value
+// and unknown (checked by exact before it is recorded).
+type encoded struct {
+	raw     []byte
+	value   any // a T
+	unknown map[string]json.RawMessage
+	compact []byte
 }
 
 var codecs sync.Map // reflect.Type -> *codec
@@ -29,6 +52,7 @@ func codecFor[T any]() *codec {
 	if c.isStruct {
 		c.known = make(map[string]bool)
 		collectNames(t, c.known, 0)
+		c.flat = flatType(t)
 	}
 	actual, _ := codecs.LoadOrStore(t, c)
 	return actual.(*codec)
@@ -106,6 +130,97 @@ func (c *codec) encode(compact []byte, unknown map[string]json.RawMessage) []byt
 		buf = append(buf, "\n}"...)
 	}
 	return append(buf, '\n')
+}
+
+// remember records an encoding for reuse by lookup, if decoding raw would
+// give back exactly v.
+func (c *codec) remember(raw []byte, v any, unknown map[string]json.RawMessage, compact []byte) {
+	if c.flat && exact(reflect.ValueOf(v).Elem()) {
+		c.last.Store(&encoded{raw: raw, value: reflect.ValueOf(v).Elem().Interface(), unknown: unknown, compact: compact})
+	}
+}
+
+// lookup returns the value, unknown members and compact encoding recorded
+// for exactly the bytes cur, if any.
+func lookup[T any](c *codec, cur []byte) (v T, unknown map[string]json.RawMessage, compact []byte, ok bool) {
+	if !c.flat || cur == nil {
+		return v, nil, nil, false
+	}
+	e := c.last.Load()
+	if e == nil || !bytes.Equal(e.raw, cur) {
+		return v, nil, nil, false
+	}
+	return e.value.(T), e.unknown, e.compact, true
+}
+
+var (
+	timeType = reflect.TypeFor[time.Time]()
+	custom   = []reflect.Type{
+		reflect.TypeFor[json.Marshaler](), reflect.TypeFor[json.Unmarshaler](),
+		reflect.TypeFor[encoding.TextMarshaler](), reflect.TypeFor[encoding.TextUnmarshaler](),
+	}
+)
+
+// flatType reports whether every value of t is plain data that
+// encoding/json encodes field by field: booleans, numbers, strings,
+// time.Time, and arrays and structs of those, with no pointers, maps,
+// slices, interfaces, custom (un)marshalers, embedded, unexported or
+// skipped ("-") fields. For such types decoding an encoding gives back the
+// value itself, given the per-value conditions checked by exact.
+func flatType(t reflect.Type) bool {
+	if t == timeType {
+		return true
+	}
+	for _, i := range custom {
+		if t.Implements(i) || reflect.PointerTo(t).Implements(i) {
+			return false
+		}
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	case reflect.Array:
+		return flatType(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() || f.Anonymous || f.Tag.Get("json") == "-" || !flatType(f.Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// exact reports whether v (of a flat type) survives encoding and decoding
+// unchanged: strings must be valid UTF-8 (the encoder replaces invalid
+// bytes) and times must be UTC without a monotonic reading (the decoder
+// gives other zones a new fixed Location and never a monotonic reading).
+func exact(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String:
+		return utf8.ValidString(v.String())
+	case reflect.Array:
+		for i := range v.Len() {
+			if !exact(v.Index(i)) {
+				return false
+			}
+		}
+	case reflect.Struct:
+		if v.Type() == timeType {
+			t := v.Interface().(time.Time)
+			return t.Location() == time.UTC && t == t.Round(0)
+		}
+		for i := range v.NumField() {
+			if !exact(v.Field(i)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // decode parses cur into a T plus the object members T does not declare.

@@ -9,7 +9,9 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/agentstate/core/status"
 	"github.com/google/go-cmp/cmp"
@@ -108,6 +110,55 @@ func (m *statusMachine) Transition(t *rapid.T) {
 	to := rapid.SampledFrom(allStates).Draw(t, "to")
 	from := rapid.SliceOfNDistinct(rapid.SampledFrom(allStates), 0, 2, rapid.ID).Draw(t, "from")
 	m.change(t, status.Transition(to, from...))
+}
+
+// OddValues stores values that encoding/json does not round-trip exactly
+// (invalid UTF-8, a named fixed zone, a monotonic local time) or does.
+func (m *statusMachine) OddValues(t *rapid.T) {
+	note := rapid.SampledFrom([]string{"ok", "bad \xff utf8", "\u2028"}).Draw(t, "note")
+	var at time.Time
+	switch rapid.IntRange(0, 2).Draw(t, "time") {
+	case 0:
+		at = time.Date(2026, 5, 6, 7, 8, 9, 10, time.UTC)
+	case 1:
+		at = time.Date(2026, 5, 6, 7, 8, 9, 10, time.FixedZone("CET", 3600))
+	case 2:
+		at = time.Now()
+	}
+	got, err := m.mutate(t, func(s *status.Status) error { s.Note, s.StartedAt = note, at; return nil })
+	if m.corrupt != nil {
+		return
+	}
+	if err != nil {
+		t.Fatalf("Mutate: %v", err)
+	}
+	// The model follows the file: what a decode gives back.
+	read, err := status.Read(m.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.exists = m.exists || !cmp.Equal(got, m.doc)
+	m.doc = read
+}
+
+// FnSeesRead: fn is given exactly what a fresh decode of the file gives
+// (time zones and monotonic readings included), whatever the previous
+// call stored and however the Store obtained it.
+func (m *statusMachine) FnSeesRead(t *rapid.T) {
+	if m.corrupt != nil {
+		t.Skip("corrupt document")
+	}
+	want, err := status.Read(m.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen status.Status
+	if _, err := status.Mutate(context.Background(), m.path, func(s *status.Status) error { seen = *s; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(seen, want) {
+		t.Fatalf("fn saw\n%#v\nRead gives\n%#v", seen, want)
+	}
 }
 
 func (m *statusMachine) FnError(t *rapid.T) {

@@ -3,6 +3,7 @@ package status
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -87,13 +88,9 @@ func (s *Store[T]) Mutate(ctx context.Context, fn func(*T) error) (T, error) {
 		return result, fmt.Errorf("status: mutate %s: %w", s.b.Name(), errNilFunc)
 	}
 	err := s.b.Update(ctx, func(cur []byte) ([]byte, error) {
-		v, unknown, err := decode[T](s.codec, s.b.Name(), cur)
+		v, unknown, before, err := s.current(cur)
 		if err != nil {
 			return nil, err
-		}
-		before, err := s.codec.marshal(&v)
-		if err != nil {
-			return nil, fmt.Errorf("status: encode %s: %w", s.b.Name(), err)
 		}
 		if err := fn(&v); err != nil {
 			return nil, err
@@ -113,13 +110,31 @@ func (s *Store[T]) Mutate(ctx context.Context, fn func(*T) error) (T, error) {
 			}
 		}
 		result = v
-		return s.codec.encode(after, unknown), nil
+		out := s.codec.encode(after, unknown)
+		s.codec.remember(out, &v, unknown, after)
+		return out, nil
 	})
 	if err != nil {
 		var zero T
 		return zero, err
 	}
 	return result, nil
+}
+
+// current decodes cur and encodes it compactly (the "before" of no-change
+// detection), or takes both from the codec's record of the last encoding.
+func (s *Store[T]) current(cur []byte) (v T, unknown map[string]json.RawMessage, compact []byte, err error) {
+	if v, unknown, compact, ok := lookup[T](s.codec, cur); ok {
+		return v, unknown, compact, nil
+	}
+	v, unknown, err = decode[T](s.codec, s.b.Name(), cur)
+	if err != nil {
+		return v, nil, nil, err
+	}
+	if compact, err = s.codec.marshal(&v); err != nil {
+		return v, nil, nil, fmt.Errorf("status: encode %s: %w", s.b.Name(), err)
+	}
+	return v, unknown, compact, nil
 }
 
 // Load returns the current document without taking the lock. A missing
