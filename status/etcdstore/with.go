@@ -10,6 +10,9 @@ import (
 // through cli. Every Store built with the returned Option shares one marker
 // lease (see the package doc), so build it once and reuse it.
 func With(cli *clientv3.Client, opts ...Option) status.Option {
-	s := newShared(cli, newConfig(opts))
+	return newShared(cli, newConfig(opts)).option()
+}
+
+func (s *shared) option() status.Option {
 	return status.WithBackend(func(path string) status.Backend { return s.open(path) })
 }

@@ -1,0 +1,144 @@
+package etcdstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"runtime"
+	"testing"
+
+	"github.com/agentstate/core/status"
+)
+
+// holdDriver starts an Update on b whose apply blocks until the returned
+// release is called, so that Updates started meanwhile queue up and are
+// then committed together as the next batch. It changes nothing.
+func holdDriver(t *testing.T, b *Backend) (release func() error) {
+	t.Helper()
+	in, rel := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- b.Update(testCtx(t), func(cur []byte) ([]byte, error) {
+			close(in)
+			<-rel
+			return cur, nil // no change
+		})
+	}()
+	<-in
+	return func() error { close(rel); return <-done }
+}
+
+// waitQueued waits until n Updates of key are queued behind the driver.
+func waitQueued(s *shared, key string, n int) {
+	for pending(s, key) < n {
+		runtime.Gosched()
+	}
+}
+
+// TestBatchMembersIndependent: in one batch, a panicking fn re-panics in
+// its own caller, an erroring fn returns its error, and the others commit,
+// each seeing its predecessors' results.
+func TestBatchMembersIndependent(t *testing.T) {
+	cli := newClient(t, sharedServer(t).Endpoint())
+	s := newShared(cli, newConfig(nil))
+	b := s.open(docPath(t))
+	release := holdDriver(t, b)
+
+	type outcome struct {
+		err      error
+		panicked any
+	}
+	run := func(apply func([]byte) ([]byte, error)) <-chan outcome {
+		ch := make(chan outcome, 1)
+		go func() {
+			defer func() {
+				if r := recover(); r != nil {
+					ch <- outcome{panicked: r}
+				}
+			}()
+			ch <- outcome{err: b.Update(testCtx(t), apply)}
+		}()
+		return ch
+	}
+	errFn := errors.New("fn failed")
+	add := func(c byte) func([]byte) ([]byte, error) {
+		return func(cur []byte) ([]byte, error) { return append(bytes.Clone(cur), c), nil }
+	}
+	first := run(add('1'))
+	waitQueued(s, b.Key(), 1)
+	panics := run(func([]byte) ([]byte, error) { panic("boom") })
+	waitQueued(s, b.Key(), 2)
+	fails := run(func([]byte) ([]byte, error) { return []byte("never"), errFn })
+	waitQueued(s, b.Key(), 3)
+	last := run(add('2'))
+	waitQueued(s, b.Key(), 4)
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	if o := <-first; o.err != nil || o.panicked != nil {
+		t.Errorf("first: %+v, want success", o)
+	}
+	if o := <-panics; o.panicked != "boom" {
+		t.Errorf("panicking fn: %+v, want its panic in its own goroutine", o)
+	}
+	if o := <-fails; o.err != errFn {
+		t.Errorf("failing fn: %+v, want its error as is", o)
+	}
+	if o := <-last; o.err != nil || o.panicked != nil {
+		t.Errorf("last: %+v, want success", o)
+	}
+	if got, _ := getRaw(t, cli, b.Key()); string(got) != "12" {
+		t.Errorf("stored %q, want 12 (1 then 2, in one batch)", got)
+	}
+}
+
+// TestBatchDeparture: a member whose ctx ends while its batch's commit is
+// in flight (and its response lost) leaves with an *OutcomeError; the
+// other members are not affected and commit; Resolve finds the departed
+// member's change committed with theirs.
+func TestBatchDeparture(t *testing.T) {
+	endpoint := sharedServer(t).Endpoint()
+	leaverCtx, leave := context.WithCancel(testCtx(t))
+	defer leave()
+	left := make(chan struct{})
+	f := &faults{onLoss: func() { leave(); <-left }}
+	cli := newFaultyClient(t, endpoint, f)
+	s := newShared(cli, newConfig(nil))
+	path := docPath(t)
+	st := status.NewStore[counter](path, s.option())
+	b := s.open(path)
+	release := holdDriver(t, b)
+
+	var leaverErr error
+	go func() {
+		defer close(left)
+		_, leaverErr = st.Mutate(leaverCtx, func(c *counter) error { c.N += 10; return nil })
+	}()
+	waitQueued(s, b.Key(), 1)
+	stayer := make(chan error, 1)
+	go func() {
+		_, err := st.Mutate(testCtx(t), func(c *counter) error { c.N++; return nil })
+		stayer <- err
+	}()
+	waitQueued(s, b.Key(), 2)
+	f.loseResponse.Store(1) // the batch [leaver, stayer] loses its reply
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	<-left
+	var oe *OutcomeError
+	if !errors.As(leaverErr, &oe) || !errors.Is(leaverErr, context.Canceled) {
+		t.Fatalf("departed member: %v; want an *OutcomeError matching context.Canceled", leaverErr)
+	}
+	if err := <-stayer; err != nil {
+		t.Fatalf("remaining member: %v; want success", err)
+	}
+	committed, err := Resolve(testCtx(t), newClient(t, endpoint), oe)
+	if err != nil || !committed {
+		t.Fatalf("Resolve = %v, %v; want committed", committed, err)
+	}
+	got, err := status.NewStore[counter](path, With(newClient(t, endpoint))).LoadContext(testCtx(t))
+	if err != nil || got.N != 11 {
+		t.Fatalf("stored %+v, %v; want n=11 (both changes, once each)", got, err)
+	}
+}
