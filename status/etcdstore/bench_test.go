@@ -51,7 +51,7 @@ var benchClients = []int{1, 16, 64}
 //   - etcd: each client its own clientv3.Client and With, as separate hosts
 //     would be: contenders on one key meet only in etcd's transactions.
 //   - etcd-shared: all clients are goroutines of one service sharing one
-//     clientv3.Client and one With, which queues them per key locally.
+//     clientv3.Client and one With, which group-commits them.
 //   - etcd-nomarker: like etcd, but the guarded transaction without the
 //     exactly-once marker, to price the marker.
 func BenchmarkMutate(b *testing.B) {

@@ -28,17 +28,27 @@
 // the current value, so the retry costs no extra read; retries back off
 // exponentially with full jitter until ctx ends. Load is a linearizable Get.
 //
-// Stores made from one With queue their Updates of one key in the process
-// (a ctx-aware mutex per key) instead of colliding in etcd, where every
-// losing transaction still costs a raft round trip. Writers in other
-// processes or on other hosts meet only in the guarded transaction.
+// # Group commit
+//
+// Updates of one key through the Stores made from one With do not collide
+// in etcd (where every losing transaction still costs a raft round trip):
+// they queue in the process, and a driver goroutine, alive while the key has
+// queued Updates, commits them in batches of up to 256 — one read, the
+// applies in order (each sees its predecessors' result; a failing or
+// panicking apply drops only its own change, and the panic is re-raised in
+// its caller's goroutine), one guarded transaction, one marker. On conflict
+// the whole batch runs again on the new value. A caller whose ctx ends while
+// queued leaves with a plain ctx error; one whose batch may have sent its
+// change leaves with an *OutcomeError for that attempt, and the batch goes on
+// without it. Writers in other processes or on other hosts meet only in the
+// guarded transaction.
 //
 // # Exactly once
 //
 // A commit whose response is lost (server stopped, connection reset) may or
 // may not have been applied. Re-running apply blindly could apply a change
 // twice (an increment would count double). Every commit therefore also
-// writes a marker key unique to the call and attempt, attached to a lease
+// writes a marker key unique to the batch and attempt, attached to a lease
 // (default TTL 2 minutes, WithMarkerTTL), and is guarded by "marker absent".
 // After an ambiguous error Update fences the marker: a transaction puts
 // "fenced" if it is still absent, or reads it. "committed" means the change

@@ -262,11 +262,11 @@ type result struct {
 
 // TestServerRestart stops the etcd server in the middle of a run and starts
 // it again on the same URL and data, while workers keep incrementing (half
-// with their own client, half sharing one client and With, i.e. its local
-// queue; one commit in ten loses its request or response). Every Mutate either commits exactly once or returns an
-// error; no acknowledged increment is lost; the only errors are ctx
-// deadlines (calls during the outage give up when their ctx says so); and
-// the final count is exactly the acknowledged increments plus the unknown
+// with their own client, half sharing one client and With, i.e. group
+// commit; one commit in ten loses its request or response). Every Mutate
+// either commits exactly once or returns an error; no acknowledged
+// increment is lost; the only errors are ctx deadlines (calls during the
+// outage give up when their ctx says so); and the final count is exactly the acknowledged increments plus the unknown
 // outcomes that Resolve finds committed.
 func TestServerRestart(t *testing.T) {
 	srv := startServer(t, etcdtest.Options{})

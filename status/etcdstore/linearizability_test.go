@@ -123,7 +123,7 @@ func TestLinearizable(t *testing.T) {
 		opt     func(cli int) status.Option
 	}{
 		{"guarded", false, func(int) status.Option { return With(newClient(t, endpoint)) }},
-		// Goroutines of one service: one client, one With, local queue.
+		// Goroutines of one service: one client, one With, group commit.
 		{"guarded shared With", false, func() func(int) status.Option {
 			opt := With(newClient(t, endpoint))
 			return func(int) status.Option { return opt }
