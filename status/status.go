@@ -85,10 +85,10 @@ func Transition(to State, from ...State) func(*Status) error {
 
 // Mutate runs fn on the status document at path under the document's lock
 // and commits the result durably; see Store.Mutate. When fn changes
-// anything, Mutate also sets UpdatedAt to the current time. It returns the
-// document as committed.
+// anything, Mutate also sets UpdatedAt to the current time (as does every
+// Store[Status]). It returns the document as committed.
 func Mutate(ctx context.Context, path string, fn func(*Status) error) (Status, error) {
-	return NewStore[Status](path, withTouch(touchStatus)).Mutate(ctx, fn)
+	return NewStore[Status](path).Mutate(ctx, fn)
 }
 
 // Read returns the status document at path without taking the lock. Because
@@ -98,8 +98,6 @@ func Read(path string) (Status, error) {
 	return NewStore[Status](path).Load()
 }
 
-func touchStatus(v any) {
-	if s, ok := v.(*Status); ok {
-		s.UpdatedAt = time.Now().UTC()
-	}
-}
+// stamp sets updated_at. A Store[Status] calls it when fn changed
+// something else, so no change means no write.
+func (s *Status) stamp() { s.UpdatedAt = time.Now().UTC() }

@@ -289,3 +289,30 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("Mutate of a directory: no error")
 	}
 }
+
+// Every Store of Status stamps updated_at like status.Mutate, so code that
+// keeps a *Store[Status] (core's accessor, long-lived services) cannot
+// forget it; a Store of another type never gets a field it did not ask for.
+func TestStoreOfStatusSetsUpdatedAt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "status.json")
+	ctx := context.Background()
+	st, err := status.NewStore[status.Status](path).Mutate(ctx, func(s *status.Status) error { s.Runs = 1; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.UpdatedAt.IsZero() {
+		t.Errorf("Store[Status].Mutate left UpdatedAt zero")
+	}
+	type plain struct {
+		Runs      int       `json:"runs"`
+		UpdatedAt time.Time `json:"updated_at"`
+	}
+	other := filepath.Join(t.TempDir(), "doc.json")
+	p, err := status.NewStore[plain](other).Mutate(ctx, func(d *plain) error { d.Runs = 1; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.UpdatedAt.IsZero() {
+		t.Errorf("Store[plain].Mutate set UpdatedAt = %v; only Status stamps itself", p.UpdatedAt)
+	}
+}

@@ -15,9 +15,6 @@ type Option func(*options)
 type options struct {
 	backend func(path string) Backend
 	perm    os.FileMode
-	// touch is called on the new value (a *T as any) when fn changed the
-	// document; status.Mutate uses it to set updated_at.
-	touch func(v any)
 }
 
 // WithBackend replaces the default file backend: open is called once per
@@ -33,9 +30,11 @@ func WithPerm(perm os.FileMode) Option {
 	return func(o *options) { o.perm = perm.Perm() }
 }
 
-func withTouch(f func(v any)) Option {
-	return func(o *options) { o.touch = f }
-}
+// stamper is implemented by document types that record their own
+// modification time (*Status sets updated_at). The method is unexported so
+// that only this package's types opt in: every Store of such a type, however
+// it was created, stamps a changed document the same way.
+type stamper interface{ stamp() }
 
 // A Store keeps one JSON document of type T and serialises read-modify-write
 // cycles on it across goroutines and, with the file backend, processes.
@@ -43,7 +42,6 @@ func withTouch(f func(v any)) Option {
 // concurrent use; Stores for the same path share one lock.
 type Store[T any] struct {
 	b     Backend
-	touch func(v any)
 	codec *codec
 }
 
@@ -61,7 +59,7 @@ func NewStore[T any](path string, opts ...Option) *Store[T] {
 	} else {
 		b = newFileBackend(path, o.perm)
 	}
-	return &Store[T]{b: b, touch: o.touch, codec: codecFor[T]()}
+	return &Store[T]{b: b, codec: codecFor[T]()}
 }
 
 // Mutate runs fn on the current document under the document's lock and
@@ -103,8 +101,8 @@ func (s *Store[T]) Mutate(ctx context.Context, fn func(*T) error) (T, error) {
 			result = v
 			return cur, nil
 		}
-		if s.touch != nil {
-			s.touch(&v)
+		if st, ok := any(&v).(stamper); ok {
+			st.stamp()
 			if after, err = s.codec.marshal(&v); err != nil {
 				return nil, fmt.Errorf("status: encode %s: %w", s.b.Name(), err)
 			}
