@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentstate/core/config"
 	"github.com/agentstate/core/fs"
+	"github.com/agentstate/core/status"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -261,5 +262,34 @@ func TestWorkspacesEmptyRoot(t *testing.T) {
 	got, err := c.Workspaces(context.Background())
 	if err != nil || len(got) != 0 {
 		t.Fatalf("Workspaces on an empty root = %v, %v", got, err)
+	}
+}
+
+func TestStatusStore(t *testing.T) {
+	c := newCore(t)
+	if err := c.Fs().MkdirAll("acme/api/fix-42", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := c.Status("acme", "api", "fix-42")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := c.StatusPath("acme", "api", "fix-42")
+	if ws.Name() != p {
+		t.Fatalf("store name = %q, want the StatusPath %q", ws.Name(), p)
+	}
+	st, err := ws.Mutate(context.Background(), status.Transition(status.Queued))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.UpdatedAt.IsZero() {
+		t.Errorf("a change through Core.Status left updated_at zero")
+	}
+	// The store and status.Read see the same file.
+	if got, err := status.Read(p); err != nil || got.State != status.Queued {
+		t.Fatalf("status.Read = %v, %v; want state queued", got.State, err)
+	}
+	if _, err := c.Status("acme", "..", "x"); !errors.Is(err, fs.ErrOutsideRoot) {
+		t.Fatalf("Status with \"..\" = %v, want ErrOutsideRoot", err)
 	}
 }

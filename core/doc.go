@@ -5,8 +5,8 @@
 //	c, err := core.New(core.WithRoot("/var/lib/agents"))
 //	...
 //	c.Go("queue-drain", drainLoop) // stopped by Shutdown
-//	p, err := c.StatusPath("acme", "api", "fix-42")
-//	st, err := status.Mutate(ctx, p, func(s *status.Status) error { ... })
+//	ws, err := c.Status("acme", "api", "fix-42") // *status.Store[status.Status]
+//	st, err := ws.Mutate(ctx, func(s *status.Status) error { ... })
 //	...
 //	err = c.Shutdown(ctx)
 //
@@ -26,7 +26,7 @@
 //     A task that calls runtime.Goexit simply ends.
 //   - Log and Config never return nil. New starts no goroutine; Shutdown
 //     leaves none of the Core's behind once it returns nil.
-//   - StatusPath only returns paths of the form <root>/<org>/<repo>/<task>/
+//   - Status and StatusPath only reach documents of the form <root>/<org>/<repo>/<task>/
 //     status.json with each element a single, non-empty, local path element;
 //     ".." is refused with an error matching fs.ErrOutsideRoot, other bad
 //     elements with fs.ErrInvalidName, and an existing workspace directory

@@ -112,3 +112,32 @@ func ExampleCore_Shutdown() {
 	// <nil>
 	// true
 }
+
+func ExampleCore_Status() {
+	root, _ := os.MkdirTemp("", "agents")
+	defer os.RemoveAll(root)
+	c, err := core.New(core.WithRoot(root))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Shutdown(context.Background())
+	if err := c.Fs().MkdirAll("acme/api/fix-42", 0o755); err != nil {
+		log.Fatal(err)
+	}
+
+	ws, err := c.Status("acme", "api", "fix-42")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	ws.Mutate(ctx, status.Transition(status.Queued))
+	// Claim the task only if it is still queued: of two racing spawners,
+	// one gets the task and the other a conflict.
+	_, err = ws.Mutate(ctx, status.Transition(status.Running, status.Queued))
+	fmt.Println("first claim:", err)
+	_, err = ws.Mutate(ctx, status.Transition(status.Running, status.Queued))
+	fmt.Println("second claim is a conflict:", errors.Is(err, status.ErrConflict))
+	// Output:
+	// first claim: <nil>
+	// second claim is a conflict: true
+}

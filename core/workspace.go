@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentstate/core/fs"
+	"github.com/agentstate/core/status"
 )
 
 // StatusFile is the name of a workspace's status document.
@@ -54,6 +55,21 @@ func (c *Core) StatusPath(org, repo, task string) (string, error) {
 		// Other errors (permissions...) surface when the file is used.
 	}
 	return filepath.Join(c.root, org, repo, task, StatusFile), nil
+}
+
+// Status returns the status store of the workspace <root>/<org>/<repo>/<task>,
+// with the same validation as StatusPath. Every Mutate through it takes the
+// document's cross-process lock and sets updated_at when it changes anything,
+// exactly like status.Mutate on the same path:
+//
+//	ws, err := c.Status("acme", "api", "fix-42")
+//	st, err := ws.Mutate(ctx, status.Transition(status.Running, status.Queued))
+func (c *Core) Status(org, repo, task string, opts ...status.Option) (*status.Store[status.Status], error) {
+	p, err := c.StatusPath(org, repo, task)
+	if err != nil {
+		return nil, err
+	}
+	return status.NewStore[status.Status](p, opts...), nil
 }
 
 func (w Workspace) validate() error {
