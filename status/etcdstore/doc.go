@@ -67,6 +67,9 @@
 //   - Many independent writers on one hot key contend optimistically:
 //     throughput falls and latency grows with their number. Prefer one key
 //     per agent, and one With per process.
+//   - Update's ctx bounds the caller's wait, not etcd's requests, which run
+//     under the batch's own context: values carried by the caller's ctx do
+//     not reach etcd.
 //   - Markers cost storage: one small key per commit, alive for the lease
 //     TTL. They are stored under prefix+"#txn/", outside every document key.
 //   - Keys deleted or rewritten by other programs between a lost response and
