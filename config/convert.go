@@ -2,8 +2,10 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -158,10 +160,7 @@ func toTime(v any) (time.Time, bool) {
 func toStringSlice(v any) ([]string, bool) {
 	switch x := v.(type) {
 	case []string:
-		if x == nil {
-			return nil, true
-		}
-		return append(make([]string, 0, len(x)), x...), true
+		return slices.Clone(x), true
 	case []any:
 		out := make([]string, len(x))
 		for i, e := range x {
@@ -179,14 +178,7 @@ func toStringSlice(v any) ([]string, bool) {
 func toStringMap(v any) (map[string]string, bool) {
 	switch x := v.(type) {
 	case map[string]string:
-		if x == nil {
-			return nil, true
-		}
-		out := make(map[string]string, len(x))
-		for k, s := range x {
-			out[k] = s
-		}
-		return out, true
+		return maps.Clone(x), true
 	case map[string]any:
 		out := make(map[string]string, len(x))
 		for k, e := range x {

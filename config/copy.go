@@ -2,8 +2,10 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,9 +63,7 @@ func copyIn(v any) (any, *valueError) {
 // copyOut returns a deep copy of a stored (already validated) value.
 // Scalars come back as they are, without allocating.
 func copyOut(v any) any {
-	switch v.(type) {
-	case nil, string, bool, int, int64, float64, time.Duration, time.Time,
-		int8, int16, int32, uint, uint8, uint16, uint32, uint64, float32:
+	if immutable(v) {
 		return v
 	}
 	var c copier
@@ -72,6 +72,17 @@ func copyOut(v any) any {
 }
 
 // any copies v; section says whether a map[string]any here is a section.
+// immutable reports whether v is of a common type that cannot be mutated
+// through a copy of the interface value, so it needs no copying.
+func immutable(v any) bool {
+	switch v.(type) {
+	case nil, string, bool, int, int64, float64, time.Duration, time.Time,
+		int8, int16, int32, uint, uint8, uint16, uint32, uint64, float32:
+		return true
+	}
+	return false
+}
+
 func (c *copier) any(v any, section bool) (any, *valueError) {
 	switch x := v.(type) {
 	case nil, string, bool, int, int64, float64, time.Duration, time.Time,
@@ -83,19 +94,9 @@ func (c *copier) any(v any, section bool) (any, *valueError) {
 	case []any:
 		return c.anySlice(x)
 	case []string:
-		if x == nil {
-			return x, nil
-		}
-		return append(make([]string, 0, len(x)), x...), nil
+		return slices.Clone(x), nil
 	case map[string]string:
-		if x == nil {
-			return x, nil
-		}
-		m := make(map[string]string, len(x))
-		for k, s := range x {
-			m[k] = s
-		}
-		return m, nil
+		return maps.Clone(x), nil // copies the table wholesale, no rehashing
 	}
 	rv, err := c.value(reflect.ValueOf(v))
 	if err != nil {
@@ -136,12 +137,17 @@ func (c *copier) section(m map[string]any, section bool) (any, *valueError) {
 		return nil, err
 	}
 	defer c.leave()
-	out := make(map[string]any, len(m))
+	// Clone the table wholesale (no rehashing), then replace the values
+	// that are themselves mutable with their copies.
+	out := maps.Clone(m)
 	for k, v := range m {
 		if section && c.check {
 			if msg := checkSegment(k); msg != "" {
 				return nil, &valueError{msg: msg, segs: []string{"." + k}}
 			}
+		}
+		if immutable(v) {
+			continue
 		}
 		cv, err := c.any(v, section)
 		if err != nil {
