@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentstate/core/status"
 )
@@ -161,6 +162,13 @@ func parseAssignment(arg string) (assignment, error) {
 	}
 	if name == "" {
 		return assignment{}, fmt.Errorf("%w: %q: empty field name", errBadField, arg)
+	}
+	// JSON shared between programs must be UTF-8 (RFC 8259): json.Valid
+	// accepts other bytes inside strings and would let them into the file,
+	// where a Python agent's json.load then fails on the whole document;
+	// re-encoding would silently replace them with U+FFFD.
+	if !utf8.ValidString(arg) {
+		return assignment{}, fmt.Errorf("%w: %q: not valid UTF-8", errBadField, arg)
 	}
 	value := json.RawMessage(text)
 	if !json.Valid(value) {

@@ -149,6 +149,9 @@ func TestSetBadField(t *testing.T) {
 		"started_at=yesterday", "updated_at=5",
 		"Runs=1", "STATUS=queued", // would collide with runs/status in Go readers
 		"=3",
+		// Not UTF-8: JSON exchanged between programs must be (RFC 8259),
+		// and a Python agent's json.load fails on the whole file.
+		"note=\"\xff\"", "extra=\"a\xffb\"", "extra=\xff", "extra=[\"\xff\"]", "\xff=1",
 	} {
 		t.Run(arg, func(t *testing.T) {
 			path := tempFile(t, "status.json")
