@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 func cmdIncr(ctx context.Context, args []string, stdout io.Writer) error {
@@ -52,6 +53,9 @@ func cmdIncr(ctx context.Context, args []string, stdout io.Writer) error {
 func checkIntField(name string) error {
 	if name == "" {
 		return fmt.Errorf("%w: empty field name", errBadField)
+	}
+	if !utf8.ValidString(name) { // see parseAssignment
+		return fmt.Errorf("%w: %q: not valid UTF-8", errBadField, name)
 	}
 	f, known := fieldByName[name]
 	if !known {

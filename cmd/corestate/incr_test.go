@@ -54,6 +54,7 @@ func TestIncrBadField(t *testing.T) {
 		{`{"runs": 1}`, "note"},             //
 		{`{"runs": 1}`, "Runs"},             // collides with runs
 		{`{"x": 9223372036854775807}`, "x"}, // overflow
+		{`{"runs": 1}`, "\xff"},             // not UTF-8: would be written as "\ufffd"
 	} {
 		t.Run(tc.content+"_"+tc.field, func(t *testing.T) {
 			path := tempFile(t, "status.json")
