@@ -117,6 +117,13 @@ func (c *Core) Log() *slog.Logger { return c.log }
 // keep waiting. Once every task has returned, Shutdown closes Fs and returns
 // nil, or the *PanicError of each task that panicked joined with any error
 // from closing Fs. Calling it again after that returns the same result.
+//
+// Shutdown waits for every task, including one that calls it: a task must
+// pass its own context (or one derived from it), which this Shutdown
+// cancels, so that the call returns at once with a *ShutdownError naming
+// the caller (errors.Is(err, context.Canceled)); the owner's Shutdown then
+// waits for the rest and closes Fs. A task calling Shutdown with a context
+// that does not end waits for itself forever.
 func (c *Core) Shutdown(ctx context.Context) error {
 	allDone, err := c.tasks.stop(ctx)
 	if !allDone {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -291,5 +292,53 @@ func TestStatusStore(t *testing.T) {
 	}
 	if _, err := c.Status("acme", "..", "x"); !errors.Is(err, fs.ErrOutsideRoot) {
 		t.Fatalf("Status with \"..\" = %v, want ErrOutsideRoot", err)
+	}
+}
+
+// A task that decides the service must stop (a fatal error, a "kill"
+// command) may call Shutdown itself. Shutdown waits for every task, the
+// caller included, so it must be given the task's own context: that
+// context is cancelled by the Shutdown, which then returns at once instead
+// of waiting for its own caller, naming it as still running. The Fs stays
+// open for the caller; the owner's Shutdown finishes the job.
+func TestTaskCallingShutdownWithItsContextReturns(t *testing.T) {
+	c, err := New(WithRoot(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherStopped := make(chan struct{})
+	if err := c.Go("other", func(ctx context.Context) { <-ctx.Done(); close(otherStopped) }); err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		shutdownErr, goErr, writeErr error
+	}
+	done := make(chan outcome, 1)
+	if err := c.Go("killer", func(ctx context.Context) {
+		var o outcome
+		o.shutdownErr = c.Shutdown(ctx)
+		o.goErr = c.Go("late", func(context.Context) {})
+		o.writeErr = c.Fs().WriteAtomic("after.json", []byte("{}"))
+		done <- o
+	}); err != nil {
+		t.Fatal(err)
+	}
+	o := <-done
+	var serr *ShutdownError
+	if !errors.As(o.shutdownErr, &serr) || !errors.Is(o.shutdownErr, context.Canceled) || !slices.Contains(serr.Running, "killer") {
+		t.Errorf("Shutdown from a task = %v, want a *ShutdownError (context.Canceled) naming the task", o.shutdownErr)
+	}
+	if !errors.Is(o.goErr, ErrClosed) {
+		t.Errorf("Go after a task's Shutdown = %v, want ErrClosed", o.goErr)
+	}
+	if o.writeErr != nil {
+		t.Errorf("Fs closed under the task that called Shutdown: %v", o.writeErr)
+	}
+	<-otherStopped // the task's Shutdown cancelled the other tasks
+	if err := c.Shutdown(context.Background()); err != nil {
+		t.Fatalf("owner's Shutdown after a task's: %v", err)
+	}
+	if _, err := c.Fs().ReadFile("after.json"); err == nil {
+		t.Fatal("Fs still open after the owner's Shutdown")
 	}
 }
