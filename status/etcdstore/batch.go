@@ -2,6 +2,7 @@ package etcdstore
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 
@@ -121,6 +122,13 @@ func (qs *queues) len() int {
 func (b *Backend) drive(q *queue) {
 	qs := &b.queues
 	defer qs.drivers.Done()
+	var bt *batch
+	normal := false
+	defer func() {
+		if !normal {
+			b.abandon(q, bt)
+		}
+	}()
 	for {
 		qs.mu.Lock()
 		n := min(len(q.pending), maxBatch)
@@ -128,10 +136,11 @@ func (b *Backend) drive(q *queue) {
 			q.running = false
 			qs.gc(b.key, q)
 			qs.mu.Unlock()
+			normal = true
 			return
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		bt := &batch{ctx: ctx, cancel: cancel, members: q.pending[:n:n], live: n}
+		bt = &batch{ctx: ctx, cancel: cancel, members: q.pending[:n:n], live: n}
 		q.pending = slices.Clone(q.pending[n:])
 		for _, c := range bt.members {
 			c.batch = bt
@@ -140,6 +149,30 @@ func (b *Backend) drive(q *queue) {
 		b.commit(bt)
 		cancel()
 	}
+}
+
+var errGoexit = errors.New("batch abandoned: an update function called runtime.Goexit")
+
+// abandon runs when an apply called runtime.Goexit on the driver's
+// goroutine (t.FailNow inside fn, say), which cannot be recovered: the
+// batch fails, nothing of it was sent, and a new driver takes over the rest
+// of the queue, so that neither the batch's callers nor later Updates of the
+// key wait forever.
+func (b *Backend) abandon(q *queue, bt *batch) {
+	if bt != nil {
+		bt.fail(b.wrap("update", bt.ctx, errGoexit))
+		bt.cancel()
+	}
+	qs := &b.queues
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	if len(q.pending) == 0 {
+		q.running = false
+		qs.gc(b.key, q)
+		return
+	}
+	qs.drivers.Add(1)
+	go b.drive(q)
 }
 
 // depart is called when c's ctx has ended before its result was ready. A
@@ -226,13 +259,16 @@ func (bt *batch) finish() {
 }
 
 // fail gives every live member err (their changes were not committed, or
-// not known to be); a member whose function panicked still gets its panic.
+// not known to be). A member whose function failed or panicked keeps its
+// own error or panic: its change was in no commit.
 func (bt *batch) fail(err error) {
 	bt.mu.Lock()
 	defer bt.mu.Unlock()
 	for _, c := range bt.members {
 		if !c.departed {
-			c.err = err
+			if c.err == nil {
+				c.err = err
+			}
 			close(c.done)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/agentstate/core/status"
 )
@@ -140,5 +141,59 @@ func TestBatchDeparture(t *testing.T) {
 	got, err := status.NewStore[counter](path, With(newClient(t, endpoint))).LoadContext(testCtx(t))
 	if err != nil || got.N != 11 {
 		t.Fatalf("stored %+v, %v; want n=11 (both changes, once each)", got, err)
+	}
+}
+
+// TestApplyGoexit: an apply that calls runtime.Goexit (t.FailNow inside fn,
+// say) ends the driver goroutine that runs it. Its batch must fail with an
+// error rather than hang, and the key must stay usable: a later Update
+// commits.
+func TestApplyGoexit(t *testing.T) {
+	cli := newClient(t, sharedServer(t).Endpoint())
+	s := newShared(cli, newConfig(nil))
+	b := s.open(docPath(t))
+	// Bounds a hang so the bug shows as a failure, not a binary timeout.
+	ctx, cancel := context.WithTimeout(testCtx(t), 20*time.Second)
+	defer cancel()
+	err := b.Update(ctx, func([]byte) ([]byte, error) { runtime.Goexit(); return nil, nil })
+	if err == nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Update whose apply called Goexit = %v; want an error, promptly", err)
+	}
+	if err := b.Update(ctx, func([]byte) ([]byte, error) { return []byte("after"), nil }); err != nil {
+		t.Fatalf("Update after a Goexit: %v", err)
+	}
+	if got, _ := getRaw(t, cli, b.Key()); string(got) != "after" {
+		t.Errorf("stored %q, want after", got)
+	}
+}
+
+// TestBatchFailKeepsFnError: when a batch's commit fails, a member whose
+// own apply failed still gets its own error, as is (status.Backend's
+// contract, and what the file backend does); the others get the commit's.
+func TestBatchFailKeepsFnError(t *testing.T) {
+	cli := newClient(t, sharedServer(t).Endpoint())
+	s := newShared(cli, newConfig(nil))
+	b := s.open(docPath(t))
+	release := holdDriver(t, b)
+	huge := make(chan error, 1)
+	go func() {
+		// Over etcd's request size limit: the server rejects the commit.
+		huge <- b.Update(testCtx(t), func([]byte) ([]byte, error) { return bytes.Repeat([]byte("x"), 4<<20), nil })
+	}()
+	waitQueued(s, b.Key(), 1)
+	errFn := errors.New("fn failed")
+	fails := make(chan error, 1)
+	go func() {
+		fails <- b.Update(testCtx(t), func([]byte) ([]byte, error) { return nil, errFn })
+	}()
+	waitQueued(s, b.Key(), 2)
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-huge; err == nil {
+		t.Errorf("oversized commit succeeded; want an error")
+	}
+	if err := <-fails; err != errFn {
+		t.Errorf("failing fn in a failed batch: %v; want its own error as is", err)
 	}
 }
