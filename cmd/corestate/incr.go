@@ -12,11 +12,7 @@ import (
 )
 
 func cmdIncr(ctx context.Context, args []string, stdout io.Writer) error {
-	fl := newFlags("incr")
-	timeout := fl.Duration("timeout", 30*time.Second, "wait at most this long for the lock (0: no limit)")
-	var ifs guardFlags
-	fl.Var(&ifs, "if", "change only if FIELD=VALUE[,VALUE...] holds (repeatable)")
-	pos, err := parseFlags(fl, args, stdout)
+	wf, pos, err := parseWriteFlags("incr", args, stdout)
 	if err != nil {
 		return err
 	}
@@ -33,15 +29,15 @@ func cmdIncr(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := checkIntField(name); err != nil {
 		return fmt.Errorf("incr %s: %w", path, err)
 	}
-	guards, err := ifs.parse()
+	guards, err := wf.ifs.parse()
 	if err != nil {
 		return fmt.Errorf("incr %s: %w", path, err)
 	}
-	ctx, cancel := withTimeout(ctx, *timeout)
+	ctx, cancel := withTimeout(ctx, wf.timeout)
 	defer cancel()
 	doc, err := incr(ctx, path, name, n, guards, time.Now)
 	if err != nil {
-		return lockError("incr", path, *timeout, err)
+		return lockError("incr", path, wf.timeout, err)
 	}
 	_, err = stdout.Write(doc.indent())
 	return err

@@ -17,11 +17,7 @@ import (
 var errUnchanged = errors.New("unchanged")
 
 func cmdSet(ctx context.Context, args []string, stdout io.Writer) error {
-	fl := newFlags("set")
-	timeout := fl.Duration("timeout", 30*time.Second, "wait at most this long for the lock (0: no limit)")
-	var ifs guardFlags
-	fl.Var(&ifs, "if", "change only if FIELD=VALUE[,VALUE...] holds (repeatable)")
-	pos, err := parseFlags(fl, args, stdout)
+	wf, pos, err := parseWriteFlags("set", args, stdout)
 	if err != nil {
 		return err
 	}
@@ -37,18 +33,41 @@ func cmdSet(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		as = append(as, a)
 	}
-	guards, err := ifs.parse()
+	guards, err := wf.ifs.parse()
 	if err != nil {
 		return fmt.Errorf("set %s: %w", path, err)
 	}
-	ctx, cancel := withTimeout(ctx, *timeout)
+	ctx, cancel := withTimeout(ctx, wf.timeout)
 	defer cancel()
 	doc, err := set(ctx, path, as, guards, time.Now)
 	if err != nil {
-		return lockError("set", path, *timeout, err)
+		return lockError("set", path, wf.timeout, err)
 	}
 	_, err = stdout.Write(doc.indent())
 	return err
+}
+
+// writeFlags are the flags of the commands that change a document under
+// its lock: set and incr.
+type writeFlags struct {
+	timeout time.Duration
+	ifs     guardFlags
+}
+
+// parseWriteFlags parses the flags of set or incr and returns the
+// positional arguments. A negative --timeout is refused: only 0 means
+// "no limit", and a script whose budget went below zero must not wait
+// forever.
+func parseWriteFlags(cmd string, args []string, out io.Writer) (writeFlags, []string, error) {
+	var wf writeFlags
+	fl := newFlags(cmd)
+	fl.DurationVar(&wf.timeout, "timeout", 30*time.Second, "wait at most this long for the lock (0: no limit)")
+	fl.Var(&wf.ifs, "if", "change only if FIELD=VALUE[,VALUE...] holds (repeatable)")
+	pos, err := parseFlags(fl, args, out)
+	if err == nil && wf.timeout < 0 {
+		err = fmt.Errorf("%w: %s: --timeout must not be negative (0 waits without limit)", errUsage, cmd)
+	}
+	return wf, pos, err
 }
 
 // withTimeout bounds the wait for the lock; 0 means no bound.

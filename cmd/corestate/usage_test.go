@@ -32,6 +32,22 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// A negative --timeout is a mistake (a script's remaining budget gone
+// below zero), not "wait forever", which only 0 means: refuse it before
+// touching the file.
+func TestNegativeLockTimeoutIsUsageError(t *testing.T) {
+	for _, cmd := range []string{"set", "incr"} {
+		t.Run(cmd, func(t *testing.T) {
+			path := tempFile(t, "status.json")
+			arg := map[string]string{"set": "runs=1", "incr": "runs"}[cmd]
+			corestate(t, cmd, "--timeout", "-1s", path, arg).want(t, exitUsage)
+			if _, err := os.Stat(path); !os.IsNotExist(err) {
+				t.Errorf("%s with a negative --timeout touched the file (stat: %v)", cmd, err)
+			}
+		})
+	}
+}
+
 func TestHelp(t *testing.T) {
 	out := corestate(t, "help").want(t, exitOK).stdout
 	for _, code := range []int{exitOK, exitUsage, exitNotFound, exitCorrupt, exitTimeout, exitBadField, exitDemoFailed, exitError, exitConflict, exitInterrupted} {
