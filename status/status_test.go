@@ -288,6 +288,17 @@ func TestBadInput(t *testing.T) {
 	if _, err := status.Mutate(context.Background(), dir, func(s *status.Status) error { s.Runs = 1; return nil }); err == nil {
 		t.Errorf("Mutate of a directory: no error")
 	}
+	var nilCtx context.Context
+	path := filepath.Join(dir, "s.json")
+	if _, err := status.Mutate(nilCtx, path, func(s *status.Status) error { s.Runs = 1; return nil }); err == nil {
+		t.Errorf("Mutate with a nil context: no error")
+	}
+	if _, err := status.NewStore[status.Status](path).LoadContext(nilCtx); err == nil {
+		t.Errorf("LoadContext with a nil context: no error")
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("bad input wrote %s: %v", path, err)
+	}
 }
 
 // Every Store of Status stamps updated_at like status.Mutate, so code that

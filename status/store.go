@@ -82,8 +82,11 @@ func NewStore[T any](path string, opts ...Option) *Store[T] {
 // it should have no side effects beyond *T.
 func (s *Store[T]) Mutate(ctx context.Context, fn func(*T) error) (T, error) {
 	var result T
-	if fn == nil {
+	switch {
+	case fn == nil:
 		return result, fmt.Errorf("status: mutate %s: %w", s.b.Name(), errNilFunc)
+	case ctx == nil:
+		return result, fmt.Errorf("status: mutate %s: %w", s.b.Name(), errNilContext)
 	}
 	err := s.b.Update(ctx, func(cur []byte) ([]byte, error) {
 		v, unknown, before, err := s.current(cur)
@@ -145,6 +148,9 @@ func (s *Store[T]) Load() (T, error) {
 // LoadContext is Load for backends that may block (a network store).
 func (s *Store[T]) LoadContext(ctx context.Context) (T, error) {
 	var zero T
+	if ctx == nil {
+		return zero, fmt.Errorf("status: read %s: %w", s.b.Name(), errNilContext)
+	}
 	cur, err := s.b.Load(ctx)
 	if err != nil {
 		return zero, err
@@ -160,4 +166,7 @@ func (s *Store[T]) LoadContext(ctx context.Context) (T, error) {
 // path for the file backend).
 func (s *Store[T]) Name() string { return s.b.Name() }
 
-var errNilFunc = errors.New("nil mutate function")
+var (
+	errNilFunc    = errors.New("nil mutate function")
+	errNilContext = errors.New("nil context")
+)
