@@ -164,6 +164,16 @@ func TestUnsupportedValues(t *testing.T) {
 		{"slice cycle", "k[0]", cycSlice},
 		{"dot in section key", "k.a.b", map[string]any{"a.b": 1}},
 		{"empty section key", "k.sub.", map[string]any{"sub": map[string]any{"": 1}}},
+		// Containers with no elements are judged by their type, like
+		// full ones: whether Set accepts a []func() must not depend on
+		// its length.
+		{"empty slice of funcs", "k", []func(){}},
+		{"nil slice of pointers", "k", []*int(nil)},
+		{"empty map of chans", "k", map[string]chan int{}},
+		{"nil map with array keys", "k", map[[2]int]int(nil)},
+		{"empty array of funcs", "k", [0]func(){}},
+		{"nested empty", "k.Fns", struct{ Fns [][]func() }{}},
+		{"empty slice of private structs", "k", []private{}},
 	}
 	c := config.New()
 	mustSet(t, c, "k", "old")
@@ -181,6 +191,10 @@ func TestUnsupportedValues(t *testing.T) {
 				t.Fatal("failed Set changed the stored value")
 			}
 		})
+	}
+	// Empty and nil containers of supported types are fine.
+	for _, v := range []any{[]any{}, []string(nil), map[string]any(nil), map[string][]int{}, [0]int{}, []time.Time(nil), []struct{ A []any }{}} {
+		mustSet(t, c, "empty", v)
 	}
 	// A dotted key inside a map under a slice is fine: not a section.
 	mustSet(t, c, "list", []any{map[string]any{"a.b": 1}})

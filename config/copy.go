@@ -199,6 +199,11 @@ func (c *copier) value(rv reflect.Value) (reflect.Value, *valueError) {
 		out.Set(cv)
 		return out, nil
 	case reflect.Slice:
+		if rv.Len() == 0 {
+			if err := c.checkEmpty(rv.Type()); err != nil {
+				return rv, err
+			}
+		}
 		if rv.IsNil() {
 			return rv, nil
 		}
@@ -218,6 +223,11 @@ func (c *copier) value(rv reflect.Value) (reflect.Value, *valueError) {
 		}
 		return out, nil
 	case reflect.Array:
+		if rv.Len() == 0 {
+			if err := c.checkEmpty(rv.Type()); err != nil {
+				return rv, err
+			}
+		}
 		out := reflect.New(rv.Type()).Elem()
 		for i := range rv.Len() {
 			cv, err := c.value(rv.Index(i))
@@ -228,6 +238,11 @@ func (c *copier) value(rv reflect.Value) (reflect.Value, *valueError) {
 		}
 		return out, nil
 	case reflect.Map:
+		if rv.Len() == 0 {
+			if err := c.checkEmpty(rv.Type()); err != nil {
+				return rv, err
+			}
+		}
 		if rv.IsNil() {
 			return rv, nil
 		}
@@ -270,6 +285,60 @@ func (c *copier) value(rv reflect.Value) (reflect.Value, *valueError) {
 	// Func, Chan, Pointer, UnsafePointer: shared mutable state or no value
 	// at all; a copy cannot make them safe.
 	return rv, &valueError{msg: "unsupported type " + rv.Type().String()}
+}
+
+// checkEmpty judges a slice, array or map with no elements by its type,
+// since there are no elements to judge: whether Set accepts a []func()
+// must not depend on its length.
+func (c *copier) checkEmpty(t reflect.Type) *valueError {
+	if !c.check {
+		return nil
+	}
+	if msg := unsupportedType(t, nil); msg != "" {
+		return &valueError{msg: msg + " in " + t.String()}
+	}
+	return nil
+}
+
+// unsupportedType says why no value of type t could be stored, or "" if
+// some could. It follows value: interfaces are judged by their contents,
+// so they pass here. seen breaks the recursion of recursive types.
+func unsupportedType(t reflect.Type, seen map[reflect.Type]bool) string {
+	if t == timeType || scalarKind(t.Kind()) {
+		return ""
+	}
+	switch t.Kind() {
+	case reflect.Uintptr, reflect.Complex64, reflect.Complex128, reflect.Interface:
+		return ""
+	case reflect.Slice, reflect.Array, reflect.Map, reflect.Struct:
+	default:
+		return "unsupported type " + t.String()
+	}
+	if seen[t] {
+		return "" // judged where the recursion started
+	}
+	if seen == nil {
+		seen = map[reflect.Type]bool{}
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Map:
+		if !scalarKind(t.Key().Kind()) {
+			return "unsupported map key type " + t.Key().String()
+		}
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				return "unsupported struct " + t.String() + ": unexported field " + f.Name
+			}
+			if msg := unsupportedType(f.Type, seen); msg != "" {
+				return msg
+			}
+		}
+		return ""
+	}
+	return unsupportedType(t.Elem(), seen)
 }
 
 func scalarKind(k reflect.Kind) bool {
