@@ -15,8 +15,19 @@ import (
 // built default logger.
 const EnvLevel = "CORE_LOG_LEVEL"
 
-// ErrNilLogger is returned by SetDefault(nil).
+// ErrNilLogger is returned by SetDefault(nil). SetDefault of a logger
+// without a handler (the zero slog.Logger) returns an error matching it.
 var ErrNilLogger = errors.New("logger: SetDefault(nil): a nil logger is not allowed")
+
+// noHandlerError refuses the zero slog.Logger, whose every logging call
+// panics: as a default it would be as bad as nil.
+type noHandlerError struct{}
+
+func (noHandlerError) Error() string {
+	return "logger: SetDefault: a logger without a handler (the zero slog.Logger) is not allowed"
+}
+
+func (noHandlerError) Is(target error) bool { return target == ErrNilLogger }
 
 var (
 	current  atomic.Pointer[slog.Logger]
@@ -75,11 +86,15 @@ func initDefault() *slog.Logger {
 // the previous one back, only if l is still the default at that time. A
 // restore that finds another logger current does nothing (it may be called
 // again later); once it has put the previous logger back, further calls do
-// nothing. SetDefault(nil) returns ErrNilLogger
-// and a restore function that does nothing, and changes nothing.
+// nothing. SetDefault(nil) returns ErrNilLogger, and SetDefault of a
+// logger without a handler an error matching it; both return a restore
+// function that does nothing, and change nothing.
 func SetDefault(l *slog.Logger) (restore func(), err error) {
 	if l == nil {
 		return func() {}, ErrNilLogger
+	}
+	if l.Handler() == nil {
+		return func() {}, noHandlerError{}
 	}
 	// Build the lazy default first, so that prev is never nil and the lazy
 	// initialisation cannot later overwrite l.

@@ -121,6 +121,21 @@ func TestSetDefaultNil(t *testing.T) {
 	}
 }
 
+// The zero slog.Logger has no handler: installed, it would make every
+// logging call in the process panic. It is refused like nil.
+func TestSetDefaultZeroLogger(t *testing.T) {
+	before := Default()
+	restore, err := SetDefault(new(slog.Logger))
+	if !errors.Is(err, ErrNilLogger) || !strings.Contains(err.Error(), "handler") {
+		t.Fatalf("SetDefault(&slog.Logger{}) error = %v, want one matching ErrNilLogger that names the missing handler", err)
+	}
+	restore()
+	if Default() != before {
+		t.Fatal("SetDefault(&slog.Logger{}) changed the default")
+	}
+	Info("still logs") // must not panic
+}
+
 func TestSetDefaultBeforeFirstUse(t *testing.T) {
 	fresh(t, newDefault)
 	l, _ := counting()
