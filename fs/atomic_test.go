@@ -170,6 +170,33 @@ func TestWriteAtomicFromFailingReaderLeavesOld(t *testing.T) {
 	assertNoTemp(t, dir)
 }
 
+// panicReader panics on its first Read.
+type panicReader struct{}
+
+func (panicReader) Read([]byte) (int, error) { panic("reader panicked") }
+
+// A reader that panics is the caller's bug and its panic propagates, but
+// the write still cleans up like any failure: the destination keeps its
+// content and no temp file (nor its descriptor) is left behind.
+func TestWriteAtomicFromPanickingReaderLeavesNoTemp(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	mustWrite(t, p, "old", 0o644)
+	func() {
+		defer func() {
+			if v := recover(); v != "reader panicked" {
+				t.Errorf("recovered %v, want the reader's panic", v)
+			}
+		}()
+		WriteAtomicFrom(context.Background(), p, panicReader{}, 0o644)
+		t.Errorf("WriteAtomicFrom returned; want the reader's panic to propagate")
+	}()
+	if got := mustRead(t, p); got != "old" {
+		t.Fatalf("content = %q, want old", got)
+	}
+	assertNoTemp(t, dir)
+}
+
 func TestWriteAtomicFromNilArguments(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "f")

@@ -191,6 +191,15 @@ func replace(d dirOps, base string, prev os.FileInfo, perm os.FileMode, src *sou
 	if err != nil {
 		return 0, fmt.Errorf("create temp file: %w", err)
 	}
+	closed := false
+	defer func() {
+		if !closed {
+			// A caller's reader panicked: clean up as for any failure
+			// and let the panic go on.
+			f.Close()
+			d.Remove(tmp)
+		}
+	}()
 	if prev != nil {
 		err = copyMode(f, prev)
 	}
@@ -200,7 +209,9 @@ func replace(d dirOps, base string, prev os.FileInfo, perm os.FileMode, src *sou
 	if err == nil {
 		err = syncFile(d, f)
 	}
-	if cerr := f.Close(); err == nil {
+	cerr := f.Close()
+	closed = true
+	if err == nil {
 		err = cerr
 	}
 	if err != nil {
