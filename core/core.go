@@ -48,7 +48,8 @@ func WithRoot(dir string) Option {
 }
 
 // WithLogger sets the logger returned by Log. nil, like no option, means
-// logger.Default().
+// logger.Default(). A logger without a handler (the zero slog.Logger) makes
+// New fail.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.log = l }
 }
@@ -81,6 +82,10 @@ func New(opts ...Option) (*Core, error) {
 	}
 	if o.log == nil {
 		o.log = logger.Default()
+	} else if o.log.Handler() == nil {
+		// Every call on it panics, including the one that logs a
+		// recovered task panic: that would crash the process.
+		return nil, errors.New("core: new: the logger has no handler (the zero slog.Logger); use slog.New")
 	}
 	if o.cfg == nil {
 		o.cfg = config.New()

@@ -69,6 +69,19 @@ func TestNewRelativeRootIsMadeAbsolute(t *testing.T) {
 	}
 }
 
+// The zero slog.Logger has no handler: every call on it panics, and the
+// first task panic Core recovers and logs would then crash the process
+// from the recovering goroutine. New refuses it.
+func TestNewRefusesLoggerWithoutHandler(t *testing.T) {
+	c, err := New(WithRoot(t.TempDir()), WithLogger(new(slog.Logger)))
+	if err == nil || !strings.Contains(err.Error(), "handler") {
+		if c != nil {
+			c.Shutdown(context.Background())
+		}
+		t.Fatalf("New(WithLogger(&slog.Logger{})): err = %v, want an error naming the missing handler", err)
+	}
+}
+
 func TestNewOptions(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
