@@ -140,11 +140,19 @@ func (g *taskGroup) call(name string, fn func(context.Context)) (perr *PanicErro
 	defer func() {
 		if v := recover(); v != nil {
 			perr = &PanicError{Task: name, Value: v, Stack: debug.Stack()}
-			g.log.Error("core: task panicked", "task", name, "panic", v, "stack", string(perr.Stack))
+			g.logPanic(perr)
 		}
 	}()
 	fn(g.ctx)
 	return nil
+}
+
+// logPanic logs a recovered task panic. A panic of the caller's log
+// handler is dropped: it must not turn the recovery into a crash, and
+// Shutdown still reports the task's panic.
+func (g *taskGroup) logPanic(perr *PanicError) {
+	defer func() { _ = recover() }()
+	g.log.Error("core: task panicked", "task", perr.Task, "panic", perr.Value, "stack", string(perr.Stack))
 }
 
 // maybeIdle closes idle when nothing runs and nothing more may start.

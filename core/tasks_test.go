@@ -174,6 +174,25 @@ func TestTaskPanicIsRecoveredLoggedAndReported(t *testing.T) {
 	}
 }
 
+// panickyHandler is a faulty handler: Handle panics.
+type panickyHandler struct{ slog.Handler }
+
+func (panickyHandler) Enabled(context.Context, slog.Level) bool  { return true }
+func (panickyHandler) Handle(context.Context, slog.Record) error { panic("handler broke") }
+
+// A handler that panics while the task panic is logged must not turn the
+// recovered panic into a crash: the task's panic is still reported.
+func TestTaskPanicWithPanickingLogHandler(t *testing.T) {
+	g := newTaskGroup(slog.New(panickyHandler{slog.DiscardHandler}))
+	if err := g.start("bad", func(context.Context) { panic("boom") }); err != nil {
+		t.Fatal(err)
+	}
+	var perr *PanicError
+	if err := g.shutdown(context.Background()); !errors.As(err, &perr) || perr.Value != "boom" {
+		t.Fatalf("shutdown: %v, want the task's *PanicError", err)
+	}
+}
+
 func TestTaskGoexitIsNotAPanic(t *testing.T) {
 	g := newTaskGroup(discard())
 	if err := g.start("exit", func(context.Context) { runtime.Goexit() }); err != nil {
