@@ -182,6 +182,11 @@ func (c *copier) anySlice(s []any) (any, *valueError) {
 // value copies by reflection the kinds the type switch in any does not
 // name: named scalar types, typed slices, arrays, maps and structs.
 func (c *copier) value(rv reflect.Value) (reflect.Value, *valueError) {
+	if k := rv.Kind(); (k == reflect.Slice || k == reflect.Array || k == reflect.Map) && rv.Len() == 0 {
+		if err := c.checkEmpty(rv.Type()); err != nil {
+			return rv, err
+		}
+	}
 	switch rv.Kind() {
 	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
@@ -199,11 +204,6 @@ func (c *copier) value(rv reflect.Value) (reflect.Value, *valueError) {
 		out.Set(cv)
 		return out, nil
 	case reflect.Slice:
-		if rv.Len() == 0 {
-			if err := c.checkEmpty(rv.Type()); err != nil {
-				return rv, err
-			}
-		}
 		if rv.IsNil() {
 			return rv, nil
 		}
@@ -214,35 +214,11 @@ func (c *copier) value(rv reflect.Value) (reflect.Value, *valueError) {
 			defer c.leave()
 		}
 		out := reflect.MakeSlice(rv.Type(), rv.Len(), rv.Len())
-		for i := range rv.Len() {
-			cv, err := c.value(rv.Index(i))
-			if err != nil {
-				return rv, err.push("[" + strconv.Itoa(i) + "]")
-			}
-			out.Index(i).Set(cv)
-		}
-		return out, nil
+		return out, c.elems(rv, out)
 	case reflect.Array:
-		if rv.Len() == 0 {
-			if err := c.checkEmpty(rv.Type()); err != nil {
-				return rv, err
-			}
-		}
 		out := reflect.New(rv.Type()).Elem()
-		for i := range rv.Len() {
-			cv, err := c.value(rv.Index(i))
-			if err != nil {
-				return rv, err.push("[" + strconv.Itoa(i) + "]")
-			}
-			out.Index(i).Set(cv)
-		}
-		return out, nil
+		return out, c.elems(rv, out)
 	case reflect.Map:
-		if rv.Len() == 0 {
-			if err := c.checkEmpty(rv.Type()); err != nil {
-				return rv, err
-			}
-		}
 		if rv.IsNil() {
 			return rv, nil
 		}
@@ -290,6 +266,18 @@ func (c *copier) value(rv reflect.Value) (reflect.Value, *valueError) {
 // checkEmpty judges a slice, array or map with no elements by its type,
 // since there are no elements to judge: whether Set accepts a []func()
 // must not depend on its length.
+// elems copies the elements of the slice or array rv into out.
+func (c *copier) elems(rv, out reflect.Value) *valueError {
+	for i := range rv.Len() {
+		cv, err := c.value(rv.Index(i))
+		if err != nil {
+			return err.push("[" + strconv.Itoa(i) + "]")
+		}
+		out.Index(i).Set(cv)
+	}
+	return nil
+}
+
 func (c *copier) checkEmpty(t reflect.Type) *valueError {
 	if !c.check {
 		return nil
