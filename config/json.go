@@ -122,7 +122,8 @@ func numbers(v any) (any, *valueError) {
 // that the same content always gives the same bytes. A time.Duration is
 // written as integer nanoseconds and a time.Time in RFC 3339, which the
 // Duration and Time getters read back. Values JSON cannot represent (NaN,
-// complex numbers) make Save fail without writing anything.
+// ±Inf, complex numbers, maps whose keys are bools or floats) make Save
+// fail without writing anything.
 func (c *Config) Save(w io.Writer) error {
 	data, err := c.Snapshot().marshal()
 	if err != nil {
