@@ -62,9 +62,12 @@
 //   - Fairness between processes is best effort: flock keeps no queue, and a
 //     waiting process polls (with backoff up to 5ms) while a busy one may win
 //     the lock several times in a row.
-//   - fn runs under the lock and, when calls are batched, on the leader's
-//     goroutine; it should be short. If fn calls runtime.Goexit (t.FailNow,
-//     say), its whole batch fails with an error and nothing is written.
+//   - fn runs under the lock, always on its caller's goroutine; it should be
+//     short. If fn calls runtime.Goexit (t.FailNow, say), only its own
+//     caller's goroutine ends and its change is dropped, like a panicking
+//     fn's; the other calls of its batch are unaffected, except when it is
+//     the batch leader's own fn: then the rest of that batch fails with an
+//     error and nothing is written.
 //   - Windows compiles and locks with LockFileEx, but its rename is not
 //     documented atomic and it has no directory fsync. Systems without flock
 //     return errors.ErrUnsupported.
@@ -81,7 +84,8 @@
 // next caller in the queue. The outcome is the same as running the calls one
 // after another, and each call still returns only after the write that
 // contains its change is durable. No goroutine is started: the leader is one
-// of the callers, so fn may run on another caller's goroutine.
+// of the callers, and it hands each other caller's fn the current document
+// to run in that caller's own goroutine.
 //
 // # Locking protocol (for programs in any language)
 //

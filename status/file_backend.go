@@ -83,7 +83,7 @@ func (b *fileBackend) Update(ctx context.Context, apply func(cur []byte) ([]byte
 	e := acquire(key)
 	defer release(e)
 
-	r := &request{b: b, ctx: ctx, apply: apply, wake: make(chan struct{}, 1)}
+	r := &request{b: b, ctx: ctx, apply: apply, wake: make(chan struct{}, 1), ran: make(chan struct{}, 1)}
 	if e.enqueue(r) || e.wait(r) {
 		e.lead(r)
 	}
@@ -169,6 +169,7 @@ const (
 	queued   reqState = iota // in the queue, waiting
 	chosen                   // head of the queue, told to lead
 	taken                    // removed from the queue into a batch
+	applying                 // told to run its apply on in, in its own goroutine
 	finished                 // outcome recorded
 )
 
@@ -176,9 +177,15 @@ type request struct {
 	b     *fileBackend
 	ctx   context.Context
 	apply func(cur []byte) ([]byte, error)
-	wake  chan struct{} // capacity 1: state changed to chosen or finished
+	wake  chan struct{} // capacity 1: state changed to chosen, applying or finished
+	ran   chan struct{} // capacity 1: the apply told to run has returned or exited
 
 	state reqState // guarded by entry.mu
+
+	// The apply's input, set by the leader before state becomes applying,
+	// and its result, set by the owner before it signals ran.
+	in, out []byte
+	exited  bool // apply called runtime.Goexit in the owner's goroutine
 
 	// Outcome, written by the leader before state becomes finished.
 	err      error
@@ -213,7 +220,8 @@ func (e *entry) enqueue(r *request) bool {
 
 // wait blocks until r is finished (false) or chosen to lead (true). If ctx
 // ends while r is still queued, r leaves the queue with ctx's error; once r
-// is taken into a batch it waits for that batch's write.
+// is taken into a batch it waits for that batch's write. When the leader
+// asks, it runs its own apply here, in its caller's goroutine.
 func (e *entry) wait(r *request) bool {
 	done := r.ctx.Done()
 	for {
@@ -238,10 +246,22 @@ func (e *entry) wait(r *request) bool {
 		switch st {
 		case chosen:
 			return true
+		case applying:
+			r.applyOwn()
 		case finished:
 			return false
 		}
 	}
+}
+
+// applyOwn runs r's apply on r.in for the leader and signals ran, also
+// when the apply calls runtime.Goexit: only r's own goroutine ends, and the
+// leader carries on with the batch without r's change.
+func (r *request) applyOwn() {
+	r.exited = true
+	defer func() { r.ran <- struct{}{} }()
+	r.out, r.err = r.run(r.in)
+	r.exited = false
 }
 
 func (e *entry) remove(r *request) {
@@ -293,7 +313,8 @@ func (e *entry) lead(r *request) {
 	completed := false
 	defer func() {
 		if !completed {
-			// An apply called runtime.Goexit (e.g. t.FailNow inside fn):
+			// The leader's own apply called runtime.Goexit (e.g.
+			// t.FailNow inside fn), ending this goroutine mid-batch:
 			// nothing was written; fail the whole batch and pass the lead.
 			unlock()
 			for _, q := range batch {
@@ -352,8 +373,8 @@ func (e *entry) runBatch(leader *request, batch []*request) {
 			q.err = q.ctxErr()
 			continue
 		}
-		out, err := q.run(cur)
-		if q.panicked {
+		out, err := e.apply(leader, q, cur)
+		if q.panicked || q.exited {
 			continue
 		}
 		if err != nil {
@@ -373,6 +394,22 @@ func (e *entry) runBatch(leader *request, batch []*request) {
 			}
 		}
 	}
+}
+
+// apply runs q's apply on cur: the leader's inline, any other's in its
+// owner's goroutine (so that fn never runs on another caller's goroutine,
+// and a runtime.Goexit in fn ends only its own caller).
+func (e *entry) apply(leader, q *request, cur []byte) ([]byte, error) {
+	if q == leader {
+		return q.run(cur)
+	}
+	e.mu.Lock()
+	q.in = cur
+	q.state = applying
+	q.signal()
+	e.mu.Unlock()
+	<-q.ran
+	return q.out, q.err
 }
 
 // run calls apply, turning a panic into a recorded value that the owner's

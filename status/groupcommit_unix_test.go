@@ -363,6 +363,52 @@ func TestFnGoexitReleasesLock(t *testing.T) {
 	}
 }
 
+// In a batch, a fn that calls runtime.Goexit ends only its own caller's
+// goroutine: the others (the leader included, who runs the batch) return
+// normally, their changes committed, and the exiting caller's change is
+// dropped.
+func TestFollowerGoexitEndsOnlyItsCaller(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "status.json")
+	release := holdLock(t, path)
+	mutate := func(fn func(*counterDoc) error) (ret <-chan error, exited <-chan struct{}) {
+		r, x := make(chan error, 1), make(chan struct{})
+		go func() {
+			defer close(x)
+			_, err := NewStore[counterDoc](path).Mutate(context.Background(), fn)
+			r <- err
+		}()
+		return r, x
+	}
+	leaderRet, leaderExited := mutate(func(d *counterDoc) error { d.Count++; return nil })
+	waitQueue(t, path, 1)
+	exiterRet, exiterExited := mutate(func(d *counterDoc) error { d.Count += 100; runtime.Goexit(); return nil })
+	waitQueue(t, path, 2)
+	lastRet, lastExited := mutate(func(d *counterDoc) error { d.Count += 10; return nil })
+	waitQueue(t, path, 3)
+	release()
+	for name, c := range map[string]struct {
+		ret    <-chan error
+		exited <-chan struct{}
+	}{"leader": {leaderRet, leaderExited}, "last": {lastRet, lastExited}} {
+		<-c.exited
+		select {
+		case err := <-c.ret:
+			if err != nil {
+				t.Errorf("%s: Mutate = %v, want nil", name, err)
+			}
+		default:
+			t.Errorf("%s: goroutine ended without Mutate returning (another caller's Goexit ended it)", name)
+		}
+	}
+	<-exiterExited
+	if len(exiterRet) != 0 {
+		t.Errorf("the caller whose fn called Goexit returned from Mutate: %v", <-exiterRet)
+	}
+	if got := readCounter(t, path); got.Count != 11 {
+		t.Errorf("count = %d, want 11 (leader's +1 and last's +10, not the exiting +100)", got.Count)
+	}
+}
+
 func TestRegistryEntriesReleased(t *testing.T) {
 	dir := t.TempDir()
 	var wg sync.WaitGroup
