@@ -3,6 +3,7 @@ package config_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -374,6 +375,34 @@ func TestLoadPreservesIntegers(t *testing.T) {
 	}
 	if c.Int("port") != 8080 || c.Int("exp") != 1000 || c.String("db.host") != "x" {
 		t.Fatal("typed getters after Load")
+	}
+}
+
+// A nil reader or writer is caller input like any other: an error, not a
+// panic, and nothing changes.
+func TestLoadSaveNilReaderWriter(t *testing.T) {
+	c := config.New()
+	mustSet(t, c, "keep", 1)
+	for name, f := range map[string]func() error{
+		"Load(nil)": func() error { return c.Load(nil) },
+		"Save(nil)": func() error { return c.Save(nil) },
+	} {
+		var err error
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("panic: %v", r)
+				}
+			}()
+			err = f()
+		}()
+		var ce *config.Error
+		if !errors.As(err, &ce) || strings.Contains(err.Error(), "panic") {
+			t.Errorf("%s = %v, want a *config.Error", name, err)
+		}
+	}
+	if c.Int("keep") != 1 || len(c.Keys()) != 1 {
+		t.Fatal("a failed Load changed the content")
 	}
 }
 

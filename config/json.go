@@ -38,6 +38,9 @@ func (c *Config) LoadFile(path string) error {
 }
 
 func (c *Config) load(r io.Reader, name string) error {
+	if r == nil {
+		return &Error{Op: "load", Key: name, Err: errors.New("nil reader")}
+	}
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
 	var m map[string]any
@@ -125,6 +128,9 @@ func numbers(v any) (any, *valueError) {
 // ±Inf, complex numbers, maps whose keys are bools or floats) make Save
 // fail without writing anything.
 func (c *Config) Save(w io.Writer) error {
+	if w == nil {
+		return &Error{Op: "save", Err: errors.New("nil writer")}
+	}
 	data, err := c.Snapshot().marshal()
 	if err != nil {
 		return &Error{Op: "save", Err: err}
