@@ -242,10 +242,14 @@ type Getter interface {
 // type-asserted, so the result never aliases stored state. There is no
 // conversion: Value[int] on a float64 (as loaded from JSON) reports false;
 // use Int or Lookup for conversions. The second result is false if the key
-// is missing or the value is not a T.
+// is missing, the value is not a T, or g is nil.
 //
 // Value is a function because Go methods cannot have type parameters.
 func Value[T any](g Getter, key string) (T, bool) {
+	if g == nil {
+		var zero T
+		return zero, false
+	}
 	v, ok := g.Get(key)
 	if !ok {
 		var zero T

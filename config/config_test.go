@@ -378,6 +378,12 @@ func TestLoadPreservesIntegers(t *testing.T) {
 	}
 }
 
+func TestValueNilGetter(t *testing.T) {
+	if v, ok := config.Value[int](nil, "k"); ok || v != 0 {
+		t.Fatalf("Value(nil getter) = %v, %v; want 0, false", v, ok)
+	}
+}
+
 // A nil reader or writer is caller input like any other: an error, not a
 // panic, and nothing changes.
 func TestLoadSaveNilReaderWriter(t *testing.T) {
