@@ -67,7 +67,9 @@ func WithConfig(c *config.Config) Option {
 func New(opts ...Option) (*Core, error) {
 	var o options
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil { // an optional setting left unset
+			opt(&o)
+		}
 	}
 	if o.root == "" {
 		return nil, errors.New("core: new: no workspace root (use core.WithRoot)")

@@ -82,6 +82,12 @@ func TestNewRefusesLoggerWithoutHandler(t *testing.T) {
 	}
 }
 
+// A nil Option (an optional setting left unset) is skipped, not called.
+func TestNewSkipsNilOption(t *testing.T) {
+	var unset Option
+	newCore(t, unset)
+}
+
 func TestNewOptions(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
