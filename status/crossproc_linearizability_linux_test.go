@@ -3,9 +3,7 @@
 package status_test
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -16,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentstate/core/fs"
-	"github.com/agentstate/core/status"
 	"github.com/anishathalye/porcupine"
 	"golang.org/x/sys/unix"
 )
@@ -34,77 +30,27 @@ import (
 // interval lies within its recorded one; porcupine orders equal stamps call
 // before return, which only makes more operations concurrent.
 
-// cpLinState is the part of the document the operations touch.
-type cpLinState struct {
-	Runs  int
-	Note  string
-	State status.State
-}
-
-// cpLinInput is an operation as data, so porcupine can replay it.
-type cpLinInput struct {
-	Op       string // "inc", "set", "transition", "read"
-	Value    string // for "set"
-	From, To status.State
-}
-
+// cpLinOutput is linOutput as the children (and interop_lin.py) report
+// it: the state under "Doc".
 type cpLinOutput struct {
-	Doc      cpLinState
+	Doc      linState
 	Conflict bool   // a refused transition; Doc.State is the state found
 	Err      string // any other error: never legal
 }
 
+func cpLinWire(o linOutput) cpLinOutput {
+	return cpLinOutput{Doc: o.linState, Conflict: o.Conflict, Err: o.Err}
+}
+
+func (o cpLinOutput) lin() linOutput {
+	return linOutput{linState: o.Doc, Conflict: o.Conflict, Err: o.Err}
+}
+
 type cpLinRecord struct {
 	Client       int
-	In           cpLinInput
+	In           linInput
 	Out          cpLinOutput
 	Call, Return int64 // CLOCK_MONOTONIC, nanoseconds
-}
-
-var cpLinModel = porcupine.Model{
-	Init: func() any { return cpLinState{State: status.Queued} },
-	Step: func(state, input, output any) (bool, any) {
-		s, in, out := state.(cpLinState), input.(cpLinInput), output.(cpLinOutput)
-		if out.Err != "" {
-			return false, s
-		}
-		switch in.Op {
-		case "read":
-			return !out.Conflict && out.Doc == s, s
-		case "inc":
-			s.Runs++
-		case "set":
-			s.Note = in.Value
-		case "transition":
-			if s.State != in.From {
-				return out.Conflict && out.Doc.State == s.State, s
-			}
-			s.State = in.To
-		}
-		return !out.Conflict && out.Doc == s, s
-	},
-	DescribeOperation: func(input, output any) string {
-		return fmt.Sprintf("%+v -> %+v", input, output)
-	},
-}
-
-// cpLinCycle keeps transitions possible: queued → running → completed → queued.
-var cpLinCycle = [][2]status.State{
-	{status.Queued, status.Running}, {status.Running, status.Completed}, {status.Completed, status.Queued},
-}
-
-func cpLinRandomInput(rng *rand.Rand, client, i int) cpLinInput {
-	switch r := rng.IntN(10); {
-	case r < 3:
-		return cpLinInput{Op: "inc"}
-	case r < 5:
-		return cpLinInput{Op: "set", Value: fmt.Sprintf("c%d-%d", client, i)}
-	case r < 7:
-		c := cpLinCycle[rng.IntN(len(cpLinCycle))]
-		return cpLinInput{Op: "transition", From: c[0], To: c[1]}
-	default:
-		return cpLinInput{Op: "read"}
-	}
 }
 
 func cpMonotonic() int64 {
@@ -115,77 +61,10 @@ func cpMonotonic() int64 {
 	return ts.Nano()
 }
 
-func cpProject(s status.Status) cpLinState {
-	return cpLinState{Runs: s.Runs, Note: s.Note, State: s.State}
-}
-
-// cpLinApply performs in through status.Mutate/Read.
-func cpLinApply(path string, in cpLinInput) cpLinOutput {
-	if in.Op == "read" {
-		s, err := status.Read(path)
-		if err != nil {
-			return cpLinOutput{Err: err.Error()}
-		}
-		return cpLinOutput{Doc: cpProject(s)}
-	}
-	s, err := status.Mutate(context.Background(), path, func(s *status.Status) error {
-		switch in.Op {
-		case "inc":
-			s.Runs++
-		case "set":
-			s.Note = in.Value
-		case "transition":
-			return s.Transition(in.To, in.From)
-		}
-		return nil
-	})
-	var ce *status.ConflictError
-	if errors.As(err, &ce) {
-		return cpLinOutput{Doc: cpLinState{State: ce.Current}, Conflict: true}
-	}
-	if err != nil {
-		return cpLinOutput{Err: err.Error()}
-	}
-	return cpLinOutput{Doc: cpProject(s)}
-}
-
-// cpLinBare performs in with the unlocked read-modify-write (os.ReadFile,
-// encoding/json, fs.WriteAtomic): the pattern P4-9 replaces.
-func cpLinBare(path string, in cpLinInput) cpLinOutput {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return cpLinOutput{Err: err.Error()}
-	}
-	var s status.Status
-	if err := json.Unmarshal(b, &s); err != nil {
-		return cpLinOutput{Err: err.Error()}
-	}
-	switch in.Op {
-	case "read":
-		return cpLinOutput{Doc: cpProject(s)}
-	case "inc":
-		s.Runs++
-	case "set":
-		s.Note = in.Value
-	case "transition":
-		if err := s.Transition(in.To, in.From); err != nil {
-			return cpLinOutput{Doc: cpLinState{State: s.State}, Conflict: true}
-		}
-	}
-	out, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return cpLinOutput{Err: err.Error()}
-	}
-	if err := fs.WriteAtomic(path, append(out, '\n'), 0o644); err != nil {
-		return cpLinOutput{Err: err.Error()}
-	}
-	return cpLinOutput{Doc: cpProject(s)}
-}
-
 var _ = cpRegister("lin", func(a cpArgs, w *cpReporter) error {
-	do := cpLinApply
+	do := linMutate(a.Path)
 	if a.Writer == "bare" {
-		do = cpLinBare
+		do = linBare(a.Path)
 	}
 	if err := cpGate(w); err != nil {
 		return err
@@ -197,11 +76,11 @@ var _ = cpRegister("lin", func(a cpArgs, w *cpReporter) error {
 		rng := rand.New(rand.NewPCG(a.Seed, uint64(client)))
 		wg.Go(func() {
 			for i := range a.Iterations {
-				in := cpLinRandomInput(rng, client, i)
+				in := linRandomInput(rng.IntN, client, i)
 				call := cpMonotonic()
-				out := do(a.Path, in)
+				out := do(in)
 				ret := cpMonotonic()
-				records[g] = append(records[g], cpLinRecord{Client: client, In: in, Out: out, Call: call, Return: ret})
+				records[g] = append(records[g], cpLinRecord{Client: client, In: in, Out: cpLinWire(out), Call: call, Return: ret})
 			}
 		})
 	}
@@ -226,13 +105,7 @@ func cpLinHistory(t *testing.T, writer string, procs, clients, ops int) []porcup
 // client per process) to the Go children.
 func cpLinHistoryWithPython(t *testing.T, writer string, procs, clients, python, ops int) []porcupine.Operation {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "status.json")
-	if _, err := status.Mutate(context.Background(), path, func(s *status.Status) error {
-		s.State = status.Queued
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	path := linSeed(t)
 	seed := rand.Uint64()
 	var children []*cpChild
 	for p := range procs {
@@ -260,7 +133,7 @@ func cpLinHistoryWithPython(t *testing.T, writer string, procs, clients, python,
 			if r.Out.Err != "" {
 				t.Errorf("%s: client %d: %+v failed: %s", c.name, r.Client, r.In, r.Out.Err)
 			}
-			history = append(history, porcupine.Operation{ClientId: r.Client, Input: r.In, Call: r.Call, Output: r.Out, Return: r.Return})
+			history = append(history, porcupine.Operation{ClientId: r.Client, Input: r.In, Call: r.Call, Output: r.Out.lin(), Return: r.Return})
 		}
 		c.mustExit(t)
 	}
@@ -278,7 +151,7 @@ func cpLinVisualize(t *testing.T, res porcupine.CheckResult, info porcupine.Line
 		return
 	}
 	if f, err := os.CreateTemp("", "crossproc-linearizability-*.html"); err == nil {
-		if porcupine.Visualize(cpLinModel, info, f) == nil {
+		if porcupine.Visualize(linModel, info, f) == nil {
 			t.Logf("visualization: %s", f.Name())
 		}
 		f.Close()
@@ -295,7 +168,7 @@ func TestCrossprocLinearizable(t *testing.T) {
 	for range rounds {
 		history := cpLinHistory(t, "mutate", cpLinProcs, cpLinClients, cpLinOps)
 		// Unknown (the checker ran out of time) fails as well as Illegal.
-		res, info := porcupine.CheckOperationsVerbose(cpLinModel, history, 60*time.Second)
+		res, info := porcupine.CheckOperationsVerbose(linModel, history, 60*time.Second)
 		if res != porcupine.Ok {
 			t.Errorf("history of %d operations from %d processes: %v, want Ok", len(history), cpLinProcs, res)
 			cpLinVisualize(t, res, info)
@@ -311,7 +184,7 @@ func TestCrossprocLinearizableControlBareRMW(t *testing.T) {
 	const attempts = 5
 	for a := range attempts {
 		history := cpLinHistory(t, "bare", cpLinProcs, cpLinClients, cpLinOps)
-		if res := porcupine.CheckOperationsTimeout(cpLinModel, history, 60*time.Second); res == porcupine.Illegal {
+		if res := porcupine.CheckOperationsTimeout(linModel, history, 60*time.Second); res == porcupine.Illegal {
 			t.Logf("unlocked read-modify-write flagged Illegal on attempt %d", a+1)
 			return
 		}
@@ -326,7 +199,7 @@ func TestCrossprocLinearizableWithPython(t *testing.T) {
 	cpNeedPython(t)
 	const procs, clients, python, ops = 2, 2, 2, 80
 	history := cpLinHistoryWithPython(t, "mutate", procs, clients, python, ops)
-	res, info := porcupine.CheckOperationsVerbose(cpLinModel, history, 60*time.Second)
+	res, info := porcupine.CheckOperationsVerbose(linModel, history, 60*time.Second)
 	if res != porcupine.Ok {
 		t.Errorf("history of %d operations (%d Go processes × %d clients, %d python clients): %v, want Ok", len(history), procs, clients, python, res)
 		cpLinVisualize(t, res, info)

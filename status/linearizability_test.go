@@ -70,14 +70,16 @@ var linCycle = [][2]status.State{
 	{status.Queued, status.Running}, {status.Running, status.Completed}, {status.Completed, status.Queued},
 }
 
-func linRandomInput(client, i int) linInput {
-	switch r := rand.N(10); {
+// linRandomInput draws an operation with intN (rand.IntN, or a seeded
+// generator's).
+func linRandomInput(intN func(int) int, client, i int) linInput {
+	switch r := intN(10); {
 	case r < 3:
 		return linInput{Op: "inc"}
 	case r < 5:
 		return linInput{Op: "set", Value: fmt.Sprintf("c%d-%d", client, i)}
 	case r < 7:
-		c := linCycle[rand.N(len(linCycle))]
+		c := linCycle[intN(len(linCycle))]
 		return linInput{Op: "transition", From: c[0], To: c[1]}
 	default:
 		return linInput{Op: "read"}
@@ -94,7 +96,7 @@ func linRecord(clients, ops int, do func(linInput) linOutput) []porcupine.Operat
 	for c := range clients {
 		wg.Go(func() {
 			for i := range ops {
-				in := linRandomInput(c, i)
+				in := linRandomInput(rand.IntN, c, i)
 				call := clock.Add(1)
 				out := do(in)
 				ret := clock.Add(1)
