@@ -44,6 +44,10 @@ var (
 	}
 )
 
+// afterRestoreSwap, if set (tests only), runs in a restore function right
+// after it has put the previous logger back.
+var afterRestoreSwap func()
+
 // levelFromEnv parses CORE_LOG_LEVEL; unset or invalid means info.
 func levelFromEnv() slog.Level {
 	var l slog.Level
@@ -102,8 +106,18 @@ func SetDefault(l *slog.Logger) (restore func(), err error) {
 	prev := current.Swap(l)
 	var done atomic.Bool
 	return func() {
-		if !done.Load() && current.CompareAndSwap(l, prev) {
-			done.Store(true)
+		// Claim the one success before acting, so that a concurrent call
+		// of this restore cannot act too; give the claim back if l is not
+		// current, since a later call may still succeed.
+		if !done.CompareAndSwap(false, true) {
+			return
+		}
+		if !current.CompareAndSwap(l, prev) {
+			done.Store(false)
+			return
+		}
+		if afterRestoreSwap != nil {
+			afterRestoreSwap()
 		}
 	}, nil
 }

@@ -173,6 +173,35 @@ func TestRestoreOnlyIfStillCurrent(t *testing.T) {
 	}
 }
 
+// A restore acts at most once even when it is called again while its
+// first call is still under way and, meanwhile, the same logger has been
+// installed again: the second call must not put the previous logger back
+// a second time (undoing the re-installation).
+func TestRestoreAtMostOnceWhenCalledConcurrently(t *testing.T) {
+	orig := Default()
+	l, _ := counting()
+	restore, err := SetDefault(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again func()
+	afterRestoreSwap = func() {
+		afterRestoreSwap = nil
+		again, _ = SetDefault(l) // l is current again
+		done := make(chan struct{})
+		go func() { restore(); close(done) }() // the same restore, concurrently
+		<-done
+	}
+	restore()
+	if Default() != l {
+		t.Errorf("a second call of one restore acted: default is %p, want the re-installed %p", Default(), l)
+	}
+	again()
+	if Default() != orig {
+		t.Fatal("the default was not put back at the end")
+	}
+}
+
 // Concurrent Default, SetDefault, restore and logging: no nil, no panic,
 // and every record reaches exactly one of the installed handlers.
 func TestConcurrentSetDefaultAndLogging(t *testing.T) {
