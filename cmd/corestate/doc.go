@@ -51,7 +51,8 @@
 //
 // set applies FIELD=VALUE pairs in one status.Store Mutate, under the
 // document's lock (waiting at most --timeout, default 30s; 0 waits until
-// interrupted), and prints the committed document. Fields that corestate
+// interrupted; a negative value is a usage error), and prints the committed
+// document. Fields that corestate
 // does not know are kept, and may be set. VALUE is taken as JSON when it
 // parses as JSON (runs=3, ok=true, tags=["a"], note="x y") and as a plain
 // string otherwise (status=running). The fields of status.Status are checked
@@ -59,7 +60,8 @@
 // time; status one of queued, running, completed, blocked, failed, merged,
 // ready-for-review, rejected); a string field takes VALUE as written unless
 // VALUE is a JSON string literal (branch=123 sets the string "123").
-// FIELD=null removes FIELD (status cannot be removed). If anything changed and
+// FIELD=null removes FIELD (status cannot be removed). FIELD=VALUE must be
+// valid UTF-8 (exit 5 otherwise), as JSON shared between programs must be. If anything changed and
 // updated_at was not set explicitly, updated_at is set to the current UTC time,
 // as status.Mutate does. If nothing changed, nothing is written. A missing
 // FILE is created (its directory must exist); a corrupt FILE is never
