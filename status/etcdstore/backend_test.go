@@ -255,6 +255,32 @@ func TestBackendDirect(t *testing.T) {
 		}
 	})
 
+	t.Run("nil ctx or apply is an error, not a panic", func(t *testing.T) {
+		b := New(cli, docPath(t))
+		var nilCtx context.Context
+		if _, err := b.Load(nilCtx); err == nil {
+			t.Error("Load with a nil ctx: no error")
+		}
+		if err := b.Update(nilCtx, func([]byte) ([]byte, error) { return []byte("x"), nil }); err == nil {
+			t.Error("Update with a nil ctx: no error")
+		}
+		if err := b.Update(ctx, nil); err == nil {
+			t.Error("Update with a nil apply: no error")
+		}
+		if got, ok := getRaw(t, cli, b.Key()); ok {
+			t.Errorf("bad input stored %q", got)
+		}
+		n := 0
+		for _, err := range Watch(nilCtx, cli, docPath(t)) {
+			if n++; err == nil {
+				t.Error("Watch with a nil ctx yielded an event")
+			}
+		}
+		if n != 1 {
+			t.Errorf("Watch with a nil ctx yielded %d times, want one error", n)
+		}
+	})
+
 	t.Run("cancelled ctx", func(t *testing.T) {
 		b := New(cli, docPath(t))
 		ctx, cancel := context.WithCancel(ctx)

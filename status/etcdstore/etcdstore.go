@@ -25,6 +25,10 @@ var ErrClosed = errors.New("etcdstore: client closed")
 // with a nil client (instead of a nil-pointer panic).
 var errNilClient = errors.New("etcdstore: nil *clientv3.Client")
 
+// errNilArg is returned for a nil context or apply function (instead of a
+// nil-pointer panic).
+var errNilArg = errors.New("nil argument")
+
 // An Option configures the backend (With, New, Key, Watch).
 type Option func(*config)
 
@@ -148,6 +152,9 @@ func (b *Backend) Name() string { return b.path }
 // using a linearizable read: it sees every Update that returned before it
 // started.
 func (b *Backend) Load(ctx context.Context) ([]byte, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("etcdstore: load %s: %w: context", b.key, errNilArg)
+	}
 	if b.cli == nil {
 		return nil, b.wrap("load", ctx, errNilClient)
 	}

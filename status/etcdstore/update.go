@@ -67,6 +67,12 @@ func Resolve(ctx context.Context, cli *clientv3.Client, e *OutcomeError) (commit
 // Update runs one read-modify-write cycle; see status.Backend and the
 // package doc. Errors other than *OutcomeError mean nothing was written.
 func (b *Backend) Update(ctx context.Context, apply func(cur []byte) ([]byte, error)) error {
+	switch {
+	case ctx == nil:
+		return fmt.Errorf("etcdstore: update %s: %w: context", b.key, errNilArg)
+	case apply == nil:
+		return fmt.Errorf("etcdstore: update %s: %w: apply function", b.key, errNilArg)
+	}
 	if err := ctx.Err(); err != nil {
 		return b.wrap("update", ctx, err)
 	}

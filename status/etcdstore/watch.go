@@ -75,8 +75,12 @@ func watch(parent context.Context, cli *clientv3.Client, prefix, key string, isD
 		return ev
 	}
 	return func(yield func(Event, error) bool) {
-		if cli == nil {
+		switch {
+		case cli == nil:
 			yield(Event{}, fmt.Errorf("etcdstore: watch %s: %w", key, errNilClient))
+			return
+		case parent == nil:
+			yield(Event{}, fmt.Errorf("etcdstore: watch %s: %w: context", key, errNilArg))
 			return
 		}
 		// Cancelling our own ctx when the loop stops early is what ends
