@@ -180,7 +180,9 @@ func (b *Backend) abandon(q *queue, bt *batch) {
 // excluded from the batch's later attempts; if an attempt that included it
 // may be in flight, it leaves with an *OutcomeError naming that attempt's
 // marker (Resolve settles it: the batch either committed that attempt or
-// will never commit the call's change).
+// will never commit the call's change). A call whose function failed or
+// panicked in the latest run has no change in flight: it leaves with that
+// error or panic. (Earlier attempts were settled before the latest run.)
 func (b *Backend) depart(c *call) error {
 	ctx := c.ctx
 	b.queues.mu.Lock()
@@ -205,7 +207,11 @@ func (b *Backend) depart(c *call) error {
 		bt.cancel()
 	}
 	marker, lease := bt.marker, bt.lease
+	ownFailure := c.err != nil || c.panicked // in the run that marker commits
 	bt.mu.Unlock()
+	if ownFailure { // its change is in no attempt: nothing to resolve
+		return c.result()
+	}
 	if marker == "" { // no attempt with this call's change was sent
 		return b.wrap("update", ctx, ctx.Err())
 	}

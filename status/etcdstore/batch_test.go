@@ -197,3 +197,61 @@ func TestBatchFailKeepsFnError(t *testing.T) {
 		t.Errorf("failing fn in a failed batch: %v; want its own error as is", err)
 	}
 }
+
+// TestBatchDepartureAfterOwnFailure: a member whose own fn failed (or
+// panicked) in the run its batch is committing, and whose ctx then ends,
+// gets that error (or panic), not an *OutcomeError: its change is in no
+// commit, so there is nothing to resolve.
+func TestBatchDepartureAfterOwnFailure(t *testing.T) {
+	errFn := errors.New("fn failed")
+	for _, tc := range []struct {
+		name  string
+		apply func([]byte) ([]byte, error)
+		check func(t *testing.T, err error, panicVal any)
+	}{
+		{"error", func([]byte) ([]byte, error) { return nil, errFn }, func(t *testing.T, err error, pv any) {
+			if err != errFn || pv != nil {
+				t.Errorf("departed member whose fn failed: %v, panic %v; want its own error as is", err, pv)
+			}
+		}},
+		{"panic", func([]byte) ([]byte, error) { panic("boom") }, func(t *testing.T, err error, pv any) {
+			if pv != "boom" {
+				t.Errorf("departed member whose fn panicked: %v, panic %v; want its panic", err, pv)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			leaverCtx, leave := context.WithCancel(testCtx(t))
+			defer leave()
+			left := make(chan struct{})
+			f := &faults{onLoss: func() { leave(); <-left }}
+			cli := newFaultyClient(t, sharedServer(t).Endpoint(), f)
+			s := newShared(cli, newConfig(nil))
+			b := s.open(docPath(t))
+			release := holdDriver(t, b)
+
+			var leaverErr error
+			var leaverPanic any
+			go func() {
+				defer close(left)
+				defer func() { leaverPanic = recover() }()
+				leaverErr = b.Update(leaverCtx, tc.apply)
+			}()
+			waitQueued(s, b.Key(), 1)
+			stayer := make(chan error, 1)
+			go func() {
+				stayer <- b.Update(testCtx(t), func(cur []byte) ([]byte, error) { return append(bytes.Clone(cur), 'x'), nil })
+			}()
+			waitQueued(s, b.Key(), 2)
+			f.loseResponse.Store(1) // the batch's commit loses its reply
+			if err := release(); err != nil {
+				t.Fatal(err)
+			}
+			<-left
+			tc.check(t, leaverErr, leaverPanic)
+			if err := <-stayer; err != nil {
+				t.Fatalf("remaining member: %v; want success", err)
+			}
+		})
+	}
+}
