@@ -68,6 +68,9 @@
 //     fn's; the other calls of its batch are unaffected, except when it is
 //     the batch leader's own fn: then the rest of that batch fails with an
 //     error and nothing is written.
+//   - fn must not call Mutate on the same document: the nested call waits
+//     for the lock its caller holds, forever with context.Background(), or
+//     until its ctx ends.
 //   - Windows compiles and locks with LockFileEx, but its rename is not
 //     documented atomic and it has no directory fsync. Systems without flock
 //     return errors.ErrUnsupported.
