@@ -361,7 +361,7 @@ func (s *koanfStore) OnChange(fn func(view, []string), _ ...string) func() {
 }
 
 // TestHarnessKoanf pins down the fact the design relies on (see
-// docs/rfc/config.md): koanf v2.4.1 copies on Get but keeps the map given
+// docs/RFC.md (config section)): koanf v2.4.1 copies on Get but keeps the map given
 // to Set by reference, so mutating it afterwards changes what readers see.
 // Run sequenced: koanf locks, so sharing, not a data race, is the question.
 // If a koanf upgrade makes this fail, update the RFC.
@@ -370,7 +370,7 @@ func TestHarnessKoanf(t *testing.T) {
 	h.runSequenced()
 	h.finish()
 	if h.violations.Load() == 0 {
-		t.Fatal("koanf no longer shares the map passed to Set; update docs/rfc/config.md")
+		t.Fatal("koanf no longer shares the map passed to Set; update docs/RFC.md (config section)")
 	}
 	t.Logf("koanf v2: %d visible changes, e.g. %s", h.violations.Load(), h.first[0])
 }

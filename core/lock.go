@@ -29,7 +29,7 @@ func (c *Core) Lock(name string) *sync.Mutex {
 // window between "missing" and "stored" for a second caller to slip into.
 // A map under a Mutex was measured against sync.Map (LoadOrStore) and a
 // map under an RWMutex (see BenchmarkLockHit / BenchmarkLockMiss and
-// docs/rfc/core.md): all three are correct; this one was the fastest on
+// docs/RFC.md, core section): all three are correct; this one was the fastest on
 // both paths and allocates least when a name is new.
 type lockTable struct {
 	mu sync.Mutex

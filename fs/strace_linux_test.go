@@ -313,7 +313,7 @@ func TestNatefinchDifferences(t *testing.T) {
 		t.Error("natefinch/atomic v1.0.1 fsyncs its temp file; the trace says it did not (parser broken?)")
 	}
 	if o.dirSyncedAfterMove {
-		t.Error("natefinch/atomic now fsyncs the directory: update docs/rfc/fs.md")
+		t.Error("natefinch/atomic now fsyncs the directory: update docs/RFC.md (fs section)")
 	}
 	if isTempName(filepath.Base(o.temp)) || strings.HasPrefix(filepath.Base(o.temp), ".") {
 		t.Errorf("natefinch temp name %s is hidden/recognisable", o.temp)

@@ -11,5 +11,5 @@
 // assert that the suite DOES see lost updates, torn reads or regressions
 // there, so a green run of the real suite means something.
 //
-// See docs/rfc/race.md for what the suite runs, asserts and measured.
+// See docs/RFC.md (race suite section) for what the suite runs, asserts and measured.
 package racetest

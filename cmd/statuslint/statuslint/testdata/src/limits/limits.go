@@ -1,6 +1,6 @@
 // Package limits pins down statuslint's known false negatives and false
 // positives, so that a change in them is seen. Each is listed in
-// docs/rfc/statuslint.md.
+// docs/RFC.md (statuslint section).
 package limits
 
 import (
