@@ -131,25 +131,8 @@ func cmdWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Wr
 
 // bareIncrement is the CONTROL: the agent services' pattern before this
 // module (P4-9, P4-10). Read, decode, change, write back in place, no lock.
-// Like the upstream callers, it gives up when the file does not decode, and
-// reports that it saw a torn file.
 func bareIncrement(_ context.Context, path string) (torn bool, err error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return true, nil
-	}
-	var s status.Status
-	if json.Unmarshal(data, &s) != nil {
-		return true, nil
-	}
-	s.Runs++
-	s.UpdatedAt = time.Now().UTC()
-	data, err = json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return false, err
-	}
-	//statuslint:ignore the demo's control: it must show the unsafe pattern.
-	return false, os.WriteFile(path, data, 0o644)
+	return unlockedIncrement(path, os.WriteFile)
 }
 
 // atomicIncrement is upstream's later half-fix: the same read-modify-write,
@@ -158,6 +141,13 @@ func bareIncrement(_ context.Context, path string) (torn bool, err error) {
 // the cycle a writer still writes back a stale copy and erases the
 // increments made since its read (P4-9).
 func atomicIncrement(_ context.Context, path string) (torn bool, err error) {
+	return unlockedIncrement(path, fs.WriteAtomic)
+}
+
+// unlockedIncrement is the read-modify-write both controls share; only the
+// final write differs. Like the upstream callers, it gives up when the file
+// does not decode, and reports that it saw a torn file.
+func unlockedIncrement(path string, write func(string, []byte, os.FileMode) error) (torn bool, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return true, nil
@@ -172,8 +162,7 @@ func atomicIncrement(_ context.Context, path string) (torn bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	//statuslint:ignore the demo's second control: atomic write, still no lock.
-	return false, fs.WriteAtomic(path, data, 0o644)
+	return false, write(path, data, 0o644)
 }
 
 // mutateIncrement is the same change through this module.
