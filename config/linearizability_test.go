@@ -2,10 +2,10 @@ package config_test
 
 import (
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/agentstate/core/config"
+	"github.com/agentstate/core/internal/linhist"
 	"github.com/anishathalye/porcupine"
 )
 
@@ -62,36 +62,24 @@ func (c linConfig) snap() linState {
 // linRecord runs clients concurrently and records their history on a
 // shared logical clock.
 func linRecord(s linStore, clients, opsPerClient int) []porcupine.Operation {
-	var clock atomic.Int64
-	var mu sync.Mutex
-	var history []porcupine.Operation
-	var wg sync.WaitGroup
-	for c := range clients {
-		wg.Go(func() {
-			for i := range opsPerClient {
-				in := linInput{op: []string{"set", "get", "snap"}[i%3], key: (c + i/3) % linKeys}
-				if in.op == "set" {
-					in.value = c*100000 + i + 1 // unique: keeps the search small
-				}
-				call := clock.Add(1)
-				var out any
-				switch in.op {
-				case "set":
-					_ = s.Set(linNames[in.key], in.value)
-				case "get":
-					out = s.Int(linNames[in.key])
-				default:
-					out = s.snap()
-				}
-				ret := clock.Add(1)
-				mu.Lock()
-				history = append(history, porcupine.Operation{ClientId: c, Input: in, Call: call, Output: out, Return: ret})
-				mu.Unlock()
-			}
-		})
+	next := func(c, i int) linInput {
+		in := linInput{op: []string{"set", "get", "snap"}[i%3], key: (c + i/3) % linKeys}
+		if in.op == "set" {
+			in.value = c*100000 + i + 1 // unique: keeps the search small
+		}
+		return in
 	}
-	wg.Wait()
-	return history
+	return linhist.Record(clients, opsPerClient, next, func(_ int, in linInput) any {
+		switch in.op {
+		case "set":
+			_ = s.Set(linNames[in.key], in.value)
+			return nil
+		case "get":
+			return s.Int(linNames[in.key])
+		default:
+			return s.snap()
+		}
+	})
 }
 
 func TestLinearizable(t *testing.T) {

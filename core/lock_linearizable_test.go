@@ -5,10 +5,11 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/agentstate/core/internal/linhist"
 )
 
 // lockModel is the sequential specification of Lock: the first call for a
@@ -45,38 +46,24 @@ var lockModel = porcupine.Model{
 }
 
 // lockHistory records Lock calls of clients goroutines, each calling get for
-// the names of a round in its own random order, released together by a
-// closed channel; the call and return of every operation are stamped with a
-// shared logical clock.
+// the names of a round in its own random order, released together; the call
+// and return of every operation are stamped with a logical clock. Each round
+// has a clock of its own: names are unique to their round and lockModel
+// checks each name apart, so stamps are only ever compared within a round.
 func lockHistory(get func(string) *sync.Mutex, clients, rounds, namesPerRound int) []porcupine.Operation {
-	var clock atomic.Int64
-	var mu sync.Mutex
 	var hist []porcupine.Operation
 	for r := range rounds {
 		names := make([]string, namesPerRound)
 		for i := range names {
 			names[i] = fmt.Sprintf("r%d/n%d", r, i)
 		}
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for c := range clients {
-			order := rand.Perm(len(names))
-			wg.Go(func() {
-				<-start
-				ops := make([]porcupine.Operation, 0, len(order))
-				for _, i := range order {
-					call := clock.Add(1)
-					m := get(names[i])
-					ret := clock.Add(1)
-					ops = append(ops, porcupine.Operation{ClientId: c, Input: names[i], Call: call, Output: m, Return: ret})
-				}
-				mu.Lock()
-				hist = append(hist, ops...)
-				mu.Unlock()
-			})
+		orders := make([][]int, clients)
+		for c := range orders {
+			orders[c] = rand.Perm(len(names))
 		}
-		close(start)
-		wg.Wait()
+		hist = append(hist, linhist.Record(clients, namesPerRound,
+			func(c, i int) string { return names[orders[c][i]] },
+			func(_ int, name string) *sync.Mutex { return get(name) })...)
 	}
 	return hist
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/agentstate/core/internal/linhist"
 )
 
 // registerOp is the input of one operation on the file seen as a register.
@@ -43,49 +45,39 @@ var registerModel = porcupine.Model{
 // records every operation's call and return on a shared logical clock.
 func registerHistory(t *testing.T, writesEach, readsEach int, write func(v int) error, read func() ([]byte, error)) []porcupine.Operation {
 	t.Helper()
-	var clock atomic.Int64
-	var mu sync.Mutex
-	var ops []porcupine.Operation
-	record := func(client int, in registerOp, call int64, out int) {
-		ret := clock.Add(1)
-		mu.Lock()
-		ops = append(ops, porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret})
-		mu.Unlock()
-	}
+	var h linhist.Recorder
 	var writers, readers sync.WaitGroup
 	var done atomic.Bool
 	errs := make(chan error, 3)
 	for w := range 3 {
-		writers.Add(1)
-		go func() {
-			defer writers.Done()
+		writers.Go(func() {
 			for i := 1; i <= writesEach; i++ {
 				v := (w+1)*100000 + i
-				call := clock.Add(1)
-				if err := write(v); err != nil {
-					errs <- err
+				var err error
+				h.Do(w, registerOp{write: true, value: v}, func() any { err = write(v); return 0 })
+				if err != nil {
+					errs <- err // fails the test: the history is not checked
 					return
 				}
-				record(w, registerOp{write: true, value: v}, call, 0)
 			}
-		}()
+		})
 	}
 	for r := range 3 {
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
+		readers.Go(func() {
 			for i := 0; i < readsEach && !done.Load(); i++ {
-				call := clock.Add(1)
-				b, err := read()
-				v := -1
-				if err == nil {
-					if seq, err := checkPayload(b); err == nil {
-						v = seq
+				h.Do(3+r, registerOp{}, func() any {
+					b, err := read()
+					if err != nil {
+						return -1
 					}
-				}
-				record(3+r, registerOp{}, call, v)
+					seq, err := checkPayload(b)
+					if err != nil {
+						return -1
+					}
+					return seq
+				})
 			}
-		}()
+		})
 	}
 	writers.Wait()
 	done.Store(true)
@@ -94,7 +86,7 @@ func registerHistory(t *testing.T, writesEach, readsEach int, write func(v int) 
 	for err := range errs {
 		t.Fatal(err)
 	}
-	return ops
+	return h.Operations()
 }
 
 // TestWriteAtomicLinearizable checks with porcupine that lock-free readers

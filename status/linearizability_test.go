@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentstate/core/fs"
+	"github.com/agentstate/core/internal/linhist"
 	"github.com/agentstate/core/status"
 	"github.com/anishathalye/porcupine"
 )
@@ -89,25 +88,9 @@ func linRandomInput(intN func(int) int, client, i int) linInput {
 // linRecord runs clients goroutines doing ops operations each through do,
 // stamping call and return on one shared logical clock.
 func linRecord(clients, ops int, do func(linInput) linOutput) []porcupine.Operation {
-	var clock atomic.Int64
-	var mu sync.Mutex
-	var history []porcupine.Operation
-	var wg sync.WaitGroup
-	for c := range clients {
-		wg.Go(func() {
-			for i := range ops {
-				in := linRandomInput(rand.IntN, c, i)
-				call := clock.Add(1)
-				out := do(in)
-				ret := clock.Add(1)
-				mu.Lock()
-				history = append(history, porcupine.Operation{ClientId: c, Input: in, Call: call, Output: out, Return: ret})
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return history
+	return linhist.Record(clients, ops,
+		func(c, i int) linInput { return linRandomInput(rand.IntN, c, i) },
+		func(_ int, in linInput) linOutput { return do(in) })
 }
 
 func linSeed(t *testing.T) string {

@@ -7,12 +7,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/agentstate/core/internal/linhist"
 )
 
 // The part of the document the history touches.
@@ -62,34 +62,17 @@ var linCycle = [][2]string{{"queued", "running"}, {"running", "completed"}, {"co
 // linRecord runs clients goroutines of ops random operations each through
 // do, stamping call and return on one logical clock.
 func linRecord(clients, ops int, do func(linInput) linOutput) []porcupine.Operation {
-	var clock atomic.Int64
-	var mu sync.Mutex
-	var history []porcupine.Operation
-	var wg sync.WaitGroup
-	for c := range clients {
-		wg.Go(func() {
-			for range ops {
-				var in linInput
-				switch r := rand.N(10); {
-				case r < 4:
-					in = linInput{Op: "incr"}
-				case r < 7:
-					m := linCycle[rand.N(len(linCycle))]
-					in = linInput{Op: "move", From: m[0], To: m[1]}
-				default:
-					in = linInput{Op: "get"}
-				}
-				call := clock.Add(1)
-				out := do(in)
-				ret := clock.Add(1)
-				mu.Lock()
-				history = append(history, porcupine.Operation{ClientId: c, Input: in, Call: call, Output: out, Return: ret})
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return history
+	return linhist.Record(clients, ops, func(int, int) linInput {
+		switch r := rand.N(10); {
+		case r < 4:
+			return linInput{Op: "incr"}
+		case r < 7:
+			m := linCycle[rand.N(len(linCycle))]
+			return linInput{Op: "move", From: m[0], To: m[1]}
+		default:
+			return linInput{Op: "get"}
+		}
+	}, func(_ int, in linInput) linOutput { return do(in) })
 }
 
 // runDoc runs corestate and decodes the document it prints; exit 8 is a

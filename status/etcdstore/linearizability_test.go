@@ -3,13 +3,12 @@ package etcdstore
 import (
 	"fmt"
 	"math/rand/v2"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/agentstate/core/internal/linhist"
 	"github.com/agentstate/core/status"
 )
 
@@ -63,53 +62,37 @@ func recordHistory(t *testing.T, opt func(i int) status.Option) []porcupine.Oper
 	t.Helper()
 	ctx := testCtx(t)
 	path := docPath(t)
-	var (
-		clock atomic.Int64
-		mu    sync.Mutex
-		ops   []porcupine.Operation
-		wg    sync.WaitGroup
-	)
 	stores := make([]*status.Store[linDoc], linClients)
 	for i := range stores {
 		stores[i] = status.NewStore[linDoc](path, opt(i))
 	}
-	start := make(chan struct{})
-	for c, st := range stores {
-		wg.Go(func() {
-			<-start
-			for i := range linOps {
-				in := linInput{Op: "read"}
-				switch r := rand.N(10); {
-				case r < 5:
-					in.Op = "inc"
-				case r < 7:
-					in = linInput{Op: "set", Value: fmt.Sprintf("c%d-%d", c, i)}
-				}
-				call := clock.Add(1)
-				var doc linDoc
-				var err error
-				switch in.Op {
-				case "read":
-					doc, err = st.LoadContext(ctx)
-				case "inc":
-					doc, err = st.Mutate(ctx, func(d *linDoc) error { d.N++; return nil })
-				case "set":
-					doc, err = st.Mutate(ctx, func(d *linDoc) error { d.S = in.Value; return nil })
-				}
-				out := linOutput{Doc: doc}
-				if err != nil {
-					out.Err = err.Error()
-				}
-				ret := clock.Add(1)
-				mu.Lock()
-				ops = append(ops, porcupine.Operation{ClientId: c, Input: in, Call: call, Output: out, Return: ret})
-				mu.Unlock()
-			}
-		})
+	next := func(c, i int) linInput {
+		switch r := rand.N(10); {
+		case r < 5:
+			return linInput{Op: "inc"}
+		case r < 7:
+			return linInput{Op: "set", Value: fmt.Sprintf("c%d-%d", c, i)}
+		default:
+			return linInput{Op: "read"}
+		}
 	}
-	close(start)
-	wg.Wait()
-	return ops
+	return linhist.Record(linClients, linOps, next, func(c int, in linInput) linOutput {
+		var doc linDoc
+		var err error
+		switch in.Op {
+		case "read":
+			doc, err = stores[c].LoadContext(ctx)
+		case "inc":
+			doc, err = stores[c].Mutate(ctx, func(d *linDoc) error { d.N++; return nil })
+		case "set":
+			doc, err = stores[c].Mutate(ctx, func(d *linDoc) error { d.S = in.Value; return nil })
+		}
+		out := linOutput{Doc: doc}
+		if err != nil {
+			out.Err = err.Error()
+		}
+		return out
+	})
 }
 
 // TestLinearizable: histories of the etcd backend pass porcupine; the
