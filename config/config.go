@@ -60,7 +60,7 @@ func (c *Config) Set(key string, v any) error {
 	if err != nil {
 		return &Error{Op: "set", Key: key, Err: err}
 	}
-	cv, verr := copyIn(v)
+	cv, verr := copyIn(v, len(segs))
 	if verr != nil {
 		return &Error{Op: "set", Key: key, Path: verr.path(key), Err: &detail{ErrUnsupported, verr.msg}}
 	}
