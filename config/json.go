@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 )
 
 // Load replaces the whole content of c with the JSON object read from r, in
@@ -92,7 +94,8 @@ func (c *Config) load(r io.Reader, name string, decode func(io.Reader) (map[stri
 }
 
 // Save writes the content of c to w as indented JSON with sorted keys, so
-// that the same content always gives the same bytes. A time.Duration is
+// that the same content always gives the same bytes. A whole float64 is
+// written with a fraction (3.0), so that Load gives back a float64. A time.Duration is
 // written as integer nanoseconds and a time.Time in RFC 3339, which the
 // Duration and Time getters read back. Values JSON cannot represent (NaN,
 // ±Inf, complex numbers, maps whose keys are bools or floats) make Save
@@ -112,9 +115,36 @@ func (c *Config) Save(w io.Writer) error {
 }
 
 func (s *Snapshot) marshal() ([]byte, error) {
-	data, err := json.MarshalIndent(s.root, "", "  ")
+	data, err := json.MarshalIndent(keepFloats(s.root), "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode JSON: %w", err)
 	}
 	return append(data, '\n'), nil
+}
+
+// keepFloats returns v with every whole float64 in its sections and lists
+// written with a fraction (3.0, not 3), so that it loads back as a float64
+// rather than an int64. Sections and lists are copied; the tree is not
+// modified.
+func keepFloats(v any) any {
+	switch x := v.(type) {
+	case float64:
+		// encoding/json writes a whole float below 1e21 as digits only.
+		if x == math.Trunc(x) && math.Abs(x) < 1e21 {
+			return json.Number(strconv.FormatFloat(x, 'f', -1, 64) + ".0")
+		}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = keepFloats(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = keepFloats(e)
+		}
+		return out
+	}
+	return v
 }

@@ -135,27 +135,46 @@ func describeNode(n *yaml.Node) string {
 	return "at column " + strconv.Itoa(n.Column)
 }
 
-// marshalYAML encodes the JSON data model of the tree (see SaveYAML).
+// marshalYAML encodes the values Save writes (see SaveYAML).
 func (s *Snapshot) marshalYAML() ([]byte, error) {
-	data, err := json.Marshal(s.root)
-	if err != nil {
-		return nil, fmt.Errorf("encode JSON: %w", err)
-	}
-	m, err := decodeJSON(bytes.NewReader(data))
+	data, err := s.marshal()
 	if err != nil {
 		return nil, err
 	}
-	if _, verr := normalize(m, 0); verr != nil {
-		return nil, verr
+	v, err := decodeJSONValue(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
 	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(m); err != nil {
+	if err := enc.Encode(yamlValue(v)); err != nil {
 		return nil, fmt.Errorf("encode YAML: %w", err)
 	}
 	if err := enc.Close(); err != nil {
 		return nil, fmt.Errorf("encode YAML: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// yamlValue prepares decoded JSON for the YAML encoder: an integer that
+// fits is an int64, and any other number keeps its JSON literal (3.0,
+// 1e+21), which YAML reads as the same float.
+func yamlValue(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return n
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: string(x)}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = yamlValue(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = yamlValue(e)
+		}
+	}
+	return v
 }
