@@ -101,10 +101,15 @@ func (c *Config) load(r io.Reader, name string, decode func(io.Reader) (map[stri
 // ±Inf, complex numbers, maps whose keys are bools or floats) make Save
 // fail without writing anything.
 func (c *Config) Save(w io.Writer) error {
+	return c.save(w, (*Snapshot).marshal)
+}
+
+// save writes the current snapshot to w in marshal's format.
+func (c *Config) save(w io.Writer, marshal func(*Snapshot) ([]byte, error)) error {
 	if w == nil {
 		return &Error{Op: "save", Err: errors.New("nil writer")}
 	}
-	data, err := c.Snapshot().marshal()
+	data, err := marshal(c.Snapshot())
 	if err != nil {
 		return &Error{Op: "save", Err: err}
 	}

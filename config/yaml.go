@@ -40,17 +40,7 @@ func (c *Config) LoadYAML(r io.Reader) error {
 // type ("8080", "true", "2026-01-02") are quoted, so LoadYAML gives back
 // what LoadYAML or Load produced.
 func (c *Config) SaveYAML(w io.Writer) error {
-	if w == nil {
-		return &Error{Op: "save", Err: errors.New("nil writer")}
-	}
-	data, err := c.Snapshot().marshalYAML()
-	if err != nil {
-		return &Error{Op: "save", Err: err}
-	}
-	if _, err := w.Write(data); err != nil {
-		return &Error{Op: "save", Err: err}
-	}
-	return nil
+	return c.save(w, (*Snapshot).marshalYAML)
 }
 
 // decodeYAML reads one YAML document whose top is a mapping.
