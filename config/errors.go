@@ -25,10 +25,10 @@ var (
 	ErrNotSection = errors.New("not a section")
 )
 
-// Error describes a failed operation on a key or a file.
+// Error describes a failed operation on a key, a file or an environment variable.
 type Error struct {
-	Op   string // "set", "delete", "get", "load", "save"
-	Key  string // the key, or the file path for load and save
+	Op   string // "set", "delete", "get", "decode", "load", "save", "env"
+	Key  string // the key; the file path for load and save; the variable for env
 	Path string // where inside the value the problem is, if any (e.g. "db.hosts[2]")
 	Err  error  // one of the sentinels above, possibly wrapped with detail
 }
