@@ -9,6 +9,7 @@ require (
 	github.com/knadh/koanf/v2 v2.4.1
 	github.com/natefinch/atomic v1.0.1
 	go.uber.org/goleak v1.3.0
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.40.0
 	golang.org/x/tools v0.40.0
 	pgregory.net/rapid v1.3.0

@@ -51,16 +51,17 @@ func (c *Config) Snapshot() *Snapshot {
 // and slices, arrays, maps and structs (exported fields only) built from
 // them, []any and map[string]any included. Anything else (func, chan,
 // pointer, unsafe.Pointer, unexported struct fields, a value that contains
-// itself, a section key that is empty or contains '.') makes Set return an
-// *Error wrapping ErrUnsupported whose Path names the offending element;
-// nothing is stored. Setting a value equal to the stored one publishes
+// itself, a section key that is empty or contains '.', nesting deeper than
+// 256 levels counting the key's segments) makes Set return an *Error
+// wrapping ErrUnsupported whose Path names the offending element; nothing
+// is stored. Setting a value equal to the stored one publishes
 // nothing and notifies no one.
 func (c *Config) Set(key string, v any) error {
 	segs, err := splitKey(key)
 	if err != nil {
 		return &Error{Op: "set", Key: key, Err: err}
 	}
-	cv, verr := copyIn(v)
+	cv, verr := copyIn(v, len(segs))
 	if verr != nil {
 		return &Error{Op: "set", Key: key, Path: verr.path(key), Err: &detail{ErrUnsupported, verr.msg}}
 	}

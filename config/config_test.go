@@ -305,9 +305,9 @@ func TestTypedGetters(t *testing.T) {
 	if err := c.Lookup("ds", &d); err != nil || d != 90*time.Second {
 		t.Errorf("Lookup(ds) = %v, %v", err, d)
 	}
-	var u struct{}
-	if err := c.Lookup("i", &u); !errors.Is(err, config.ErrUnsupported) {
-		t.Errorf("Lookup into *struct = %v", err)
+	var ch chan int
+	if err := c.Lookup("i", &ch); !errors.Is(err, config.ErrUnsupported) {
+		t.Errorf("Lookup into *chan = %v", err)
 	}
 	if err := c.Lookup("i", (*int)(nil)); !errors.Is(err, config.ErrUnsupported) {
 		t.Errorf("Lookup into nil *int = %v", err)

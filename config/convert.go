@@ -276,7 +276,10 @@ func assign(dst, v any) error {
 			*d, ok = copyOut(v), true
 		}
 	default:
-		return &detail{ErrUnsupported, fmt.Sprintf("Lookup into %T", dst)}
+		if err := decodeInto(dst, v); err != nil {
+			return err
+		}
+		return nil
 	}
 	if reflect.ValueOf(dst).IsNil() {
 		return &detail{ErrUnsupported, fmt.Sprintf("Lookup into nil %T", dst)}

@@ -11,8 +11,12 @@ import (
 	"time"
 )
 
-// maxDepth bounds the nesting of a stored value. It keeps a pathological
-// value from exhausting the stack; real configuration is a few levels deep.
+// maxDepth bounds the nesting of stored values: every section and
+// non-empty list on the way from the root to a value counts one level,
+// the sections a dotted key passes through included, so no stored key has
+// more than maxDepth segments. It keeps a pathological value or key from
+// exhausting the stack or costing time quadratic in its size (the dotted
+// index holds every prefix); real configuration is a few levels deep.
 const maxDepth = 256
 
 var timeType = reflect.TypeFor[time.Time]()
@@ -32,9 +36,14 @@ type copier struct {
 // the error travels back to the caller, so the success path never builds a
 // path string.
 type valueError struct {
-	segs []string // path segments, innermost first
-	msg  string
+	segs     []string // path segments, innermost first
+	msg      string
+	sentinel error // what the *Error built from it wraps; nil: the caller's default
 }
+
+// Error returns the message without the path, which the *Error built
+// from it carries.
+func (e *valueError) Error() string { return e.msg }
 
 func (e *valueError) push(seg string) *valueError {
 	e.segs = append(e.segs, seg)
@@ -51,11 +60,11 @@ func (e *valueError) path(key string) string {
 }
 
 // copyIn returns a deep copy of v, or an error naming the offending path.
-// v itself is stored at a key, so a map[string]any v is a section and so
-// are the map[string]any values inside it (but not those inside slices):
-// their keys must be valid key segments.
-func copyIn(v any) (any, *valueError) {
-	c := copier{check: true}
+// v itself is stored at a key of depth segments, so a map[string]any v is a
+// section and so are the map[string]any values inside it (but not those
+// inside slices): their keys must be valid key segments.
+func copyIn(v any, depth int) (any, *valueError) {
+	c := copier{check: true, depth: depth}
 	c.stack = c.buf[:0]
 	return c.any(v, true)
 }

@@ -29,7 +29,10 @@
 // # Keys
 //
 // A key is a non-empty dotted path such as "db.host"; no segment may be
-// empty. A map[string]any value is a section: its children are reachable
+// empty, and no key has more than 256 segments: every section and
+// non-empty list on the way to a value counts one level, the sections a
+// dotted key passes through included, and nothing is stored deeper than
+// 256 levels. A map[string]any value is a section: its children are reachable
 // by dotted keys, for reading and for writing. Other maps
 // (map[string]string, ...) are plain values; dotted keys do not reach into
 // them, nor into slices.
@@ -44,6 +47,25 @@
 //   - Keys lists, sorted, every key whose value is not a section, plus
 //     empty sections.
 //
+// # Files and the environment
+//
+// [Config.LoadFile] reads JSON, or YAML for a name ending in .yaml or .yml,
+// and [Config.SaveFile] writes the same format back. Both formats load into one data
+// model, the one JSON gives: sections (map[string]any), lists ([]any),
+// strings, bools, nil, int64 for integers that fit and float64 for other
+// numbers; a YAML file and its JSON translation load into equal values.
+// What that model cannot hold (non-string mapping keys, .inf and .nan,
+// !!binary, custom tags) is refused with the file, the key and the line.
+// YAML goes through go.yaml.in/yaml/v3, the YAML organisation's maintained
+// module (no dependencies of its own, anchors, merge keys, a guard against
+// alias bombs); it is this package's only dependency outside the standard
+// library.
+//
+// [Config.FromEnv] then overrides keys from environment variables
+// (AGENTS_DISPATCH__MAX_WORKERS for "dispatch.max_workers"), each typed
+// like the value it replaces, all in one write. [Decode] turns a section
+// into a struct, or any other type, as a copy.
+//
 // # Not guaranteed
 //
 //   - Values inside a time.Time (its *time.Location) are shared, as package
@@ -53,7 +75,11 @@
 //     not as a general-purpose key-value store.
 //   - Feature flags (Enable, Disable, Enabled) are not keys: Save does not
 //     write them and OnChange does not report them.
-//   - JSON does not keep Go types: a map[string]string, a []string or a
-//     time.Duration come back from Save then Load as map[string]any, []any
-//     and int64 nanoseconds. The typed getters read those forms back.
+//   - Files do not keep Go types: an int, a map[string]string, a []string
+//     or a time.Duration come back from Save then Load as int64,
+//     map[string]any, []any and int64 nanoseconds, a time.Time as an RFC
+//     3339 string; SaveYAML writes the same values. The typed getters and
+//     Decode read those forms back. What Load produces comes back exactly.
+//   - Keys of a section that no struct field names are ignored by Decode,
+//     so a misspelt key in a file is not reported.
 package config

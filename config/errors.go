@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -12,7 +13,8 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrConversion: the stored value cannot be converted to the type asked for.
 	ErrConversion = errors.New("cannot convert")
-	// ErrInvalidKey: the key is empty or has an empty dotted segment.
+	// ErrInvalidKey: the key is empty, has an empty dotted segment, or has
+	// more segments than a value may be nested deep (256).
 	ErrInvalidKey = errors.New("invalid key")
 	// ErrUnsupported: the value (or something inside it) is of a type the
 	// config cannot copy safely: func, chan, pointer, unsafe pointer, a
@@ -23,10 +25,10 @@ var (
 	ErrNotSection = errors.New("not a section")
 )
 
-// Error describes a failed operation on a key or a file.
+// Error describes a failed operation on a key, a file or an environment variable.
 type Error struct {
-	Op   string // "set", "delete", "get", "load", "save"
-	Key  string // the key, or the file path for load and save
+	Op   string // "set", "delete", "get", "decode", "load", "save", "env"
+	Key  string // the key; the file path for load and save; the variable for env
 	Path string // where inside the value the problem is, if any (e.g. "db.hosts[2]")
 	Err  error  // one of the sentinels above, possibly wrapped with detail
 }
@@ -63,6 +65,10 @@ func (d *detail) Unwrap() error { return d.sentinel }
 func splitKey(key string) ([]string, error) {
 	if key == "" {
 		return nil, &detail{ErrInvalidKey, "empty key"}
+	}
+	// Counted before splitting: a hostile key must cost no more than its length.
+	if strings.Count(key, ".") >= maxDepth {
+		return nil, &detail{ErrInvalidKey, fmt.Sprintf("more than %d segments", maxDepth)}
 	}
 	segs := strings.Split(key, ".")
 	for _, s := range segs {

@@ -1,16 +1,12 @@
 package config
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"math"
 	"strconv"
-	"strings"
-
-	"github.com/agentstate/core/fs"
 )
 
 // Load replaces the whole content of c with the JSON object read from r, in
@@ -22,42 +18,69 @@ import (
 // float64. Objects become sections (map[string]any), arrays []any.
 //
 // On any error — unreadable input, not a JSON object, trailing data, an
-// object key that is empty or contains '.' inside a section — Load returns
-// an *Error and c is unchanged.
+// object key that is empty or contains '.' inside a section, nesting
+// deeper than 256 levels — Load returns an *Error and c is unchanged.
 func (c *Config) Load(r io.Reader) error {
-	return c.load(r, "")
+	return c.load(r, "", decodeJSON)
 }
 
-// LoadFile is Load from the file at path; errors name the path.
-func (c *Config) LoadFile(path string) error {
-	data, err := os.ReadFile(path)
+// decodeJSON reads one JSON object and nothing after it.
+func decodeJSON(r io.Reader) (map[string]any, error) {
+	v, err := decodeJSONValue(r)
 	if err != nil {
-		return &Error{Op: "load", Key: path, Err: err}
+		return nil, err
 	}
-	return c.load(bytes.NewReader(data), path)
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("JSON %s, want an object", jsonKind(v))
+	}
+	return m, nil
 }
 
-func (c *Config) load(r io.Reader, name string) error {
+// decodeJSONValue reads one JSON value, numbers as json.Number, and
+// nothing after it.
+func decodeJSONValue(r io.Reader) (any, error) {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("trailing data after the JSON value")
+	}
+	return v, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	}
+	return "number"
+}
+
+// load replaces the content of c with the document decode reads from r;
+// name (a file path, or "") goes into errors.
+func (c *Config) load(r io.Reader, name string, decode func(io.Reader) (map[string]any, error)) error {
 	if r == nil {
 		return &Error{Op: "load", Key: name, Err: errors.New("nil reader")}
 	}
-	dec := json.NewDecoder(r)
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
+	m, err := decode(r)
+	if verr, ok := err.(*valueError); ok {
+		return loadError(name, verr)
+	}
+	if err != nil {
 		return &Error{Op: "load", Key: name, Err: err}
 	}
-	if m == nil {
-		return &Error{Op: "load", Key: name, Err: errors.New("JSON null, want an object")}
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return &Error{Op: "load", Key: name, Err: errors.New("trailing data after the JSON object")}
-	}
-	if _, err := numbers(m); err != nil {
-		return &Error{Op: "load", Key: name, Path: strings.TrimPrefix(err.path(""), "."), Err: &detail{ErrUnsupported, err.msg}}
-	}
-	if err := checkTree(m); err != nil {
-		return &Error{Op: "load", Key: name, Path: err.path(""), Err: &detail{ErrUnsupported, err.msg}}
+	if _, verr := normalize(m, 0); verr != nil {
+		return loadError(name, verr)
 	}
 	c.mu.Lock()
 	old := c.Snapshot()
@@ -70,68 +93,23 @@ func (c *Config) load(r io.Reader, name string) error {
 	return nil
 }
 
-// checkTree validates freshly decoded JSON (which cannot contain cycles or
-// unsupported types, only bad section keys) without copying it.
-func checkTree(m map[string]any) *valueError {
-	for k, v := range m {
-		if msg := checkSegment(k); msg != "" {
-			return &valueError{msg: msg, segs: []string{k}}
-		}
-		if sub, ok := v.(map[string]any); ok {
-			if err := checkTree(sub); err != nil {
-				return err.push(k + ".")
-			}
-		}
-	}
-	return nil
-}
-
-// numbers replaces, in place, every json.Number in v by an int64 when the
-// literal is an integer that fits, else by a float64. A number beyond the
-// float64 range (1e400) is an error: it would silently become ±Inf, which
-// Save then cannot write.
-func numbers(v any) (any, *valueError) {
-	switch x := v.(type) {
-	case json.Number:
-		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return n, nil
-		}
-		f, err := strconv.ParseFloat(string(x), 64)
-		if err != nil {
-			return nil, &valueError{msg: "number " + string(x) + " is out of the float64 range"}
-		}
-		return f, nil
-	case map[string]any:
-		for k, e := range x {
-			n, err := numbers(e)
-			if err != nil {
-				return nil, err.push("." + k)
-			}
-			x[k] = n
-		}
-	case []any:
-		for i, e := range x {
-			n, err := numbers(e)
-			if err != nil {
-				return nil, err.push("[" + strconv.Itoa(i) + "]")
-			}
-			x[i] = n
-		}
-	}
-	return v, nil
-}
-
 // Save writes the content of c to w as indented JSON with sorted keys, so
-// that the same content always gives the same bytes. A time.Duration is
+// that the same content always gives the same bytes. A whole float64 is
+// written with a fraction (3.0), so that Load gives back a float64. A time.Duration is
 // written as integer nanoseconds and a time.Time in RFC 3339, which the
 // Duration and Time getters read back. Values JSON cannot represent (NaN,
 // ±Inf, complex numbers, maps whose keys are bools or floats) make Save
 // fail without writing anything.
 func (c *Config) Save(w io.Writer) error {
+	return c.save(w, (*Snapshot).marshal)
+}
+
+// save writes the current snapshot to w in marshal's format.
+func (c *Config) save(w io.Writer, marshal func(*Snapshot) ([]byte, error)) error {
 	if w == nil {
 		return &Error{Op: "save", Err: errors.New("nil writer")}
 	}
-	data, err := c.Snapshot().marshal()
+	data, err := marshal(c.Snapshot())
 	if err != nil {
 		return &Error{Op: "save", Err: err}
 	}
@@ -141,24 +119,37 @@ func (c *Config) Save(w io.Writer) error {
 	return nil
 }
 
-// SaveFile writes the content of c to path atomically (fs.WriteAtomic): a
-// reader of path sees the old file or the new one, never a partial one.
-// perm applies when the file is created.
-func (c *Config) SaveFile(path string, perm os.FileMode) error {
-	data, err := c.Snapshot().marshal()
-	if err != nil {
-		return &Error{Op: "save", Key: path, Err: err}
-	}
-	if err := fs.WriteAtomic(path, data, perm); err != nil {
-		return &Error{Op: "save", Key: path, Err: err}
-	}
-	return nil
-}
-
 func (s *Snapshot) marshal() ([]byte, error) {
-	data, err := json.MarshalIndent(s.root, "", "  ")
+	data, err := json.MarshalIndent(keepFloats(s.root), "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode JSON: %w", err)
 	}
 	return append(data, '\n'), nil
+}
+
+// keepFloats returns v with every whole float64 in its sections and lists
+// written with a fraction (3.0, not 3), so that it loads back as a float64
+// rather than an int64. Sections and lists are copied; the tree is not
+// modified.
+func keepFloats(v any) any {
+	switch x := v.(type) {
+	case float64:
+		// encoding/json writes a whole float below 1e21 as digits only.
+		if x == math.Trunc(x) && math.Abs(x) < 1e21 {
+			return json.Number(strconv.FormatFloat(x, 'f', -1, 64) + ".0")
+		}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = keepFloats(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = keepFloats(e)
+		}
+		return out
+	}
+	return v
 }

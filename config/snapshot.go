@@ -131,7 +131,14 @@ func (s *Snapshot) StringMap(key string) map[string]string {
 // Lookup stores the value at key, converted, into the variable dst points
 // to. It returns an *Error wrapping ErrNotFound if the key is missing,
 // ErrConversion if the value cannot be converted (dst is then unchanged),
-// or ErrUnsupported for a dst type not listed below.
+// or ErrUnsupported for a dst that is not a non-nil pointer to a type
+// Decode supports.
+//
+// Any other pointer is filled as Decode fills a T, except that decoding
+// starts from the current *dst: struct fields whose keys are missing keep
+// their values, so a struct of defaults can be overlaid with what is
+// stored. Maps and slices are replaced, not merged, and a pointer field is
+// given a new value rather than written through.
 //
 // dst may be *string, *int, *int64, *float64, *bool, *time.Duration,
 // *time.Time, *[]string, *map[string]string or *any, with the conversions
@@ -158,6 +165,9 @@ func (s *Snapshot) Lookup(key string, dst any) error {
 		return &Error{Op: "get", Key: key, Err: ErrNotFound}
 	}
 	if err := assign(dst, v); err != nil {
+		if verr, ok := err.(*valueError); ok {
+			return decodeError("get", key, verr)
+		}
 		return &Error{Op: "get", Key: key, Err: err}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -48,8 +49,8 @@ func WithRoot(dir string) Option {
 }
 
 // WithLogger sets the logger returned by Log. nil, like no option, means
-// logger.Default(). A logger without a handler (the zero slog.Logger) makes
-// New fail.
+// logger.Default(). A logger that cannot log (see [logger.Check]: no
+// handler, or a nil one) makes New fail.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.log = l }
 }
@@ -59,6 +60,9 @@ func WithLogger(l *slog.Logger) Option {
 func WithConfig(c *config.Config) Option {
 	return func(o *options) { o.cfg = c }
 }
+
+// errNilContext is returned, wrapped, for a nil context.
+var errNilContext = fmt.Errorf("%w: nil context", os.ErrInvalid)
 
 // New returns a Core for the workspace root given by WithRoot, which must be
 // an existing directory. There is no default root: falling back to the working
@@ -84,10 +88,10 @@ func New(opts ...Option) (*Core, error) {
 	}
 	if o.log == nil {
 		o.log = logger.Default()
-	} else if o.log.Handler() == nil {
+	} else if err := logger.Check(o.log); err != nil {
 		// Every call on it panics, including the one that logs a
 		// recovered task panic: that would crash the process.
-		return nil, errors.New("core: new: the logger has no handler (the zero slog.Logger); use slog.New")
+		return nil, fmt.Errorf("core: new: %w", err)
 	}
 	if o.cfg == nil {
 		o.cfg = config.New()
@@ -130,8 +134,12 @@ func (c *Core) Log() *slog.Logger { return c.log }
 // cancels, so that the call returns at once with a *ShutdownError naming
 // the caller (errors.Is(err, context.Canceled)); the owner's Shutdown then
 // waits for the rest and closes Fs. A task calling Shutdown with a context
-// that does not end waits for itself forever.
+// that does not end waits for itself forever. A nil ctx is an error
+// matching os.ErrInvalid, and nothing is stopped.
 func (c *Core) Shutdown(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("core: shutdown: %w", errNilContext)
+	}
 	allDone, err := c.tasks.stop(ctx)
 	if !allDone {
 		return err // tasks may still use Fs: keep it open

@@ -90,8 +90,12 @@ func (w Workspace) validate() error {
 
 // Workspaces lists the workspaces under the root that have a status document,
 // sorted by org, repo and task. Symbolic links and entries whose names
-// StatusPath would refuse are skipped. ctx is checked between directories.
+// StatusPath would refuse are skipped. ctx is checked between directories;
+// a nil ctx is an error matching os.ErrInvalid.
 func (c *Core) Workspaces(ctx context.Context) ([]Workspace, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("core: workspaces: %w", errNilContext)
+	}
 	var out []Workspace
 	orgs, err := c.subdirs(ctx, ".")
 	if err != nil {

@@ -11,8 +11,10 @@
 //     that discards everything is installed by compare-and-swap and
 //     Default returns it; the panic does not reach the caller.
 //   - SetDefault(nil) is refused with ErrNilLogger and changes nothing; so
-//     is a logger without a handler (the zero slog.Logger), whose every
-//     call would panic, with an error matching ErrNilLogger.
+//     is any logger whose every call would panic (no handler, as in the
+//     zero slog.Logger, or a nil one, as in
+//     slog.New((*slog.TextHandler)(nil))), with an error matching
+//     ErrNilLogger. Check is that test.
 //   - The restore function of SetDefault puts the previous logger back
 //     only if the logger it installed is still the current one, so a stale
 //     restore never undoes someone else's SetDefault. It succeeds at most

@@ -35,5 +35,5 @@ func ExampleSetDefault() {
 	fmt.Println(err)
 	// Output:
 	// level=INFO msg="agent started" task=issue-4
-	// logger: SetDefault(nil): a nil logger is not allowed
+	// logger: nil logger
 }

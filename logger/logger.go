@@ -3,8 +3,10 @@ package logger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
+	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -15,19 +17,45 @@ import (
 // built default logger.
 const EnvLevel = "CORE_LOG_LEVEL"
 
-// ErrNilLogger is returned by SetDefault(nil). SetDefault of a logger
-// without a handler (the zero slog.Logger) returns an error matching it.
-var ErrNilLogger = errors.New("logger: SetDefault(nil): a nil logger is not allowed")
+// ErrNilLogger matches every error about a logger that cannot log (see
+// Check); SetDefault(nil) returns it as is.
+var ErrNilLogger = errors.New("logger: nil logger")
 
-// noHandlerError refuses the zero slog.Logger, whose every logging call
-// panics: as a default it would be as bad as nil.
-type noHandlerError struct{}
+// unusableError says why a non-nil logger cannot log.
+type unusableError string
 
-func (noHandlerError) Error() string {
-	return "logger: SetDefault: a logger without a handler (the zero slog.Logger) is not allowed"
+func (e unusableError) Error() string      { return "logger: " + string(e) }
+func (unusableError) Is(target error) bool { return target == ErrNilLogger }
+
+// Check returns nil if l can log, or an error matching ErrNilLogger that
+// says why not: l is nil, has no handler (the zero slog.Logger), or its
+// handler is a nil pointer, map, slice, func or channel, as in
+// slog.New((*slog.TextHandler)(nil)). Every logging call on such a logger
+// panics. SetDefault and core.New refuse a logger that Check refuses.
+//
+// Check looks at l's own handler only: a handler that wraps a nil handler
+// is not detected.
+func Check(l *slog.Logger) error {
+	switch {
+	case l == nil:
+		return ErrNilLogger
+	case l.Handler() == nil:
+		return unusableError("no handler (the zero slog.Logger)")
+	case nilValue(l.Handler()):
+		return unusableError(fmt.Sprintf("nil handler (%T)", l.Handler()))
+	}
+	return nil
 }
 
-func (noHandlerError) Is(target error) bool { return target == ErrNilLogger }
+// nilValue reports whether h holds a nil pointer, map, slice, func or
+// channel: a typed nil, which compares unequal to nil as an interface.
+func nilValue(h slog.Handler) bool {
+	switch v := reflect.ValueOf(h); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return v.IsNil()
+	}
+	return false
+}
 
 var (
 	current  atomic.Pointer[slog.Logger]
@@ -90,15 +118,12 @@ func initDefault() *slog.Logger {
 // the previous one back, only if l is still the default at that time. A
 // restore that finds another logger current does nothing (it may be called
 // again later); once it has put the previous logger back, further calls do
-// nothing. SetDefault(nil) returns ErrNilLogger, and SetDefault of a
-// logger without a handler an error matching it; both return a restore
-// function that does nothing, and change nothing.
+// nothing. A logger that Check refuses (nil, no handler, a nil handler) is
+// refused with Check's error, which matches ErrNilLogger; SetDefault then
+// changes nothing and returns a restore function that does nothing.
 func SetDefault(l *slog.Logger) (restore func(), err error) {
-	if l == nil {
-		return func() {}, ErrNilLogger
-	}
-	if l.Handler() == nil {
-		return func() {}, noHandlerError{}
+	if err := Check(l); err != nil {
+		return func() {}, err
 	}
 	// Build the lazy default first, so that prev is never nil and the lazy
 	// initialisation cannot later overwrite l.

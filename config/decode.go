@@ -1,0 +1,358 @@
+package config
+
+import (
+	"encoding"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Decode returns the value at key converted to a T, typically a section
+// into a struct:
+//
+//	type Dispatch struct {
+//		MaxWorkers int           `config:"max_workers"`
+//		Timeout    time.Duration // matches "timeout", "Timeout", ...
+//		Queues     []string
+//	}
+//	d, err := config.Decode[Dispatch](c, "agents.dispatch")
+//
+// The result is built from a deep copy: mutating it, or anything it
+// holds, never changes what is stored.
+//
+// Conversions are those of Snapshot.Lookup for scalars (a string "8" fills
+// an int, "30s" a time.Duration: what FromEnv stores for a new key) and,
+// recursively:
+//
+//   - struct: from a section. Each exported field is filled from the key
+//     named by its `config` tag, else its `json` tag, else its name;
+//     an exact match wins over a case-insensitive one. A tag of "-"
+//     skips the field. Fields of embedded structs are filled as if they
+//     were the outer struct's. Keys that name no field are ignored; fields
+//     whose key is missing keep their zero value.
+//   - map with string keys: from a section (or a map[string]string), one
+//     entry per key.
+//   - slice: from a list; array: from a list of exactly its length.
+//   - pointer: a new value, decoded; nil stored gives a nil pointer.
+//   - any: a deep copy of the stored value, as Get returns.
+//   - a type implementing encoding.TextUnmarshaler (slog.Level, net.IP,
+//     ...): from a string, through UnmarshalText.
+//
+// A stored nil (JSON null, an empty YAML value) gives the zero value.
+// Errors are *Error values naming the key and, in Path, where inside it
+// the problem is: ErrNotFound for a missing key (or a nil g),
+// ErrConversion for a value that does not fit, ErrUnsupported for a T that
+// cannot be decoded into (func, chan, map with non-string keys, ...).
+//
+// Decode is a function because Go methods cannot have type parameters.
+func Decode[T any](g Getter, key string) (T, error) {
+	var out T
+	if g == nil {
+		return out, &Error{Op: "decode", Key: key, Err: &detail{ErrNotFound, "nil Getter"}}
+	}
+	v, ok := g.Get(key)
+	if !ok {
+		return out, &Error{Op: "decode", Key: key, Err: ErrNotFound}
+	}
+	if err := decodeValue(reflect.ValueOf(&out).Elem(), v); err != nil {
+		var zero T
+		return zero, decodeError("decode", key, err)
+	}
+	return out, nil
+}
+
+// decodeInto implements Lookup for destinations that assign does not
+// name: it decodes into a copy of *dst and stores the copy only if the
+// whole decode succeeded, so fields whose keys are missing keep the
+// values *dst had.
+func decodeInto(dst any, v any) *valueError {
+	rv := reflect.ValueOf(dst)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return &valueError{msg: fmt.Sprintf("Lookup into %T: want a non-nil pointer", dst), sentinel: ErrUnsupported}
+	}
+	tmp := reflect.New(rv.Type().Elem()).Elem()
+	tmp.Set(rv.Elem())
+	if err := decodeValue(tmp, copyOut(v)); err != nil {
+		return err
+	}
+	rv.Elem().Set(tmp)
+	return nil
+}
+
+func decodeError(op, key string, err *valueError) *Error {
+	sentinel := err.sentinel
+	if sentinel == nil {
+		sentinel = ErrConversion
+	}
+	return &Error{Op: op, Key: key, Path: err.path(key), Err: &detail{sentinel, err.msg}}
+}
+
+var (
+	durationType        = reflect.TypeFor[time.Duration]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// decodeValue fills dst, which is settable, from the stored value v, which
+// the caller has copied: dst may keep references into it.
+func decodeValue(dst reflect.Value, v any) *valueError {
+	t := dst.Type()
+	if v == nil {
+		dst.SetZero()
+		return nil
+	}
+	if reflect.TypeOf(v) == t { // stored as a T (by Set): already a copy
+		dst.Set(reflect.ValueOf(v))
+		return nil
+	}
+	switch {
+	case t == timeType:
+		x, ok := toTime(v)
+		return setIf(dst, reflect.ValueOf(x), ok, v)
+	case t == durationType:
+		x, ok := toDuration(v)
+		return setIf(dst, reflect.ValueOf(x), ok, v)
+	case reflect.PointerTo(t).Implements(textUnmarshalerType):
+		if s, ok := v.(string); ok {
+			p := reflect.New(t)
+			if err := p.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
+				return &valueError{msg: fmt.Sprintf("string to %s: %v", t, err)}
+			}
+			dst.Set(p.Elem())
+			return nil
+		}
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		cv := reflect.ValueOf(v)
+		if !cv.Type().AssignableTo(t) {
+			return mismatch(v, t)
+		}
+		dst.Set(cv)
+		return nil
+	case reflect.Bool:
+		x, ok := toBool(v)
+		return setIf(dst, reflect.ValueOf(x).Convert(t), ok, v)
+	case reflect.String:
+		x, ok := toString(v)
+		return setIf(dst, reflect.ValueOf(x).Convert(t), ok, v)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		x, ok := toInt64(v)
+		return setIf(dst, reflect.ValueOf(x).Convert(t), ok && !dst.OverflowInt(x), v)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		x, ok := toUint64(v)
+		return setIf(dst, reflect.ValueOf(x).Convert(t), ok && !dst.OverflowUint(x), v)
+	case reflect.Float32, reflect.Float64:
+		x, ok := toFloat64(v)
+		return setIf(dst, reflect.ValueOf(x).Convert(t), ok && !dst.OverflowFloat(x), v)
+	case reflect.Pointer:
+		p := reflect.New(t.Elem())
+		if !dst.IsNil() {
+			p.Elem().Set(dst.Elem()) // a copy: never write through the caller's pointer
+		}
+		if err := decodeValue(p.Elem(), v); err != nil {
+			return err
+		}
+		dst.Set(p)
+		return nil
+	case reflect.Slice, reflect.Array:
+		return decodeList(dst, v)
+	case reflect.Map:
+		return decodeMap(dst, v)
+	case reflect.Struct:
+		return decodeStruct(dst, v)
+	}
+	return &valueError{msg: "cannot decode into " + t.String(), sentinel: ErrUnsupported}
+}
+
+func setIf(dst, x reflect.Value, ok bool, v any) *valueError {
+	if !ok {
+		return mismatch(v, dst.Type())
+	}
+	dst.Set(x)
+	return nil
+}
+
+func mismatch(v any, t reflect.Type) *valueError {
+	return &valueError{msg: fmt.Sprintf("%s to %s", kindOf(v), t)}
+}
+
+// kindOf names what a stored value is, without showing it (it may be a
+// secret).
+func kindOf(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "a section"
+	case []any:
+		return "a list"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func toUint64(v any) (uint64, bool) {
+	if u, ok := v.(uint64); ok {
+		return u, true
+	}
+	if rv := reflect.ValueOf(v); rv.IsValid() && rv.CanUint() {
+		return rv.Uint(), true
+	}
+	if s, ok := v.(string); ok {
+		u, err := strconv.ParseUint(s, 10, 64)
+		return u, err == nil
+	}
+	n, ok := toInt64(v)
+	return uint64(n), ok && n >= 0
+}
+
+// decodeList fills a slice or array from a list.
+func decodeList(dst reflect.Value, v any) *valueError {
+	src := reflect.ValueOf(v)
+	if k := src.Kind(); k != reflect.Slice && k != reflect.Array || src.Type() == reflect.TypeFor[[]byte]() {
+		return mismatch(v, dst.Type())
+	}
+	n := src.Len()
+	out := dst
+	if dst.Kind() == reflect.Slice {
+		out = reflect.MakeSlice(dst.Type(), n, n)
+	} else if n != dst.Len() {
+		return &valueError{msg: fmt.Sprintf("a list of %d to %s", n, dst.Type())}
+	}
+	for i := range n {
+		if err := decodeValue(out.Index(i), src.Index(i).Interface()); err != nil {
+			return err.push("[" + strconv.Itoa(i) + "]")
+		}
+	}
+	dst.Set(out)
+	return nil
+}
+
+// entries returns the string-keyed entries of a section or other map with
+// string keys, or ok=false.
+func entries(v any) (keys []string, vals []any, ok bool) {
+	src := reflect.ValueOf(v)
+	if src.Kind() != reflect.Map || src.Type().Key().Kind() != reflect.String {
+		return nil, nil, false
+	}
+	it := src.MapRange()
+	for it.Next() {
+		keys = append(keys, it.Key().String())
+		vals = append(vals, it.Value().Interface())
+	}
+	return keys, vals, true
+}
+
+// decodeMap fills a map with string keys from a section.
+func decodeMap(dst reflect.Value, v any) *valueError {
+	t := dst.Type()
+	if t.Key().Kind() != reflect.String {
+		return &valueError{msg: "cannot decode into " + t.String() + ": keys must be strings", sentinel: ErrUnsupported}
+	}
+	keys, vals, ok := entries(v)
+	if !ok {
+		return mismatch(v, t)
+	}
+	out := reflect.MakeMapWithSize(t, len(keys))
+	for i, k := range keys {
+		e := reflect.New(t.Elem()).Elem()
+		if err := decodeValue(e, vals[i]); err != nil {
+			return err.push("." + k)
+		}
+		out.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), e)
+	}
+	dst.Set(out)
+	return nil
+}
+
+// decodeStruct fills the fields of a struct from a section (see Decode).
+func decodeStruct(dst reflect.Value, v any) *valueError {
+	keys, vals, ok := entries(v)
+	if !ok {
+		return mismatch(v, dst.Type())
+	}
+	for _, f := range visibleFields(dst.Type()) {
+		i := matchKey(keys, f.name)
+		if i < 0 {
+			continue
+		}
+		if err := decodeValue(dst.FieldByIndex(f.index), vals[i]); err != nil {
+			return err.push("." + keys[i])
+		}
+	}
+	return nil
+}
+
+// matchKey returns the index of the key that names a field: the exact
+// name, else the first case-insensitive match in sorted order, else -1.
+func matchKey(keys []string, name string) int {
+	best := -1
+	for i, k := range keys {
+		if k == name {
+			return i
+		}
+		if strings.EqualFold(k, name) && (best < 0 || k < keys[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
+type field struct {
+	name  string
+	index []int
+}
+
+// visibleFields lists the fields Decode fills: of several with one name,
+// the shallowest, as for Go's selectors and encoding/json.
+func visibleFields(t reflect.Type) []field {
+	all := fieldsOf(t)
+	depth := map[string]int{}
+	for _, f := range all {
+		if d, ok := depth[f.name]; !ok || len(f.index) < d {
+			depth[f.name] = len(f.index)
+		}
+	}
+	out := all[:0]
+	for _, f := range all {
+		if len(f.index) == depth[f.name] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// fieldsOf lists the exported fields of t, embedded structs' promoted.
+func fieldsOf(t reflect.Type) []field {
+	var out []field
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, tagged := fieldName(f)
+		if name == "-" {
+			continue
+		}
+		if f.Anonymous && !tagged && f.Type.Kind() == reflect.Struct {
+			for _, sub := range fieldsOf(f.Type) {
+				out = append(out, field{sub.name, append([]int{i}, sub.index...)})
+			}
+			continue
+		}
+		if f.IsExported() {
+			out = append(out, field{name, []int{i}})
+		}
+	}
+	return out
+}
+
+// fieldName returns the key a field is filled from and whether a tag
+// named it.
+func fieldName(f reflect.StructField) (string, bool) {
+	for _, tag := range []string{"config", "json"} {
+		if v, ok := f.Tag.Lookup(tag); ok {
+			name, _, _ := strings.Cut(v, ",")
+			if name != "" {
+				return name, true
+			}
+		}
+	}
+	return f.Name, false
+}

@@ -1,0 +1,77 @@
+package config_test
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentstate/core/config"
+)
+
+func ExampleConfig_LoadYAML() {
+	c := config.New()
+	err := c.LoadYAML(strings.NewReader(`
+agents:
+  dispatch:
+    max_workers: 8
+    since: 2026-01-02
+`))
+	fmt.Println(err)
+	workers, _ := c.Get("agents.dispatch.max_workers")
+	since, _ := c.Get("agents.dispatch.since")
+	fmt.Printf("%T %T\n", workers, since)
+
+	err = c.LoadYAML(strings.NewReader("ports:\n  80: http\n"))
+	fmt.Println(err)
+	// Output:
+	// <nil>
+	// int64 string
+	// config: load: at ports: unsupported value: line 2: mapping key "80" is a YAML !!int, not a string (quote it)
+}
+
+func ExampleConfig_FromEnv() {
+	c := config.New()
+	_ = c.LoadYAML(strings.NewReader("dispatch:\n  max_workers: 4\n  timeout: 30s\n"))
+
+	// Usually os.Environ(); variables override what the file said.
+	env := []string{"AGENTS_DISPATCH__MAX_WORKERS=8", "AGENTS_DISPATCH__QUEUE=high"}
+	if err := c.FromEnv("AGENTS", env); err != nil {
+		fmt.Println(err)
+	}
+	workers, _ := c.Get("dispatch.max_workers")
+	fmt.Printf("%#v %q %v\n", workers, c.String("dispatch.queue"), c.Duration("dispatch.timeout"))
+
+	err := c.FromEnv("AGENTS", []string{"AGENTS_DISPATCH__MAX_WORKERS=many"})
+	fmt.Println(err)
+	// Output:
+	// 8 "high" 30s
+	// config: env AGENTS_DISPATCH__MAX_WORKERS: at dispatch.max_workers: cannot convert: want int64: invalid syntax
+}
+
+func ExampleDecode() {
+	c := config.New()
+	_ = c.LoadYAML(strings.NewReader(`
+agents:
+  dispatch:
+    max_workers: 8
+    timeout: 45s
+    queues: [high, low]
+`))
+	type Dispatch struct {
+		MaxWorkers int `config:"max_workers"`
+		Timeout    time.Duration
+		Queues     []string
+	}
+	d, err := config.Decode[Dispatch](c, "agents.dispatch")
+	fmt.Printf("%+v %v\n", d, err)
+
+	d.Queues[0] = "changed" // a copy: the config is unchanged
+	fmt.Println(c.StringSlice("agents.dispatch.queues"))
+
+	_, err = config.Decode[struct{ Timeout int }](c, "agents.dispatch")
+	fmt.Println(err)
+	// Output:
+	// {MaxWorkers:8 Timeout:45s Queues:[high low]} <nil>
+	// [high low]
+	// config: decode agents.dispatch: at agents.dispatch.timeout: cannot convert: string to int
+}

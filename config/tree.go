@@ -1,0 +1,81 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// normalize turns a freshly decoded document (from JSON or YAML) into the
+// one data model that Load produces, in place, and validates it: integers
+// that fit become int64, other numbers float64; sections must have valid
+// key segments; nothing may nest deeper than maxDepth. depth is the number
+// of levels above v. Decoded data cannot hold cycles, so none are checked.
+func normalize(v any, depth int) (any, *valueError) {
+	switch x := v.(type) {
+	case nil, bool, string, int64:
+		return v, nil
+	case int:
+		return int64(x), nil
+	case uint64: // YAML integers beyond int64: a float64, as for JSON
+		return float64(x), nil
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return nil, &valueError{msg: fmt.Sprint(x, " is not a finite number, which JSON cannot hold")}
+		}
+		return x, nil
+	case json.Number:
+		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return n, nil
+		}
+		// A number beyond the float64 range (1e400) would silently become
+		// ±Inf, which Save then cannot write.
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil {
+			return nil, &valueError{msg: "number " + string(x) + " is out of the float64 range"}
+		}
+		return f, nil
+	case map[string]any:
+		if depth++; depth > maxDepth {
+			return nil, &valueError{msg: fmt.Sprintf("nested deeper than %d levels", maxDepth)}
+		}
+		for k, e := range x {
+			if msg := checkSegment(k); msg != "" {
+				return nil, &valueError{msg: msg, segs: []string{"." + k}}
+			}
+			n, err := normalize(e, depth)
+			if err != nil {
+				return nil, err.push("." + k)
+			}
+			x[k] = n
+		}
+		return x, nil
+	case []any:
+		if len(x) == 0 {
+			return x, nil
+		}
+		if depth++; depth > maxDepth {
+			return nil, &valueError{msg: fmt.Sprintf("nested deeper than %d levels", maxDepth)}
+		}
+		for i, e := range x {
+			n, err := normalize(e, depth)
+			if err != nil {
+				return nil, err.push("[" + strconv.Itoa(i) + "]")
+			}
+			x[i] = n
+		}
+		return x, nil
+	}
+	return nil, &valueError{msg: fmt.Sprintf("unsupported type %T", v)}
+}
+
+// loadError is the *Error of a Load of the document name that normalize
+// refused.
+func loadError(name string, err *valueError) *Error {
+	path := err.path("")
+	if len(path) > 0 && path[0] == '.' {
+		path = path[1:]
+	}
+	return &Error{Op: "load", Key: name, Path: path, Err: &detail{ErrUnsupported, err.msg}}
+}
