@@ -2,28 +2,65 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
-// envAsTool makes the test binary run main() instead of the tests: the test
-// re-executes itself as the statuslint command, standalone and as the
-// -vettool of go vet (which runs the tool once per package, with the
-// environment inherited).
-const envAsTool = "STATUSLINT_TEST_AS_TOOL"
+// The tests run the command as users do: built with go build (so without
+// the race detector, which would only slow the type-checking of the
+// standard library that the command loads from source), standalone and as
+// go vet's -vettool.
+var tool struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envAsTool) == "1" {
-		main() // singlechecker.Main exits
-		os.Exit(0)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if tool.dir != "" {
+			os.RemoveAll(tool.dir)
+		}
+		os.Exit(code)
+	}))
+}
+
+// command returns the path of the statuslint command, built once.
+func command(t *testing.T) string {
+	t.Helper()
+	tool.once.Do(func() {
+		if tool.dir, tool.err = os.MkdirTemp("", "statuslint"); tool.err != nil {
+			return
+		}
+		tool.path = filepath.Join(tool.dir, "statuslint")
+		out, err := exec.Command(goCmd(t), "build", "-o", tool.path, ".").CombinedOutput()
+		if err != nil {
+			tool.err = errors.New(string(out))
+		}
+	})
+	if tool.err != nil {
+		t.Fatalf("building statuslint: %v", tool.err)
 	}
-	goleak.VerifyTestMain(m)
+	return tool.path
+}
+
+func goCmd(t *testing.T) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		// The go command is needed to load packages at all; CI has it.
+		t.Fatalf("go command not found: %v", err)
+	}
+	return goBin
 }
 
 const badSource = `package bad
@@ -101,6 +138,25 @@ func Save(ws string, m map[string]any) error {
 }
 `
 
+// ifaceSource reads and writes through an interface: only the -readers and
+// -writers flags make its read-modify-write visible.
+const ifaceSource = `package iface
+
+type Docs interface {
+	Get(path string) (map[string]any, error)
+	Put(path string, m map[string]any) error
+}
+
+func Bump(d Docs, p string) error {
+	m, err := d.Get(p)
+	if err != nil {
+		return err
+	}
+	m["runs"] = 1
+	return d.Put(p, m)
+}
+`
+
 const goodSource = `package good
 
 import (
@@ -118,17 +174,18 @@ func Show(p string) (map[string]any, error) {
 }
 `
 
-// module writes a module into a temp directory: the package name at its
-// root with source src, plus extra files given as name, content pairs.
-func module(t *testing.T, name, src string, extra ...string) string {
+// testModule writes a module with a package with findings (bad, using
+// helpers of bad/store), one without (good), and one whose finding needs
+// the flags (iface).
+func testModule(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
-		"go.mod":     "module example.com/" + name + "\n\ngo 1.25\n",
-		name + ".go": src,
-	}
-	for i := 0; i+1 < len(extra); i += 2 {
-		files[extra[i]] = extra[i+1]
+		"go.mod":         "module example.com/bad\n\ngo 1.25\n",
+		"bad.go":         badSource,
+		"store/store.go": storeSource,
+		"iface/iface.go": ifaceSource,
+		"good/good.go":   goodSource,
 	}
 	for f, content := range files {
 		p := filepath.Join(dir, filepath.FromSlash(f))
@@ -142,50 +199,25 @@ func module(t *testing.T, name, src string, extra ...string) string {
 	return dir
 }
 
-// testModule has a package with findings (bad, using helpers of bad/store)
-// and one without (good), so that one run checks both.
-func testModule(t *testing.T) string {
-	return module(t, "bad", badSource, "store/store.go", storeSource, "good/good.go", goodSource)
-}
-
-// run runs a command in dir with this test binary acting as statuslint, and
-// returns its exit code and combined output.
-func run(t *testing.T, dir string, name string, args ...string) (int, string) {
+// run runs a command in dir and returns its exit code, standard output and
+// standard error.
+func run(t *testing.T, dir string, name string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), envAsTool+"=1", "GOWORK=off", "GOFLAGS=", "GOTOOLCHAIN=local")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "GOTOOLCHAIN=local")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		return 0, out.String()
+		return 0, out.String(), errOut.String()
 	case errors.As(err, &exit):
-		return exit.ExitCode(), out.String()
+		return exit.ExitCode(), out.String(), errOut.String()
 	}
-	t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out.String())
-	return 0, ""
-}
-
-func self(t *testing.T) string {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return exe
-}
-
-func goCmd(t *testing.T) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		// The go command is needed to load packages at all; CI has it.
-		t.Fatalf("go command not found: %v", err)
-	}
-	return goBin
+	t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out.String(), errOut.String())
+	return 0, "", ""
 }
 
 var wantFindings = []string{
@@ -194,8 +226,11 @@ var wantFindings = []string{
 	"bad.go:39:9: read-modify-write of ws without a lock: read and decoded at line 34",
 }
 
+const ifaceFinding = "iface.go:14:9: read-modify-write of p without a lock: read and decoded at line 9"
+
 // checkOutput checks that every wanted finding is reported and that the
-// good package, and the helpers' own package, get none.
+// good package, the helpers' own package and (without the flags) iface
+// get none.
 func checkOutput(t *testing.T, out string) {
 	t.Helper()
 	for _, w := range wantFindings {
@@ -203,7 +238,7 @@ func checkOutput(t *testing.T, out string) {
 			t.Errorf("output lacks %q", w)
 		}
 	}
-	for _, clean := range []string{"good.go", "store.go"} {
+	for _, clean := range []string{"good.go", "store.go", "iface.go"} {
 		if strings.Contains(out, clean) {
 			t.Errorf("finding in %s, which has none", clean)
 		}
@@ -214,30 +249,79 @@ func checkOutput(t *testing.T, out string) {
 }
 
 func TestStandalone(t *testing.T) {
-	goCmd(t) // singlechecker loads packages through the go command
+	t.Parallel()
 	dir := testModule(t)
-	code, out := run(t, dir, self(t), "./...")
-	if code != 3 { // singlechecker's exit status for findings
+	code, _, out := run(t, dir, command(t), "./...")
+	if code != 3 {
 		t.Errorf("statuslint ./...: exit %d, want 3", code)
 	}
 	checkOutput(t, out)
 
-	if code, out := run(t, dir, self(t), "./good"); code != 0 || out != "" {
-		t.Errorf("statuslint ./good: exit %d, output %q; want 0 and nothing", code, out)
+	// iface has nothing to report without the flags (and loads quickly).
+	if code, out, errOut := run(t, dir, command(t), "./iface"); code != 0 || out+errOut != "" {
+		t.Errorf("statuslint ./iface: exit %d, output %q; want 0 and nothing", code, out+errOut)
+	}
+}
+
+// TestJSON checks that -json exits with 3 when it reports something, like
+// the text output, and 0 when not; the control for the exit status is the
+// ./iface run.
+func TestJSON(t *testing.T) {
+	t.Parallel()
+	dir := testModule(t)
+	code, out, errOut := run(t, dir, command(t), "-json", "./...")
+	if code != 3 {
+		t.Errorf("statuslint -json ./...: exit %d, want 3\n%s", code, errOut)
+	}
+	// {"package": {"statuslint": [{"posn": ..., "message": ...}]}}
+	var tree map[string]map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &tree); err != nil {
+		t.Fatalf("statuslint -json: output is not JSON: %v\n%s", err, out)
+	}
+	var all []string
+	for _, byAnalyzer := range tree {
+		var diags []struct{ Posn, Message string }
+		if err := json.Unmarshal(byAnalyzer["statuslint"], &diags); err == nil {
+			for _, d := range diags {
+				all = append(all, filepath.Base(d.Posn)+": "+d.Message)
+			}
+		}
+	}
+	checkOutput(t, strings.Join(all, "\n"))
+
+	code, out, errOut = run(t, dir, command(t), "-json", "./iface")
+	if code != 0 || strings.TrimSpace(out) != "{}" {
+		t.Errorf("statuslint -json ./iface: exit %d, output %q%s; want 0 and {}", code, out, errOut)
+	}
+}
+
+// TestFlags checks -readers and -writers standalone and through go vet; the
+// control is TestStandalone's ./... run, which must not report iface.
+func TestFlags(t *testing.T) {
+	t.Parallel()
+	dir := testModule(t)
+	flags := []string{"-readers=example.com/bad/iface.Docs.Get", "-writers=example.com/bad/iface.Docs.Put"}
+	code, _, out := run(t, dir, command(t), append(flags, "./iface")...)
+	if code != 3 || !strings.Contains(out, ifaceFinding) {
+		t.Errorf("statuslint %s ./iface: exit %d, output %q; want 3 and %q", strings.Join(flags, " "), code, out, ifaceFinding)
+	}
+	code, _, out = run(t, dir, goCmd(t), append(append([]string{"vet", "-vettool=" + command(t)}, flags...), "./iface")...)
+	if code == 0 || !strings.Contains(out, ifaceFinding) {
+		t.Errorf("go vet -vettool=statuslint %s ./iface: exit %d, output %q; want failure and %q", strings.Join(flags, " "), code, out, ifaceFinding)
 	}
 }
 
 func TestAsVettool(t *testing.T) {
-	goBin := goCmd(t)
+	t.Parallel()
 	dir := testModule(t)
-	code, out := run(t, dir, goBin, "vet", "-vettool="+self(t), "./...")
+	vet := []string{"vet", "-vettool=" + command(t)}
+	code, _, out := run(t, dir, goCmd(t), append(vet, "./...")...)
 	if code == 0 {
 		t.Errorf("go vet -vettool=statuslint ./... succeeded despite findings")
 	}
 	checkOutput(t, out)
 
-	// Cheap: vet has cached the dependencies' results of the first run.
-	if code, out := run(t, dir, goBin, "vet", "-vettool="+self(t), "./good"); code != 0 || out != "" {
-		t.Errorf("go vet -vettool=statuslint ./good: exit %d, output %q; want 0 and nothing", code, out)
+	if code, out, errOut := run(t, dir, goCmd(t), append(vet, "./iface")...); code != 0 || out+errOut != "" {
+		t.Errorf("go vet -vettool=statuslint ./iface: exit %d, output %q; want 0 and nothing", code, out+errOut)
 	}
 }
