@@ -1,17 +1,16 @@
 // Package linttest runs an analyzer over GOPATH-style test data and checks
 // its findings and facts against "// want" comments, like
 // golang.org/x/tools/go/analysis/analysistest, from which it differs in one
-// way: only the packages of the test data are type-checked from source; the
-// standard library comes from compiled export data.
+// way: only the test data is type-checked from source; the standard library
+// comes from compiled export data.
 //
 // analysistest type-checks every dependency from source, because an
-// analyzer with facts might need them. For statuslint that meant the
-// standard library closure of os, encoding/json and os/exec on every run,
-// which under the race detector was most of the test's minute. statuslint
-// computes no facts for the standard library (it knows the file APIs it
-// needs by name), so nothing is lost: the packages under dir/src, test data
-// and stubs alike, are analysed from source in dependency order, and facts
-// flow between them through the checker as they do in a real run.
+// analyzer with facts might need them. For an analyzer that, like
+// statuslint, computes no facts for the standard library (it knows the file
+// APIs it needs by name), that is most of the cost of a test and brings
+// nothing: here the named packages and the test-data packages they import
+// are analysed from source in dependency order, and facts flow between them
+// through the checker as in a real run.
 //
 // The comment syntax is analysistest's: on the line of a finding,
 // // want "regexp" (or `regexp`), one per finding; on the line that
@@ -37,13 +36,16 @@ import (
 	"golang.org/x/tools/go/packages"
 )
 
-// Run analyses every package under dir/src and checks the findings and
-// facts of the packages named by pkgs (import paths) against their want
-// comments. Packages not named (stubs of other modules, helpers) are
-// analysed for their facts only.
-func Run(t testing.TB, dir string, a *analysis.Analyzer, pkgs ...string) {
+// Run analyses the packages named by pkgs (import paths) and their
+// dependencies outside the standard library, all found in the GOPATH-style
+// tree gopath (a directory with a src subdirectory, or a list of them
+// separated by os.PathListSeparator), and checks the findings and facts of
+// the named packages against their want comments. The other packages
+// (stubs of other modules, helpers) are analysed for their facts only.
+// It returns the findings in the named packages.
+func Run(t testing.TB, gopath string, a *analysis.Analyzer, pkgs ...string) []Finding {
 	t.Helper()
-	roots, err := load(dir)
+	roots, err := load(gopath, pkgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +53,7 @@ func Run(t testing.TB, dir string, a *analysis.Analyzer, pkgs ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var findings []Finding
 	checked := 0
 	for _, act := range graph.Roots {
 		if act.Err != nil {
@@ -60,62 +63,89 @@ func Run(t testing.TB, dir string, a *analysis.Analyzer, pkgs ...string) {
 		if slices.Contains(pkgs, act.Package.PkgPath) {
 			check(t, act)
 			checked++
+			for _, d := range act.Diagnostics {
+				findings = append(findings, Finding{act.Package.Fset.Position(d.Pos), d.Message})
+			}
 		}
 	}
 	if checked != len(pkgs) {
-		t.Errorf("checked %d of the packages %v: some are not under %s", checked, pkgs, dir)
+		t.Errorf("checked %d of the packages %v", checked, pkgs)
 	}
+	return findings
 }
 
-// load type-checks the packages under dir/src from source, their other
-// imports from export data, and cuts the import graph down to those
-// packages so that the checker analyses them alone.
-func load(dir string) ([]*packages.Package, error) {
-	dir, err := filepath.Abs(dir)
+// A Finding is a diagnostic of the analyzer.
+type Finding struct {
+	Pos     token.Position
+	Message string
+}
+
+// load type-checks pkgs and their dependencies in gopath from source, the
+// other imports from export data, and cuts the import graph down to the
+// packages from source so that the checker analyses them alone.
+func load(gopath string, pkgs []string) ([]*packages.Package, error) {
+	var dirs []string
+	for _, d := range filepath.SplitList(gopath) {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, abs)
+	}
+	env := append(os.Environ(), "GOPATH="+strings.Join(dirs, string(os.PathListSeparator)),
+		"GO111MODULE=off", "GOWORK=off", "GOFLAGS=")
+
+	// Which packages come from gopath: the named ones and what they import
+	// from there, directly or not (go list, no type-checking).
+	deps, err := packages.Load(&packages.Config{
+		Mode: packages.NeedName | packages.NeedFiles | packages.NeedImports | packages.NeedDeps,
+		Dir:  dirs[0],
+		Env:  env,
+	}, pkgs...)
 	if err != nil {
 		return nil, err
 	}
 	var paths []string
-	src := filepath.Join(dir, "src")
-	err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
-			return err
+	packages.Visit(deps, nil, func(p *packages.Package) {
+		if len(p.GoFiles) > 0 && inside(p.GoFiles[0], dirs) {
+			paths = append(paths, p.PkgPath)
 		}
-		rel, err := filepath.Rel(src, filepath.Dir(p))
-		if err == nil && !slices.Contains(paths, filepath.ToSlash(rel)) {
-			paths = append(paths, filepath.ToSlash(rel))
-		}
-		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	cfg := &packages.Config{
+
+	loaded, err := packages.Load(&packages.Config{
 		Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles |
 			packages.NeedImports | packages.NeedTypes | packages.NeedTypesSizes |
 			packages.NeedSyntax | packages.NeedTypesInfo,
-		Dir: dir,
-		Env: append(os.Environ(), "GOPATH="+dir, "GO111MODULE=off", "GOWORK=off", "GOFLAGS="),
-	}
-	pkgs, err := packages.Load(cfg, paths...)
+		Dir: dirs[0],
+		Env: env,
+	}, paths...)
 	if err != nil {
 		return nil, err
 	}
-	loaded := make(map[*packages.Package]bool)
-	for _, p := range pkgs {
+	fromSource := make(map[*packages.Package]bool)
+	for _, p := range loaded {
 		if len(p.Errors) > 0 {
 			return nil, fmt.Errorf("loading %s: %v", p.PkgPath, p.Errors)
 		}
-		loaded[p] = true
+		fromSource[p] = true
 	}
-	for _, p := range pkgs {
+	for _, p := range loaded {
 		for path, imp := range p.Imports {
-			if !loaded[imp] {
+			if !fromSource[imp] {
 				delete(p.Imports, path)
 			}
 		}
 	}
-	return pkgs, nil
+	return loaded, nil
+}
+
+func inside(file string, dirs []string) bool {
+	for _, d := range dirs {
+		if strings.HasPrefix(file, d+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
 }
 
 type key struct {
