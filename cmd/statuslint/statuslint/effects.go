@@ -292,7 +292,10 @@ func (u *unit) generic(call *ast.CallExpr, obj types.Object, e *effect) {
 		return // an encoder, not a decoder
 	}
 	var targets []ast.Expr
-	sig, _ := u.info.TypeOf(call.Fun).Underlying().(*types.Signature)
+	var sig *types.Signature
+	if t := u.info.TypeOf(call.Fun); t != nil {
+		sig, _ = t.Underlying().(*types.Signature)
+	}
 	for i, a := range call.Args {
 		if sig != nil && sig.Variadic() && i >= sig.Params().Len()-1 {
 			break // fmt.Printf("%v", &v) prints, it does not decode
