@@ -107,69 +107,14 @@ func dedent(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// declarations returns the source of the top-level types and functions of
-// this directory's test files, by name; a type's methods follow it,
-// separated by a blank line. Doc comments are not included.
-func declarations(t *testing.T) map[string]string {
+// testDecls calls fn with every top-level declaration of this directory's
+// test files and a function that returns the source text of a node.
+func testDecls(t *testing.T, fn func(decl ast.Decl, text func(from, to token.Pos) string)) {
 	t.Helper()
 	files, err := filepath.Glob("*_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	decls := map[string]string{}
-	fset := token.NewFileSet()
-	for _, name := range files {
-		src, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := parser.ParseFile(fset, name, src, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := func(n ast.Node) string {
-			return string(src[fset.Position(n.Pos()).Offset:fset.Position(n.End()).Offset])
-		}
-		for _, decl := range f.Decls {
-			switch d := decl.(type) {
-			case *ast.GenDecl:
-				for _, spec := range d.Specs {
-					if ts, ok := spec.(*ast.TypeSpec); ok && d.Tok == token.TYPE {
-						decls[ts.Name.Name] = "type " + text(ts) + decls[ts.Name.Name]
-					}
-				}
-			case *ast.FuncDecl:
-				name := d.Name.Name
-				if d.Recv != nil && len(d.Recv.List) == 1 {
-					recv := d.Recv.List[0].Type
-					if star, ok := recv.(*ast.StarExpr); ok {
-						recv = star.X
-					}
-					if id, ok := recv.(*ast.Ident); ok {
-						name = id.Name
-					}
-				}
-				if d.Recv != nil {
-					decls[name] += "\n\n" + text(d)
-				} else {
-					decls[name] = text(d)
-				}
-			}
-		}
-	}
-	return decls
-}
-
-// exampleBodies returns the source of the body of every Example function in
-// this directory, without its braces and with one level of indentation
-// removed.
-func exampleBodies(t *testing.T) map[string]string {
-	t.Helper()
-	files, err := filepath.Glob("*_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bodies := map[string]string{}
 	fset := token.NewFileSet()
 	for _, name := range files {
 		src, err := os.ReadFile(name)
@@ -180,20 +125,63 @@ func exampleBodies(t *testing.T) map[string]string {
 		if err != nil {
 			t.Fatal(err)
 		}
+		text := func(from, to token.Pos) string {
+			return string(src[fset.Position(from).Offset:fset.Position(to).Offset])
+		}
 		for _, decl := range f.Decls {
-			fn, ok := decl.(*ast.FuncDecl)
-			if !ok || !strings.HasPrefix(fn.Name.Name, "Example") {
-				continue
-			}
-			open := fset.Position(fn.Body.Lbrace).Offset + 1
-			end := fset.Position(fn.Body.Rbrace).Offset
-			body := strings.Trim(string(src[open:end]), "\n")
-			lines := strings.Split(body, "\n")
-			for i, l := range lines {
-				lines[i] = strings.TrimPrefix(l, "\t")
-			}
-			bodies[fn.Name.Name] = strings.Join(lines, "\n")
+			fn(decl, text)
 		}
 	}
+}
+
+// declarations returns the source of the top-level types and functions of
+// this directory's test files, by name; a type's methods follow it,
+// separated by a blank line. Doc comments are not included.
+func declarations(t *testing.T) map[string]string {
+	t.Helper()
+	decls := map[string]string{}
+	testDecls(t, func(decl ast.Decl, text func(from, to token.Pos) string) {
+		switch d := decl.(type) {
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				if ts, ok := spec.(*ast.TypeSpec); ok && d.Tok == token.TYPE {
+					decls[ts.Name.Name] = "type " + text(ts.Pos(), ts.End()) + decls[ts.Name.Name]
+				}
+			}
+		case *ast.FuncDecl:
+			if d.Recv == nil {
+				decls[d.Name.Name] = text(d.Pos(), d.End())
+				return
+			}
+			recv := d.Recv.List[0].Type
+			if star, ok := recv.(*ast.StarExpr); ok {
+				recv = star.X
+			}
+			if id, ok := recv.(*ast.Ident); ok {
+				decls[id.Name] += "\n\n" + text(d.Pos(), d.End())
+			}
+		}
+	})
+	return decls
+}
+
+// exampleBodies returns the source of the body of every Example function in
+// this directory, without its braces and with one level of indentation
+// removed.
+func exampleBodies(t *testing.T) map[string]string {
+	t.Helper()
+	bodies := map[string]string{}
+	testDecls(t, func(decl ast.Decl, text func(from, to token.Pos) string) {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok || !strings.HasPrefix(fn.Name.Name, "Example") {
+			return
+		}
+		body := strings.Trim(text(fn.Body.Lbrace+1, fn.Body.Rbrace), "\n")
+		lines := strings.Split(body, "\n")
+		for i, l := range lines {
+			lines[i] = strings.TrimPrefix(l, "\t")
+		}
+		bodies[fn.Name.Name] = strings.Join(lines, "\n")
+	})
 	return bodies
 }

@@ -47,10 +47,11 @@ type unit struct {
 	defs    map[*types.Var]def // the value of a variable assigned once
 	taint   map[*types.Var][]src
 
-	exempt  []*ast.FuncLit // function literals run under status.Mutate's lock
-	calls   []*ast.CallExpr
-	flows   []ast.Node // assignments, declarations and ranges
-	returns []*ast.ReturnStmt
+	exempt      []*ast.FuncLit // function literals run under status.Mutate's lock
+	calls       []*ast.CallExpr
+	assignments []assignment // assignments and declarations
+	ranges      []*ast.RangeStmt
+	returns     []*ast.ReturnStmt
 
 	memo map[*ast.CallExpr]*effect
 
@@ -60,6 +61,9 @@ type unit struct {
 	writes     []access
 	renamed    []string // temp files renamed over the file written
 }
+
+// An assignment is lhs = rhs (or var lhs = rhs).
+type assignment struct{ lhs, rhs []ast.Expr }
 
 // def is the value of a variable assigned exactly once: expr, or result
 // index of the multi-value call expr.
@@ -132,35 +136,16 @@ func (u *unit) collect() {
 		case *ast.FuncLit:
 			depth++
 		case *ast.AssignStmt:
-			u.flows = append(u.flows, n)
-			for i, l := range n.Lhs {
-				u.bump(l, 1)
-				v := u.localVar(l)
-				if v == nil || (n.Tok != token.DEFINE && n.Tok != token.ASSIGN) {
-					continue // x += y is no definition
-				}
-				switch {
-				case len(n.Lhs) == len(n.Rhs):
-					u.defs[v] = def{n.Rhs[i], 0}
-				case len(n.Rhs) == 1:
-					u.defs[v] = def{n.Rhs[0], i}
-				}
-			}
+			// x += y changes x but is no definition of it
+			u.define(n.Lhs, n.Rhs, n.Tok == token.DEFINE || n.Tok == token.ASSIGN)
 		case *ast.ValueSpec:
-			u.flows = append(u.flows, n)
+			lhs := make([]ast.Expr, len(n.Names))
 			for i, id := range n.Names {
-				u.bump(id, 1)
-				if v := u.localVar(id); v != nil {
-					switch {
-					case len(n.Names) == len(n.Values):
-						u.defs[v] = def{n.Values[i], 0}
-					case len(n.Values) == 1:
-						u.defs[v] = def{n.Values[0], i}
-					}
-				}
+				lhs[i] = id
 			}
+			u.define(lhs, n.Values, true)
 		case *ast.RangeStmt:
-			u.flows = append(u.flows, n)
+			u.ranges = append(u.ranges, n)
 			u.bump(n.Key, 2)
 			u.bump(n.Value, 2)
 		case *ast.IncDecStmt:
@@ -185,6 +170,23 @@ func (u *unit) collect() {
 		}
 		return true
 	})
+}
+
+// define records an assignment lhs = rhs; if it is a definition, each
+// variable assigned stands for its value until it is assigned again.
+func (u *unit) define(lhs, rhs []ast.Expr, isDef bool) {
+	u.assignments = append(u.assignments, assignment{lhs, rhs})
+	for i, l := range lhs {
+		u.bump(l, 1)
+		v := u.localVar(l)
+		switch {
+		case v == nil || !isDef:
+		case len(lhs) == len(rhs):
+			u.defs[v] = def{rhs[i], 0}
+		case len(rhs) == 1:
+			u.defs[v] = def{rhs[0], i}
+		}
+	}
 }
 
 // localVar returns the variable (local, parameter or package-level) that
@@ -225,24 +227,16 @@ func (u *unit) propagate() bool {
 			changed = true
 		}
 	}
-	for _, n := range u.flows {
-		switch n := n.(type) {
-		case *ast.AssignStmt:
-			u.assign(n.Lhs, n.Rhs, flow)
-		case *ast.ValueSpec:
-			lhs := make([]ast.Expr, len(n.Names))
-			for i, id := range n.Names {
-				lhs[i] = id
-			}
-			u.assign(lhs, n.Values, flow)
-		case *ast.RangeStmt:
-			t := u.taintOf(n.X)
-			if n.Key != nil {
-				flow(n.Key, t)
-			}
-			if n.Value != nil {
-				flow(n.Value, t)
-			}
+	for _, a := range u.assignments {
+		u.assign(a.lhs, a.rhs, flow)
+	}
+	for _, r := range u.ranges {
+		t := u.taintOf(r.X)
+		if r.Key != nil {
+			flow(r.Key, t)
+		}
+		if r.Value != nil {
+			flow(r.Value, t)
 		}
 	}
 	for _, call := range u.calls {

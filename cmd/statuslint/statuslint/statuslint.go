@@ -188,6 +188,9 @@ func funcObject(info *types.Info, e ast.Expr) types.Object {
 	}
 	switch obj := info.Uses[id].(type) {
 	case *types.Func:
+		if isMethod(obj) {
+			return nil // a method value or expression: the receiver moves
+		}
 		return obj.Origin()
 	case *types.Var:
 		if isPackageLevel(obj) {

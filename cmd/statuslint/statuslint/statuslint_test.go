@@ -1,7 +1,6 @@
 package statuslint_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -42,11 +41,11 @@ func TestAnalyzer(t *testing.T) {
 // touches no file. Its control is the same run without the flags, which
 // must miss every finding that the flags bring.
 func TestExtraReadersWriters(t *testing.T) {
-	control := &recorder{TB: t}
+	control := &linttest.Recorder{TB: t}
 	linttest.Run(control, "testdata", statuslint.Analyzer, "extra")
-	if got := strings.Count(strings.Join(control.errs, "\n"), "no finding matching"); got != 2 {
+	if got := strings.Count(strings.Join(control.Errs, "\n"), "no finding matching"); got != 2 {
 		t.Errorf("without the flags: %d findings missed, want 2 (every finding of package extra):\n%s",
-			got, strings.Join(control.errs, "\n"))
+			got, strings.Join(control.Errs, "\n"))
 	}
 
 	set(t, "readers", "extra.Docs.Get, extra.(*Client).Fetch")
@@ -64,15 +63,3 @@ func set(t *testing.T, name, value string) {
 	}
 	t.Cleanup(func() { _ = f.Value.Set(old) })
 }
-
-// recorder collects the errors a test reports instead of failing.
-type recorder struct {
-	testing.TB
-	errs []string
-}
-
-func (r *recorder) Error(args ...any) { r.errs = append(r.errs, fmt.Sprint(args...)) }
-func (r *recorder) Errorf(format string, args ...any) {
-	r.errs = append(r.errs, fmt.Sprintf(format, args...))
-}
-func (r *recorder) Helper() {}

@@ -253,3 +253,19 @@ func parse(text string) ([]expectation, error) {
 	}
 	return out, scanErr
 }
+
+// A Recorder is a testing.TB that collects the errors reported to it
+// instead of failing, for tests that check that Run reports a mismatch.
+// Everything else (Fatal, TempDir, Log...) goes to the TB it wraps.
+type Recorder struct {
+	testing.TB
+	Errs []string
+}
+
+func (r *Recorder) Error(args ...any) { r.Errs = append(r.Errs, fmt.Sprint(args...)) }
+
+func (r *Recorder) Errorf(format string, args ...any) {
+	r.Errs = append(r.Errs, fmt.Sprintf(format, args...))
+}
+
+func (r *Recorder) Helper() {}

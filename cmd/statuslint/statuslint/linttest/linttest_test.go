@@ -1,7 +1,6 @@
 package linttest_test
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -14,34 +13,22 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// recorder collects the errors a test reports instead of failing.
-type recorder struct {
-	testing.TB
-	errs []string
-}
-
-func (r *recorder) Error(args ...any) { r.errs = append(r.errs, fmt.Sprint(args...)) }
-func (r *recorder) Errorf(format string, args ...any) {
-	r.errs = append(r.errs, fmt.Sprintf(format, args...))
-}
-func (r *recorder) Helper() {}
-
 // Run must report every mismatch between the want comments and what the
 // analyzer finds, and nothing else.
 func TestRunReportsMismatches(t *testing.T) {
-	r := &recorder{TB: t}
+	r := &linttest.Recorder{TB: t}
 	findings := linttest.Run(r, "testdata", statuslint.Analyzer, "wrong")
 	want := []string{
 		"wrong.go:11:6: unexpected fact of load: reads decoded $0 into result 0",
 		"wrong.go:20: no finding matching `read-modify-write`",
 		"wrong.go:25:6: unexpected finding: read-modify-write of p without a lock",
 	}
-	if len(r.errs) != len(want) {
-		t.Errorf("Run reported %d errors, want %d:\n%s", len(r.errs), len(want), strings.Join(r.errs, "\n"))
+	if len(r.Errs) != len(want) {
+		t.Errorf("Run reported %d errors, want %d:\n%s", len(r.Errs), len(want), strings.Join(r.Errs, "\n"))
 	}
 	for _, w := range want {
-		if !slices.ContainsFunc(r.errs, func(e string) bool { return strings.Contains(e, w) }) {
-			t.Errorf("Run did not report %q; it reported:\n%s", w, strings.Join(r.errs, "\n"))
+		if !slices.ContainsFunc(r.Errs, func(e string) bool { return strings.Contains(e, w) }) {
+			t.Errorf("Run did not report %q; it reported:\n%s", w, strings.Join(r.Errs, "\n"))
 		}
 	}
 	if len(findings) != 1 || findings[0].Pos.Line != 25 {
