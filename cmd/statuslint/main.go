@@ -52,9 +52,8 @@ func jsonRequested(args []string) bool {
 		switch a {
 		case "-json", "--json", "-json=true", "--json=true":
 			return true
-		}
-		if !strings.HasPrefix(a, "-") {
-			return false // flags end at the first package pattern
+		case "--":
+			return false
 		}
 	}
 	return false

@@ -34,7 +34,8 @@
 // Reads and writes are recognised by what functions do, not by their names.
 //
 // A file's content comes from os.ReadFile, ioutil.ReadFile, os.Open and
-// os.OpenFile (for reading), and (*fs.Fs).ReadFile and Open; status.Read and
+// os.OpenFile (for reading), and the functions of this module's package fs
+// that open a file or return its bytes (Open, ReadFile...); status.Read and
 // (*status.Store).Load return a decoded document. Content flows through
 // assignments, conversions (string(data)), struct fields and composite
 // literals (a Result whose Value holds the text), type assertions, append,

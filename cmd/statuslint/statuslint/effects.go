@@ -133,8 +133,8 @@ func (u *unit) known(call *ast.CallExpr, fn *types.Func, e *effect) bool {
 		switch {
 		case strings.HasPrefix(name, "WriteAtomic"):
 			e.writes = append(e.writes, access{s.key, s.desc, call.Pos(), call.End()})
-		case method && (name == "ReadFile" || name == "Open"):
-			s.kind = content
+		case name == "Open" || strings.HasPrefix(name, "Read") && returnsBytes(fn):
+			s.kind = content // ReadFile, ReadRegular..., and a handle from Open
 			e.set(0, []src{s})
 		default:
 			return false
@@ -344,6 +344,16 @@ func (u *unit) passThrough(call *ast.CallExpr, e *effect) {
 			e.set(i, in)
 		}
 	}
+}
+
+// returnsBytes reports whether fn's first result is a []byte.
+func returnsBytes(fn *types.Func) bool {
+	res := fn.Type().(*types.Signature).Results()
+	if res.Len() == 0 {
+		return false
+	}
+	sl, ok := res.At(0).Type().Underlying().(*types.Slice)
+	return ok && isByte(sl.Elem())
 }
 
 func resultType(t types.Type, i int) types.Type {
