@@ -10,8 +10,10 @@
 //		return s.Transition(status.Running, status.Queued)
 //	})
 //
-// Read returns the current document without locking. Store[T] does the same
-// for any JSON document type.
+// Read returns the current document without locking. Create stores a
+// document only if there is none yet (otherwise its error matches
+// os.ErrExist), so that of several creators exactly one wins. Store[T] does
+// the same for any JSON document type.
 //
 // # Guarantees
 //
@@ -37,7 +39,11 @@
 //     declares with omitempty disappears when it is cleared.
 //   - Waiting for the lock honours ctx: Mutate returns an error wrapping
 //     ctx.Err() promptly and changes nothing. Once a caller's fn has run as
-//     part of a batch, the caller waits for that batch's write.
+//     part of a batch, the caller waits for that batch's write. A ctx that
+//     is already done fails Mutate and Create at once, even when nobody
+//     holds the lock: a task's last write (completion, requeue) during
+//     shutdown, when core.Go has cancelled the task's context, needs
+//     context.WithoutCancel(ctx) with a timeout of its own.
 //   - A process that dies holding the lock (even by SIGKILL) does not block
 //     others: the kernel drops its flock. The document stays the old or the
 //     new version.
@@ -45,8 +51,11 @@
 //     languages read easily: two-space indent, a trailing newline, T's fields
 //     in declaration order, then unknown fields sorted by name with their
 //     values verbatim, no HTML escaping.
-//   - status.Mutate sets UpdatedAt (UTC) when fn changed something else, and
-//     only then.
+//   - A document type whose pointer is a Stamper is stamped with the current
+//     time (UTC) when fn changed something else, and only then, and when
+//     Create stores it. *Status is one: status.Mutate sets UpdatedAt. A
+//     caller's own type is stamped if it has a Stamp method; otherwise an
+//     updated_at it does not declare keeps its old value.
 //
 // # Not guaranteed
 //

@@ -47,6 +47,9 @@ func (e *ConflictError) Error() string {
 		names := make([]string, len(e.From))
 		for i, s := range e.From {
 			names[i] = string(s)
+			if s == "" {
+				names[i] = `""` // no state: a missing document
+			}
 		}
 		from = strings.Join(names, "|")
 	}

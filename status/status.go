@@ -98,6 +98,6 @@ func Read(path string) (Status, error) {
 	return NewStore[Status](path).Load()
 }
 
-// stamp sets updated_at. A Store[Status] calls it when fn changed
-// something else, so no change means no write.
-func (s *Status) stamp() { s.UpdatedAt = time.Now().UTC() }
+// Stamp sets UpdatedAt to now. A Store[Status] calls it (see Stamper) when
+// fn changed something else, so no change means no write.
+func (s *Status) Stamp(now time.Time) { s.UpdatedAt = now }

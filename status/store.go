@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 )
 
 // An Option configures a Store.
@@ -30,11 +31,13 @@ func WithPerm(perm os.FileMode) Option {
 	return func(o *options) { o.perm = perm.Perm() }
 }
 
-// stamper is implemented by document types that record their own
-// modification time (*Status sets updated_at). The method is unexported so
-// that only this package's types opt in: every Store of such a type, however
-// it was created, stamps a changed document the same way.
-type stamper interface{ stamp() }
+// A Stamper is a document type that records when it last changed, such as
+// *Status (updated_at). When fn changes a document whose pointer is a
+// Stamper, Mutate calls Stamp with the current time in UTC just before the
+// document is encoded and written; Create calls it on the document it
+// stores. When fn changes nothing, Stamp is not called and nothing is
+// written. Every Store of such a type stamps the same way, whoever made it.
+type Stamper interface{ Stamp(now time.Time) }
 
 // A Store keeps one JSON document of type T and serialises read-modify-write
 // cycles on it across goroutines and, with the file backend, processes.
@@ -104,8 +107,8 @@ func (s *Store[T]) Mutate(ctx context.Context, fn func(*T) error) (T, error) {
 			result = v
 			return cur, nil
 		}
-		if st, ok := any(&v).(stamper); ok {
-			st.stamp()
+		if st, ok := any(&v).(Stamper); ok {
+			st.Stamp(time.Now().UTC())
 			if after, err = s.codec.marshal(&v); err != nil {
 				return nil, fmt.Errorf("status: encode %s: %w", s.b.Name(), err)
 			}

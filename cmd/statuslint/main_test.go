@@ -2,133 +2,156 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
-// envAsTool makes the test binary run main() instead of the tests: the test
-// re-executes itself as the statuslint command, standalone and as the
-// -vettool of go vet (which runs the tool once per package, with the
-// environment inherited).
-const envAsTool = "STATUSLINT_TEST_AS_TOOL"
+// The tests run the command as users do: built with go build (so without
+// the race detector, which would only slow the type-checking of the
+// standard library that the command loads from source), standalone and as
+// go vet's -vettool.
+var tool struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envAsTool) == "1" {
-		main() // singlechecker.Main exits
-		os.Exit(0)
-	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if tool.dir != "" {
+			os.RemoveAll(tool.dir)
+		}
+		os.Exit(code)
+	}))
 }
+
+// command returns the path of the statuslint command, built once.
+func command(t *testing.T) string {
+	t.Helper()
+	tool.once.Do(func() {
+		if tool.dir, tool.err = os.MkdirTemp("", "statuslint"); tool.err != nil {
+			return
+		}
+		tool.path = filepath.Join(tool.dir, "statuslint")
+		out, err := exec.Command(goCmd(t), "build", "-o", tool.path, ".").CombinedOutput()
+		if err != nil {
+			tool.err = errors.New(string(out))
+		}
+	})
+	if tool.err != nil {
+		t.Fatalf("building statuslint: %v", tool.err)
+	}
+	return tool.path
+}
+
+func goCmd(t *testing.T) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		// The go command is needed to load packages at all; CI has it.
+		t.Fatalf("go command not found: %v", err)
+	}
+	return goBin
+}
+
+// The test module imports nothing from the standard library, so that each
+// run loads in a moment (the command loads dependencies from source). Its
+// file access goes through package disk, which the flags name as reader
+// and writer: what the analyzer recognises is tested in package statuslint;
+// these tests check the command around it (exit status, output, flags, and
+// facts passed between packages, standalone and by go vet).
+const diskSource = `package disk
+
+var files = map[string]string{}
+
+func Read(path string) string     { return files[path] }
+func Write(path, content string)  { files[path] = content }
+`
 
 const badSource = `package bad
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
-
+	"example.com/bad/disk"
 	"example.com/bad/store"
 )
 
-type Status struct {
-	Status string ` + "`json:\"status\"`" + `
+func MarkCompleted(ws string) {
+	p := ws + "/status.json"
+	st := disk.Read(p)
+	st += " completed"
+	disk.Write(p, st)
 }
 
-func MarkCompleted(ws string) error {
-	p := filepath.Join(ws, "status.json")
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return err
-	}
-	var st Status
-	if err := json.Unmarshal(data, &st); err != nil {
-		return err
-	}
-	st.Status = "completed"
-	out, err := json.Marshal(st)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(p, out, 0o644)
-}
-
-func Requeue(ws string) error {
-	d, err := store.Load(ws)
-	if err != nil {
-		return err
-	}
+func Requeue(ws string) {
+	d := store.Load(ws)
 	d["status"] = "queued"
-	return store.Save(ws, d)
+	store.Save(ws, d)
 }
 `
 
 // storeSource is a helper package of the bad module: its read and write
-// helpers are seen in package bad through the analyzer's facts, which go vet
-// passes between packages.
+// helpers are seen in package bad through the analyzer's facts.
 const storeSource = `package store
 
-import (
-	"encoding/json"
-	"os"
-	"path/filepath"
-)
+import "example.com/bad/disk"
 
-func Load(ws string) (map[string]any, error) {
-	data, err := os.ReadFile(filepath.Join(ws, "status.json"))
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	return m, json.Unmarshal(data, &m)
+func Load(ws string) map[string]string {
+	return map[string]string{"status": disk.Read(ws + "/status.json")}
 }
 
-func Save(ws string, m map[string]any) error {
-	out, err := json.Marshal(m)
+func Save(ws string, m map[string]string) {
+	disk.Write(ws+"/status.json", m["status"])
+}
+`
+
+// ifaceSource reads and writes through an interface: only its own flags
+// make its read-modify-write visible.
+const ifaceSource = `package iface
+
+type Docs interface {
+	Get(path string) (map[string]any, error)
+	Put(path string, m map[string]any) error
+}
+
+func Bump(d Docs, p string) error {
+	m, err := d.Get(p)
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(ws, ".status.json.tmp")
-	if err := os.WriteFile(tmp, out, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(ws, "status.json"))
+	m["runs"] = 1
+	return d.Put(p, m)
 }
 `
 
 const goodSource = `package good
 
-import (
-	"encoding/json"
-	"os"
-)
+import "example.com/bad/disk"
 
-func Show(p string) (map[string]any, error) {
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	return m, json.Unmarshal(data, &m)
-}
+func Show(ws string) string { return disk.Read(ws + "/status.json") }
 `
 
-// module writes a module into a temp directory: the package name at its
-// root with source src, plus extra files given as name, content pairs.
-func module(t *testing.T, name, src string, extra ...string) string {
+// testModule writes a module with a package with findings (bad, using
+// helpers of bad/store), one without (good), and one whose finding needs
+// the flags (iface).
+func testModule(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
-		"go.mod":     "module example.com/" + name + "\n\ngo 1.25\n",
-		name + ".go": src,
-	}
-	for i := 0; i+1 < len(extra); i += 2 {
-		files[extra[i]] = extra[i+1]
+		"go.mod":         "module example.com/bad\n\ngo 1.25\n",
+		"bad.go":         badSource,
+		"disk/disk.go":   diskSource,
+		"store/store.go": storeSource,
+		"iface/iface.go": ifaceSource,
+		"good/good.go":   goodSource,
 	}
 	for f, content := range files {
 		p := filepath.Join(dir, filepath.FromSlash(f))
@@ -142,60 +165,42 @@ func module(t *testing.T, name, src string, extra ...string) string {
 	return dir
 }
 
-// testModule has a package with findings (bad, using helpers of bad/store)
-// and one without (good), so that one run checks both.
-func testModule(t *testing.T) string {
-	return module(t, "bad", badSource, "store/store.go", storeSource, "good/good.go", goodSource)
-}
-
-// run runs a command in dir with this test binary acting as statuslint, and
-// returns its exit code and combined output.
-func run(t *testing.T, dir string, name string, args ...string) (int, string) {
+// run runs a command in dir and returns its exit code, standard output and
+// standard error.
+func run(t *testing.T, dir string, name string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), envAsTool+"=1", "GOWORK=off", "GOFLAGS=", "GOTOOLCHAIN=local")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "GOTOOLCHAIN=local")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		return 0, out.String()
+		return 0, out.String(), errOut.String()
 	case errors.As(err, &exit):
-		return exit.ExitCode(), out.String()
+		return exit.ExitCode(), out.String(), errOut.String()
 	}
-	t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out.String())
-	return 0, ""
+	t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out.String(), errOut.String())
+	return 0, "", ""
 }
 
-func self(t *testing.T) string {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return exe
-}
-
-func goCmd(t *testing.T) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		// The go command is needed to load packages at all; CI has it.
-		t.Fatalf("go command not found: %v", err)
-	}
-	return goBin
-}
+// diskFlags name package disk's functions as reader and writer.
+var diskFlags = []string{"-readers=example.com/bad/disk.Read", "-writers=example.com/bad/disk.Write"}
 
 var wantFindings = []string{
-	"bad.go:30:9: read-modify-write of p without a lock: read and decoded at line 17",
-	"bad.go:30:9: not atomic: os.WriteFile truncates p in place",
-	"bad.go:39:9: read-modify-write of ws without a lock: read and decoded at line 34",
+	"bad.go:12:2: read-modify-write of p without a lock: read and decoded at line 10",
+	"bad.go:18:2: read-modify-write of ws without a lock: read and decoded at line 16",
 }
 
+const ifaceFinding = "iface.go:14:9: read-modify-write of p without a lock: read and decoded at line 9"
+
+var ifaceFlags = []string{"-readers=example.com/bad/iface.Docs.Get", "-writers=example.com/bad/iface.Docs.Put"}
+
 // checkOutput checks that every wanted finding is reported and that the
-// good package, and the helpers' own package, get none.
+// good package, the helper packages and iface (whose flags are not given)
+// get none.
 func checkOutput(t *testing.T, out string) {
 	t.Helper()
 	for _, w := range wantFindings {
@@ -203,7 +208,7 @@ func checkOutput(t *testing.T, out string) {
 			t.Errorf("output lacks %q", w)
 		}
 	}
-	for _, clean := range []string{"good.go", "store.go"} {
+	for _, clean := range []string{"good.go", "store.go", "disk.go", "iface.go"} {
 		if strings.Contains(out, clean) {
 			t.Errorf("finding in %s, which has none", clean)
 		}
@@ -214,30 +219,71 @@ func checkOutput(t *testing.T, out string) {
 }
 
 func TestStandalone(t *testing.T) {
-	goCmd(t) // singlechecker loads packages through the go command
+	t.Parallel()
 	dir := testModule(t)
-	code, out := run(t, dir, self(t), "./...")
-	if code != 3 { // singlechecker's exit status for findings
+	code, _, out := run(t, dir, command(t), append(diskFlags, "./...")...)
+	if code != 3 {
 		t.Errorf("statuslint ./...: exit %d, want 3", code)
 	}
 	checkOutput(t, out)
 
-	if code, out := run(t, dir, self(t), "./good"); code != 0 || out != "" {
-		t.Errorf("statuslint ./good: exit %d, output %q; want 0 and nothing", code, out)
+	// The control: without the flags, nothing is seen.
+	if code, out, errOut := run(t, dir, command(t), "./..."); code != 0 || out+errOut != "" {
+		t.Errorf("statuslint ./... without flags: exit %d, output %q; want 0 and nothing", code, out+errOut)
 	}
 }
 
-func TestAsVettool(t *testing.T) {
-	goBin := goCmd(t)
+// TestJSON checks that -json exits with 3 when it reports something, like
+// the text output, and 0 when not (the control).
+func TestJSON(t *testing.T) {
+	t.Parallel()
 	dir := testModule(t)
-	code, out := run(t, dir, goBin, "vet", "-vettool="+self(t), "./...")
+	args := append([]string{"-json"}, ifaceFlags...)
+	code, out, errOut := run(t, dir, command(t), append(args, "./iface")...)
+	if code != 3 {
+		t.Errorf("statuslint %s ./iface: exit %d, want 3\n%s", strings.Join(args, " "), code, errOut)
+	}
+	// {"package": {"statuslint": [{"posn": ..., "message": ...}]}}
+	var tree map[string]map[string][]struct{ Posn, Message string }
+	if err := json.Unmarshal([]byte(out), &tree); err != nil {
+		t.Fatalf("statuslint -json: output is not JSON: %v\n%s", err, out)
+	}
+	var all []string
+	for _, byAnalyzer := range tree {
+		for _, d := range byAnalyzer["statuslint"] {
+			all = append(all, filepath.Base(d.Posn)+": "+d.Message)
+		}
+	}
+	if len(all) != 1 || !strings.HasPrefix(all[0], ifaceFinding) {
+		t.Errorf("statuslint -json: findings %q, want only %q", all, ifaceFinding)
+	}
+
+	code, out, errOut = run(t, dir, command(t), "-json", "./iface")
+	if code != 0 || strings.TrimSpace(out) != "{}" {
+		t.Errorf("statuslint -json ./iface: exit %d, output %q%s; want 0 and {}", code, out, errOut)
+	}
+}
+
+// TestAsVettool runs the command as go vet's tool: go vet passes the
+// analyzer's facts between packages (store's to bad) in its own files, and
+// the flags after -vettool.
+func TestAsVettool(t *testing.T) {
+	t.Parallel()
+	dir := testModule(t)
+	vet := append([]string{"vet", "-vettool=" + command(t)}, diskFlags...)
+	code, _, out := run(t, dir, goCmd(t), append(vet, "./...")...)
 	if code == 0 {
 		t.Errorf("go vet -vettool=statuslint ./... succeeded despite findings")
 	}
 	checkOutput(t, out)
 
-	// Cheap: vet has cached the dependencies' results of the first run.
-	if code, out := run(t, dir, goBin, "vet", "-vettool="+self(t), "./good"); code != 0 || out != "" {
-		t.Errorf("go vet -vettool=statuslint ./good: exit %d, output %q; want 0 and nothing", code, out)
+	flags := append([]string{"vet", "-vettool=" + command(t)}, ifaceFlags...)
+	code, _, out = run(t, dir, goCmd(t), append(flags, "./iface")...)
+	if code == 0 || !strings.Contains(out, ifaceFinding) {
+		t.Errorf("go vet -vettool=statuslint %s ./iface: exit %d, output %q; want failure and %q", strings.Join(ifaceFlags, " "), code, out, ifaceFinding)
+	}
+
+	if code, out, errOut := run(t, dir, goCmd(t), "vet", "-vettool="+command(t), "./good"); code != 0 || out+errOut != "" {
+		t.Errorf("go vet -vettool=statuslint ./good: exit %d, output %q; want 0 and nothing", code, out+errOut)
 	}
 }

@@ -1,5 +1,8 @@
 // Package migration holds no library code. Its tests are the runnable
 // examples that docs/MIGRATION.md shows: each "after" of the guide is an
 // Example here, compiled and checked against its // Output: by go test, so
-// the guide cannot drift from the module's API.
+// the guide cannot drift from the module's API. The guide's "before" code
+// is in testdata/src (before: the older ReadStatus style; today: the
+// services as they are written now), where a test requires statuslint to
+// report every read-modify-write.
 package migration

@@ -50,16 +50,71 @@ func TestGuideMatchesExamples(t *testing.T) {
 	}
 }
 
-// exampleBodies returns the source of the body of every Example function in
-// this directory, without its braces and with one level of indentation
-// removed.
-func exampleBodies(t *testing.T) map[string]string {
+// sourceBlock matches a code block of the guide that shows a top-level
+// declaration of this package's tests (a type with its methods, or a
+// function), and beforeBlock one that shows "before" code of a package in
+// testdata/src, which TestStatuslintReportsBeforePatterns analyses.
+var (
+	sourceBlock = regexp.MustCompile("(?s)<!-- source: (\\w+) -->\n```go\n(.*?)\n```")
+	beforeBlock = regexp.MustCompile("(?s)<!-- before: (\\w+) -->\n```go\n(.*?)\n```")
+)
+
+// TestGuideShowsTestedCode checks the guide's other code blocks: a
+// declaration it shows is the one the Examples use, and a "before" block is
+// code that statuslint is tested on (line for line, indentation aside).
+func TestGuideShowsTestedCode(t *testing.T) {
+	guide, err := os.ReadFile(filepath.Join("..", "MIGRATION.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decls := declarations(t)
+	for _, m := range sourceBlock.FindAllStringSubmatch(string(guide), -1) {
+		if diff := cmp.Diff(decls[m[1]], m[2]); diff != "" {
+			t.Errorf("MIGRATION.md's block for %s differs from its declaration (-source +guide):\n%s", m[1], diff)
+		}
+	}
+	befores := beforeBlock.FindAllStringSubmatch(string(guide), -1)
+	for _, m := range befores {
+		files, _ := filepath.Glob(filepath.Join("testdata", "src", m[1], "*.go"))
+		found := false
+		for _, f := range files {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found = found || strings.Contains(dedent(string(src)), dedent(m[2]))
+		}
+		if !found {
+			t.Errorf("MIGRATION.md shows \"before\" code that is not in testdata/src/%s:\n%s", m[1], m[2])
+		}
+	}
+	if len(befores) == 0 {
+		t.Fatal("no before blocks found in MIGRATION.md")
+	}
+}
+
+// lineComment is a comment at the end of a line of code (the guide's
+// explanations, the test data's want comments).
+var lineComment = regexp.MustCompile(`\s+// .*$`)
+
+// dedent removes the leading white space and the trailing comment of every
+// line.
+func dedent(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = lineComment.ReplaceAllString(strings.TrimLeft(l, " \t"), "")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// testDecls calls fn with every top-level declaration of this directory's
+// test files and a function that returns the source text of a node.
+func testDecls(t *testing.T, fn func(decl ast.Decl, text func(from, to token.Pos) string)) {
 	t.Helper()
 	files, err := filepath.Glob("*_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bodies := map[string]string{}
 	fset := token.NewFileSet()
 	for _, name := range files {
 		src, err := os.ReadFile(name)
@@ -70,20 +125,63 @@ func exampleBodies(t *testing.T) map[string]string {
 		if err != nil {
 			t.Fatal(err)
 		}
+		text := func(from, to token.Pos) string {
+			return string(src[fset.Position(from).Offset:fset.Position(to).Offset])
+		}
 		for _, decl := range f.Decls {
-			fn, ok := decl.(*ast.FuncDecl)
-			if !ok || !strings.HasPrefix(fn.Name.Name, "Example") {
-				continue
-			}
-			open := fset.Position(fn.Body.Lbrace).Offset + 1
-			end := fset.Position(fn.Body.Rbrace).Offset
-			body := strings.Trim(string(src[open:end]), "\n")
-			lines := strings.Split(body, "\n")
-			for i, l := range lines {
-				lines[i] = strings.TrimPrefix(l, "\t")
-			}
-			bodies[fn.Name.Name] = strings.Join(lines, "\n")
+			fn(decl, text)
 		}
 	}
+}
+
+// declarations returns the source of the top-level types and functions of
+// this directory's test files, by name; a type's methods follow it,
+// separated by a blank line. Doc comments are not included.
+func declarations(t *testing.T) map[string]string {
+	t.Helper()
+	decls := map[string]string{}
+	testDecls(t, func(decl ast.Decl, text func(from, to token.Pos) string) {
+		switch d := decl.(type) {
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				if ts, ok := spec.(*ast.TypeSpec); ok && d.Tok == token.TYPE {
+					decls[ts.Name.Name] = "type " + text(ts.Pos(), ts.End()) + decls[ts.Name.Name]
+				}
+			}
+		case *ast.FuncDecl:
+			if d.Recv == nil {
+				decls[d.Name.Name] = text(d.Pos(), d.End())
+				return
+			}
+			recv := d.Recv.List[0].Type
+			if star, ok := recv.(*ast.StarExpr); ok {
+				recv = star.X
+			}
+			if id, ok := recv.(*ast.Ident); ok {
+				decls[id.Name] += "\n\n" + text(d.Pos(), d.End())
+			}
+		}
+	})
+	return decls
+}
+
+// exampleBodies returns the source of the body of every Example function in
+// this directory, without its braces and with one level of indentation
+// removed.
+func exampleBodies(t *testing.T) map[string]string {
+	t.Helper()
+	bodies := map[string]string{}
+	testDecls(t, func(decl ast.Decl, text func(from, to token.Pos) string) {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok || !strings.HasPrefix(fn.Name.Name, "Example") {
+			return
+		}
+		body := strings.Trim(text(fn.Body.Lbrace+1, fn.Body.Rbrace), "\n")
+		lines := strings.Split(body, "\n")
+		for i, l := range lines {
+			lines[i] = strings.TrimPrefix(l, "\t")
+		}
+		bodies[fn.Name.Name] = strings.Join(lines, "\n")
+	})
 	return bodies
 }

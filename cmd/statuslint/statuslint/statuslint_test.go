@@ -1,25 +1,65 @@
 package statuslint_test
 
 import (
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
-	"golang.org/x/tools/go/analysis/analysistest"
 
 	"github.com/agentstate/core/cmd/statuslint/statuslint"
+	"github.com/agentstate/core/cmd/statuslint/statuslint/linttest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// TestAnalyzer checks every testdata package in one load (the // want
-// comments hold the expected findings and facts):
+// TestAnalyzer checks the test data packages in one load; the // want
+// comments hold the expected findings and facts, and anything else fails:
 //
-//   - p4: the upstream patterns of P4-9/P4-10, all reported;
-//   - migrated: the same code rewritten with status.Mutate and
-//     fs.WriteAtomic, and other look-alikes: nothing reported;
-//   - limits: the documented false negatives (no want) and false
-//     positives (want), pinned so that a change in them is seen;
-//   - crosspkg: helpers of package wsutil seen through exported facts.
+//   - svc/agentic, svc/runner, svc/monitor: the status code of the agent
+//     services written as they are today (a file-system wrapper returning
+//     a Result, the framework's string JSON helpers, path and unwrap
+//     helpers, ReadStatusResult / writeStatusResult, helper variables,
+//     methods, a narrower struct, map[string]any, YAML, read, sleep and
+//     spawn, write), with the framework stub example.com/core: every bare
+//     read-modify-write reported;
+//   - svcfixed/agentic, svcfixed/runner, svcfixed/monitor: the same code
+//     migrated as docs/MIGRATION.md says: nothing reported;
+//   - p4 and migrated: the older ReadStatus / writeStatus style and its
+//     migration;
+//   - limits: the documented false negatives (no want) and false positives
+//     (want), pinned so that a change in them is seen;
+//   - crosspkg: helpers of package wsutil seen through facts.
 func TestAnalyzer(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), statuslint.Analyzer, "p4", "migrated", "limits", "crosspkg")
+	linttest.Run(t, "testdata", statuslint.Analyzer,
+		"svc/agentic", "svc/runner", "svc/monitor", "example.com/core",
+		"svcfixed/agentic", "svcfixed/runner", "svcfixed/monitor",
+		"p4", "migrated", "limits", "crosspkg")
+}
+
+// TestExtraReadersWriters checks the -readers and -writers flags on package
+// extra, whose reads and writes go through an interface and a client that
+// touches no file. Its control is the same run without the flags, which
+// must miss every finding that the flags bring.
+func TestExtraReadersWriters(t *testing.T) {
+	control := &linttest.Recorder{TB: t}
+	linttest.Run(control, "testdata", statuslint.Analyzer, "extra")
+	if got := strings.Count(strings.Join(control.Errs, "\n"), "no finding matching"); got != 2 {
+		t.Errorf("without the flags: %d findings missed, want 2 (every finding of package extra):\n%s",
+			got, strings.Join(control.Errs, "\n"))
+	}
+
+	set(t, "readers", "extra.Docs.Get, extra.(*Client).Fetch")
+	set(t, "writers", "extra.Docs.Put,extra.(*Client).Store")
+	linttest.Run(t, "testdata", statuslint.Analyzer, "extra")
+}
+
+// set sets a flag of the analyzer for the rest of the test.
+func set(t *testing.T, name, value string) {
+	t.Helper()
+	f := statuslint.Analyzer.Flags.Lookup(name)
+	old := f.Value.String()
+	if err := f.Value.Set(value); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Value.Set(old) })
 }

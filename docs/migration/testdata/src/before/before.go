@@ -17,7 +17,7 @@ type WorkspaceStatus struct {
 	Question string `json:"question,omitempty"`
 }
 
-func ReadStatus(wsDir string) (*WorkspaceStatus, error) { // want ReadStatus:`reads\(path/filepath.Join\(\$0, "status.json"\)\) writes\(\)`
+func ReadStatus(wsDir string) (*WorkspaceStatus, error) { // want ReadStatus:`reads decoded`
 	data, err := os.ReadFile(filepath.Join(wsDir, "status.json"))
 	if err != nil {
 		return nil, err
@@ -29,7 +29,7 @@ func ReadStatus(wsDir string) (*WorkspaceStatus, error) { // want ReadStatus:`re
 	return &st, nil
 }
 
-func writeStatus(wsDir string, st *WorkspaceStatus) error { // want writeStatus:`reads\(\) writes\(path/filepath.Join\(\$0, "status.json"\)\)`
+func writeStatus(wsDir string, st *WorkspaceStatus) error { // want writeStatus:`writes`
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
@@ -78,6 +78,6 @@ func review(path string) {
 }
 
 // Pattern 4.
-func save(dir string, data []byte) error {
+func save(dir string, data []byte) error { // want save:`writes`
 	return os.WriteFile(filepath.Join(dir, "credentials.json"), data, 0o644) // want `not atomic: os.WriteFile truncates`
 }

@@ -65,7 +65,7 @@ func markDead(ctx context.Context, path string) error {
 }
 
 // A fresh document with no prior read.
-func create(ws string) error { // want create:`reads\(\) writes\(path/filepath.Join\(\$0, "status.json"\)\)`
+func create(ws string) error { // want create:`writes path/filepath\.Join\(\$0, "status\.json"\)`
 	out, err := json.MarshalIndent(status.Status{State: "queued"}, "", "  ")
 	if err != nil {
 		return err
@@ -74,7 +74,7 @@ func create(ws string) error { // want create:`reads\(\) writes\(path/filepath.J
 }
 
 // Reading only.
-func show(ws string) (map[string]any, error) { // want show:`reads\(path/filepath.Join\(\$0, "status.json"\)\) writes\(\)`
+func show(ws string) (map[string]any, error) { // want show:`reads decoded path/filepath\.Join\(\$0, "status\.json"\) into result 0`
 	data, err := os.ReadFile(filepath.Join(ws, "status.json"))
 	if err != nil {
 		return nil, err
@@ -84,7 +84,7 @@ func show(ws string) (map[string]any, error) { // want show:`reads\(path/filepat
 }
 
 // Read one path, write another (an export).
-func export(src, dst string) error { // want export:`reads\(\) writes\(\$1\)`
+func export(src, dst string) error { // want export:`writes \$1`
 	data, err := os.ReadFile(src)
 	if err != nil {
 		return err
@@ -112,7 +112,7 @@ func writeThenRead(p string) error {
 }
 
 // Read and rewrite of a file that is not decoded as JSON.
-func appendLine(p string) error {
+func appendLine(p string) error { // want appendLine:`writes \$0`
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return err
@@ -122,7 +122,7 @@ func appendLine(p string) error {
 
 // In-place writes of files that are not JSON, and a JSON file opened
 // without truncation.
-func notJSON(dir string) error {
+func notJSON(dir string) error { // want notJSON:`writes \(path/filepath\.Join\(\$0, "status\.json"\)\+"\.bak"\); writes path/filepath\.Join\(\$0, "log\.txt"\)`
 	if err := os.WriteFile(filepath.Join(dir, "log.txt"), nil, 0o644); err != nil {
 		return err
 	}

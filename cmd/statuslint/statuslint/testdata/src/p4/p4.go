@@ -25,7 +25,7 @@ type WorkspaceStatus struct {
 }
 
 // ReadStatus and writeStatus are the upstream helpers.
-func ReadStatus(wsDir string) (*WorkspaceStatus, error) { // want ReadStatus:`reads\(path/filepath.Join\(\$0, "status.json"\)\) writes\(\)`
+func ReadStatus(wsDir string) (*WorkspaceStatus, error) { // want ReadStatus:`reads decoded path/filepath\.Join\(\$0, "status\.json"\) into result 0`
 	data, err := os.ReadFile(filepath.Join(wsDir, "status.json"))
 	if err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ func ReadStatus(wsDir string) (*WorkspaceStatus, error) { // want ReadStatus:`re
 	return &st, nil
 }
 
-func writeStatus(wsDir string, st *WorkspaceStatus) error { // want writeStatus:`reads\(\) writes\(path/filepath.Join\(\$0, "status.json"\)\)`
+func writeStatus(wsDir string, st *WorkspaceStatus) error { // want writeStatus:`writes path/filepath\.Join\(\$0, "status\.json"\)`
 	st.UpdatedAt = time.Now()
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
@@ -223,8 +223,8 @@ func setQuestion(path, q string) error {
 // A workspace type with receiver helpers and no path argument.
 type Workspace struct{ Dir string }
 
-func (w *Workspace) ReadStatus() (*WorkspaceStatus, error) { return ReadStatus(w.Dir) }      // want ReadStatus:`reads\(\$recv.Dir, path/filepath.Join\(\$recv.Dir, "status.json"\)\) writes\(\)`
-func (w *Workspace) WriteStatus(st *WorkspaceStatus) error { return writeStatus(w.Dir, st) } // want WriteStatus:`reads\(\) writes\(\$recv.Dir, path/filepath.Join\(\$recv.Dir, "status.json"\)\)`
+func (w *Workspace) ReadStatus() (*WorkspaceStatus, error) { return ReadStatus(w.Dir) }      // want ReadStatus:`reads decoded path/filepath\.Join\(\$recv\.Dir, "status\.json"\) into result 0`
+func (w *Workspace) WriteStatus(st *WorkspaceStatus) error { return writeStatus(w.Dir, st) } // want WriteStatus:`writes path/filepath\.Join\(\$recv\.Dir, "status\.json"\)`
 
 func (w *Workspace) Requeue() error {
 	st, err := w.ReadStatus()
@@ -236,7 +236,7 @@ func (w *Workspace) Requeue() error {
 }
 
 // In-place writes of JSON files, with no read at all.
-func saveConfig(dir string, cfg map[string]any) error { // want saveConfig:`reads\(\) writes\(\(\$0\+"/config.json"\)\)`
+func saveConfig(dir string, cfg map[string]any) error { // want saveConfig:`writes \(\$0\+"/config\.json"\)`
 	data, _ := json.Marshal(cfg)
 	if err := os.WriteFile(dir+"/config.json", data, 0o600); err != nil { // want `not atomic: os.WriteFile truncates dir \+ "/config.json"`
 		return err
@@ -259,7 +259,7 @@ func (u upstreamFs) save(ws string, st *WorkspaceStatus) error {
 }
 
 // A hand-made atomic write (temp file, then rename) is still a lost update.
-func setBranch(ws, branch string) error { // want setBranch:`reads\(\) writes\(\(path/filepath.Join\(\$0, "status.json"\)\+".tmp"\)\)`
+func setBranch(ws, branch string) error {
 	p := filepath.Join(ws, "status.json")
 	data, err := os.ReadFile(p)
 	if err != nil {
