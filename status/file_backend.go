@@ -161,6 +161,10 @@ type entry struct {
 	mu      sync.Mutex
 	queue   []*request
 	leading bool
+	// released: the last batch released the flock and handed the lead
+	// straight to a queued caller, which will want the flock again at once
+	// (lockFile's yield).
+	released bool
 }
 
 type reqState int
@@ -283,8 +287,12 @@ func (e *entry) handOff() {
 
 // lead runs one batch with r (the head of the queue) as leader.
 func (e *entry) lead(r *request) {
+	e.mu.Lock()
+	yield := e.released
+	e.released = false
+	e.mu.Unlock()
 	e.gather()
-	unlock, err := lockFile(r.ctx, e.key+LockSuffix)
+	unlock, err := lockFile(r.ctx, e.key+LockSuffix, yield)
 	if err != nil {
 		// Our own wait ended (ctx) or the lock file is unusable: leave the
 		// queue and let the next caller lead with its own context.
@@ -342,7 +350,7 @@ func (e *entry) lead(r *request) {
 // the others). It only changes how calls are grouped, never their order or
 // outcome.
 func (e *entry) gather() {
-	prev := -1
+	prev := 1 // a leader alone on its path does not yield
 	for range 8 {
 		e.mu.Lock()
 		n := len(e.queue)
@@ -436,5 +444,6 @@ func (e *entry) finish(batch []*request) {
 		q.state = finished
 		q.signal()
 	}
+	e.released = len(e.queue) > 0
 	e.handOff()
 }
