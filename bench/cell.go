@@ -59,6 +59,7 @@ type cellResult struct {
 	acked, errors int
 	firstErr      string
 	reads         int
+	cpuPerOp      time.Duration // CPU time (user + system, all processes) per acknowledged call
 }
 
 // runCell runs sys under sc for window in fresh child processes and
@@ -112,6 +113,7 @@ func runCell(base string, sc scenario, sys system, window time.Duration, trace b
 	acked := make([]int, sc.recs)
 	minDone, maxDone := -1, 0
 	var syncs int
+	var cpu time.Duration
 	for p, c := range children {
 		line, err := c.line()
 		if err != nil {
@@ -136,6 +138,7 @@ func runCell(base string, sc scenario, sys system, window time.Duration, trace b
 			res.firstErr = wr.FirstErr
 		}
 		res.reads += wr.Reads
+		cpu += wr.CPU
 		res.opsPerSec += float64(wr.Done) / window.Seconds()
 		if minDone < 0 || wr.Done < minDone {
 			minDone = wr.Done
@@ -161,6 +164,7 @@ func runCell(base string, sc scenario, sys system, window time.Duration, trace b
 	}
 	if res.acked > 0 {
 		res.fsyncs = float64(syncs) / float64(res.acked)
+		res.cpuPerOp = cpu / time.Duration(res.acked)
 	}
 	slices.Sort(lat)
 	if n := len(lat); n > 0 {

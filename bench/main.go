@@ -96,9 +96,9 @@ func run(cfg config) (*report, error) {
 				if err != nil {
 					return nil, fmt.Errorf("round %d, scenario %s, %s: %w", r+1, sc.name, s.name, err)
 				}
-				fmt.Fprintf(cfg.log, "round %d %-3s %-12s %9.0f ops/s  p50 %-9v p99 %-9v max %-9v fair %.2f err %d\n",
+				fmt.Fprintf(cfg.log, "round %d %-3s %-12s %9.0f ops/s  p50 %-9v p99 %-9v max %-9v fair %.2f cpu/op %-8v err %d\n",
 					r+1, sc.name, s.name, res.opsPerSec, res.p50.Round(time.Microsecond), res.p99.Round(time.Microsecond),
-					res.max.Round(time.Microsecond), res.fairness, res.errors)
+					res.max.Round(time.Microsecond), res.fairness, res.cpuPerOp.Round(time.Microsecond), res.errors)
 				rep.results[sc.name][s.name] = append(rep.results[sc.name][s.name], res)
 			}
 		}

@@ -155,14 +155,14 @@ func (rep *report) markdown(cfg config, args string) string {
 	b.WriteString("\n")
 	for _, sc := range rep.scens {
 		fmt.Fprintf(&b, "**%s** — %s\n\n", sc.name, sc.desc)
-		b.WriteString("| system | ops/s | p50 | p99 | max | fsyncs/op | Mutate ÷ system |")
+		b.WriteString("| system | ops/s | p50 | p99 | max | CPU/op | fsyncs/op | Mutate ÷ system |")
 		if sc.procs > 1 {
 			b.WriteString(" slowest/fastest process |")
 		}
 		if sc.readers > 0 {
 			b.WriteString(" reads/s |")
 		}
-		b.WriteString("\n|---|---|---|---|---|---|---|")
+		b.WriteString("\n|---|---|---|---|---|---|---|---|")
 		if sc.procs > 1 {
 			b.WriteString("---|")
 		}
@@ -196,7 +196,8 @@ func (rep *report) markdown(cfg config, args string) string {
 			if errs > 0 {
 				name += fmt.Sprintf(" (%d errors)", errs)
 			}
-			fmt.Fprintf(&b, "| %s | %.0f | %.2f ms | %.1f ms | %.0f ms | %s | %s |", name, ops, p50, p99, mx, syncs, ratio)
+			cpu, _ := rep.median(sc.name, s.name, func(c cellResult) float64 { return float64(c.cpuPerOp.Microseconds()) })
+			fmt.Fprintf(&b, "| %s | %.0f | %.2f ms | %.1f ms | %.0f ms | %.0f µs | %s | %s |", name, ops, p50, p99, mx, cpu, syncs, ratio)
 			if sc.procs > 1 {
 				f, _ := rep.median(sc.name, s.name, func(c cellResult) float64 { return c.fairness })
 				fmt.Fprintf(&b, " %.2f |", f)

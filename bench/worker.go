@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -37,7 +38,8 @@ type workerResult struct {
 	Errors   int
 	FirstErr string
 	Reads    int
-	ReadErr  string // a torn read or a count that went backwards
+	ReadErr  string        // a torn read or a count that went backwards
+	CPU      time.Duration // user + system CPU time of the process during the run
 }
 
 // runChild is the whole life of a worker process. It reports failure on
@@ -59,7 +61,9 @@ func runChild(argsJSON string) {
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
 		fail(fmt.Errorf("start gate: %w", err))
 	}
+	cpu0 := cpuTime()
 	res := work(st, a)
+	res.CPU = cpuTime() - cpu0
 	if err := st.close(); err != nil {
 		fail(err)
 	}
@@ -69,6 +73,14 @@ func runChild(argsJSON string) {
 	}
 	fmt.Printf("%s\n", out)
 	os.Exit(0)
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func fail(err error) {

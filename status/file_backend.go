@@ -161,10 +161,6 @@ type entry struct {
 	mu      sync.Mutex
 	queue   []*request
 	leading bool
-	// released: the last batch released the flock and handed the lead
-	// straight to a queued caller, which will want the flock again at once
-	// (lockFile's yield).
-	released bool
 }
 
 type reqState int
@@ -287,12 +283,8 @@ func (e *entry) handOff() {
 
 // lead runs one batch with r (the head of the queue) as leader.
 func (e *entry) lead(r *request) {
-	e.mu.Lock()
-	yield := e.released
-	e.released = false
-	e.mu.Unlock()
 	e.gather()
-	unlock, err := lockFile(r.ctx, e.key+LockSuffix, yield)
+	unlock, err := lockFile(r.ctx, e.key+LockSuffix)
 	if err != nil {
 		// Our own wait ended (ctx) or the lock file is unusable: leave the
 		// queue and let the next caller lead with its own context.
@@ -444,6 +436,5 @@ func (e *entry) finish(batch []*request) {
 		q.state = finished
 		q.signal()
 	}
-	e.released = len(e.queue) > 0
 	e.handOff()
 }

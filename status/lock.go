@@ -20,42 +20,37 @@ const (
 // or ctx ends. The returned function releases the lock by closing the
 // descriptor; the lock file itself is never removed.
 //
-// yield is set when this process released the lock an instant ago and
-// wants it again: then, if another process is waiting for it, the caller
-// lets that process have it first (one turn; see lockWaiter.othersWaiting).
-// Without this a process with a busy queue re-takes the lock before a
-// waiter elsewhere has even woken up.
-func lockFile(ctx context.Context, name string, yield bool) (unlock func(), err error) {
+// Where the system allows it, waiters queue first come, first served and
+// wake when the lock file is closed (see lockWaiter); a caller that finds
+// others waiting takes its place behind them rather than racing them.
+func lockFile(ctx context.Context, name string) (unlock func(), err error) {
 	h, err := openLock(name)
 	if err != nil {
 		return nil, err
 	}
-	if !yield {
+	if !waitersAhead(h, 0) {
 		ok, err := h.tryLock()
 		if err != nil || ok {
 			return lockResult(h, err)
 		}
 	}
-	// Register as a waiter before the next attempt, so that a release
-	// between that attempt and the wait still wakes us.
+	// Queue and watch before the next attempt, so that a release between
+	// that attempt and the wait still wakes us.
 	w := newLockWaiter(h)
-	defer w.close()
-	if yield && w.othersWaiting() {
-		if err := w.wait(ctx, w.turn()); err != nil {
-			h.close()
-			return nil, err
-		}
-	}
 	backoff := minBackoff
 	for {
-		ok, err := h.tryLock()
-		if err != nil || ok {
-			return lockResult(h, err)
+		if w.mayTry() {
+			ok, err := h.tryLock()
+			if err != nil || ok {
+				w.close() // before h: the mark is on h's descriptor
+				return lockResult(h, err)
+			}
 		}
 		// Full jitter: processes polling the same lock spread out.
 		d := backoff/2 + rand.N(backoff/2+1)
 		backoff = min(2*backoff, w.maxBackoff())
 		if err := w.wait(ctx, d); err != nil {
+			w.close()
 			h.close()
 			return nil, err
 		}

@@ -6,38 +6,43 @@ import (
 	"os"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
-// A lockWaiter lets a waiting process know at once when the lock may have
-// become free, and lets the other waiters see that it waits.
+// Waiting for the flock on Linux: first come, first served across the
+// processes that use this package, and woken at once on release.
+//
+// Queue: a waiting process holds an open file description (OFD) read lock
+// on one byte of the lock file, at offset queueBase plus the time it
+// started to wait (CLOCK_MONOTONIC, one clock for every process of the
+// machine). OFD byte-range locks and flock do not interact on Linux, so the
+// protocol's flock is untouched, and the kernel drops the mark when its
+// holder closes the descriptor or dies. Only the oldest waiter tries the
+// flock; a newcomer that sees a mark queues behind it. Without the queue
+// the process that just released the lock, whose next caller is already
+// running, takes it again before a waiter elsewhere has even woken up.
 //
 // Wake-up: an inotify watch on the lock file reports every close of a
 // descriptor of it. Holders release the lock by closing their descriptor
-// (protocol step 5), so a close is the moment to retry; the poll stays as a
-// fallback (a holder may also unlock without closing), with a longer
-// backoff. Without the watch a waiter notices a release only at its next
-// poll, by which time the process that released has usually taken the
-// lock again.
+// (protocol step 5), so a close is the moment to look again; the poll stays
+// as a fallback (a holder may also unlock without closing), with a longer
+// backoff.
 //
-// Presence: while it waits, a process holds an open file description
-// (OFD) read lock on byte waitByte of the lock file. OFD byte-range locks
-// and flock do not interact on Linux, so the protocol's flock is untouched;
-// a process that just released the flock tests for such a lock
-// (othersWaiting) to decide whether to yield its turn.
-//
-// Both are hints: if inotify or OFD locks are unavailable the waiter polls
-// as before, and no outcome depends on them.
+// Both are hints for ordering and speed: programs in other languages
+// ignore the marks and take the flock when they can, and where inotify or
+// OFD locks are unavailable a waiter polls as before. Mutual exclusion and
+// every outcome still come from the flock alone.
 type lockWaiter struct {
 	h      *lockHandle
 	events *os.File // the inotify instance; nil when unavailable
-	marked bool
+	mark   int64    // offset of this waiter's mark; 0 when it has none
 	buf    [512]byte
 }
 
-// waitByte is the byte of the lock file that waiters read-lock. Byte 0 is
-// left alone (Windows' protocol locks it; one system never sees the other's
+// queueBase is the offset of the first queue byte. Bytes below it are left
+// alone (Windows' protocol locks byte 0; one system never sees the other's
 // locks, but keep them apart anyway).
-const waitByte = 1
+const queueBase = 1 << 20
 
 // Open file description lock commands (Linux 3.15; the syscall package
 // lacks the names).
@@ -46,13 +51,24 @@ const (
 	fOFDSetlk = 37
 )
 
-const (
-	// maxWatchedBackoff bounds the fallback poll when closes wake us.
-	maxWatchedBackoff = 25 * time.Millisecond
-	// yieldTurn bounds how long a process that just released the lock
-	// lets a waiting process take it before competing again.
-	yieldTurn = 20 * time.Millisecond
-)
+// maxWatchedBackoff bounds the fallback poll when closes wake us.
+const maxWatchedBackoff = 25 * time.Millisecond
+
+// waitersAhead reports whether another open file description holds a
+// waiter's mark below offset end (0: anywhere).
+func waitersAhead(h *lockHandle, end int64) bool {
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0, Start: queueBase}
+	if end > 0 {
+		if end <= queueBase {
+			return false
+		}
+		lk.Len = end - queueBase
+	}
+	if err := fcntlLock(h.fd, fOFDGetlk, &lk); err != nil {
+		return false
+	}
+	return lk.Type != syscall.F_UNLCK
+}
 
 func newLockWaiter(h *lockHandle) *lockWaiter {
 	w := &lockWaiter{h: h}
@@ -66,23 +82,18 @@ func newLockWaiter(h *lockHandle) *lockWaiter {
 			w.events = os.NewFile(uintptr(fd), "inotify:"+h.name)
 		}
 	}
-	w.marked = w.ofdLock(fOFDSetlk, syscall.F_RDLCK) == nil
+	if now, ok := monotonicNow(); ok {
+		lk := syscall.Flock_t{Type: syscall.F_RDLCK, Whence: 0, Start: queueBase + now, Len: 1}
+		if fcntlLock(h.fd, fOFDSetlk, &lk) == nil {
+			w.mark = lk.Start
+		}
+	}
 	return w
 }
 
-// othersWaiting reports whether another open file description holds a
-// waiter's mark on the lock file.
-func (w *lockWaiter) othersWaiting() bool {
-	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0, Start: waitByte, Len: 1}
-	if err := fcntlLock(w.h.fd, fOFDGetlk, &lk); err != nil {
-		return false
-	}
-	return lk.Type != syscall.F_UNLCK
-}
-
-func (w *lockWaiter) ofdLock(cmd int, typ int16) error {
-	lk := syscall.Flock_t{Type: typ, Whence: 0, Start: waitByte, Len: 1}
-	return fcntlLock(w.h.fd, cmd, &lk)
+// mayTry reports whether this waiter is at the head of the queue.
+func (w *lockWaiter) mayTry() bool {
+	return w.mark == 0 || !waitersAhead(w.h, w.mark)
 }
 
 func fcntlLock(fd, cmd int, lk *syscall.Flock_t) error {
@@ -94,9 +105,17 @@ func fcntlLock(fd, cmd int, lk *syscall.Flock_t) error {
 	}
 }
 
-// turn is how long a yielding process waits for a close before it
-// competes: one turn of another process, or yieldTurn at most.
-func (w *lockWaiter) turn() time.Duration { return yieldTurn }
+// monotonicNow reads CLOCK_MONOTONIC in nanoseconds: unlike the monotonic
+// reading of time.Now, it is comparable between processes.
+func monotonicNow() (int64, bool) {
+	var ts syscall.Timespec
+	const clockMonotonic = 1
+	_, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockMonotonic, uintptr(unsafe.Pointer(&ts)), 0)
+	if e != 0 {
+		return 0, false
+	}
+	return ts.Nano(), true
+}
 
 func (w *lockWaiter) maxBackoff() time.Duration {
 	if w.events == nil {
@@ -119,9 +138,8 @@ func (w *lockWaiter) wait(ctx context.Context, d time.Duration) error {
 		deadline = cd
 	}
 	w.events.SetReadDeadline(deadline)
-	// A cancelled ctx (no deadline) interrupts the read through its
-	// deadline; stop waits for that function if it already started, so it
-	// never outlives this call.
+	// A cancelled ctx interrupts the read through its deadline; if that
+	// function started, it is waited for, so it never outlives this call.
 	fired := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		w.events.SetReadDeadline(time.Unix(1, 0))
@@ -135,7 +153,7 @@ func (w *lockWaiter) wait(ctx context.Context, d time.Duration) error {
 		return cerr
 	}
 	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-		// The watch is broken (the lock file was removed, say): poll.
+		// The watch is broken: poll from now on.
 		w.events.Close()
 		w.events = nil
 	}
@@ -144,8 +162,9 @@ func (w *lockWaiter) wait(ctx context.Context, d time.Duration) error {
 
 // close drops the waiter's mark and the watch.
 func (w *lockWaiter) close() {
-	if w.marked {
-		w.ofdLock(fOFDSetlk, syscall.F_UNLCK)
+	if w.mark != 0 {
+		lk := syscall.Flock_t{Type: syscall.F_UNLCK, Whence: 0, Start: w.mark, Len: 1}
+		fcntlLock(w.h.fd, fOFDSetlk, &lk)
 	}
 	if w.events != nil {
 		w.events.Close()
