@@ -42,8 +42,8 @@ var scenarios = []scenario{
 // runs reports whether sys takes part in sc.
 func (sc scenario) runs(sys system) bool {
 	switch {
-	case sys.aOnly:
-		return sc.name == "a"
+	case sys.ownRecord:
+		return sc.procs == 1 && sc.recs == sc.goroutines
 	case sc.procs > 1:
 		return sys.multiProc
 	}

@@ -193,6 +193,9 @@ func (rep *report) markdown(cfg config, args string) string {
 				}
 			}
 			name := s.name
+			if s.name == "replace-nosync" {
+				name += " (not durable)"
+			}
 			if errs > 0 {
 				name += fmt.Sprintf(" (%d errors)", errs)
 			}

@@ -31,8 +31,9 @@ type system struct {
 	// multiProc is false for systems one process at a time can use (bbolt
 	// holds an exclusive lock on its file while open).
 	multiProc bool
-	// aOnly marks the raw replace floor: one unlocked writer, scenario a.
-	aOnly bool
+	// ownRecord marks the raw replaces, which take no lock: they run only
+	// where every goroutine has a record of its own (a and c).
+	ownRecord bool
 	seed  func(dir string, recs int) error
 	open  func(dir string) (store, error)
 }
@@ -53,7 +54,8 @@ var systems = []system{
 	{name: "bbolt-update", peer: true, seed: seedBolt, open: openBolt(false)},
 	{name: "bbolt-batch", peer: true, seed: seedBolt, open: openBolt(true)},
 	{name: "lockedfile", peer: true, multiProc: true, seed: seedFiles, open: openLockedfile},
-	{name: "floor", aOnly: true, seed: seedFiles, open: openFloor},
+	{name: "floor", ownRecord: true, seed: seedFiles, open: openFloor(true)},
+	{name: "replace-nosync", ownRecord: true, seed: seedFiles, open: openFloor(false)},
 }
 
 func systemByName(name string) (system, error) {
@@ -254,24 +256,38 @@ func flockFd(f *os.File, how int) error {
 }
 
 // openFloor is the raw durable replace with nothing else (no lock, no
-// read): temp + write + fsync + close + rename + directory fsync. It is
-// the physical floor of the protocol for one writer; it keeps the count in
-// memory, so it is only run with one goroutine (scenario a).
-func openFloor(dir string) (store, error) { return &floor{dir: dir, st: record()}, nil }
+// read): temp + write + fsync + close + rename + directory fsync, each
+// writer on its own. It is the physical floor of the protocol; it keeps the
+// counts in memory, so it runs only where every goroutine has its own
+// record. Without sync it is not durable at all: it shows what the
+// protocol's file operations alone cost in CPU on this machine.
+func openFloor(sync bool) func(string) (store, error) {
+	return func(dir string) (store, error) { return &floor{dir: dir, sync: sync, st: map[int]*status.Status{}}, nil }
+}
 
 type floor struct {
-	dir string
-	st  status.Status
+	dir  string
+	sync bool
+	mu   sync.Mutex
+	st   map[int]*status.Status // one goroutine per record
 }
 
 func (f *floor) inc(ctx context.Context, rec int) error {
-	f.st.Runs++
-	f.st.UpdatedAt = time.Now().UTC()
-	data, err := json.MarshalIndent(f.st, "", "  ")
+	f.mu.Lock()
+	st := f.st[rec]
+	if st == nil {
+		r := record()
+		st = &r
+		f.st[rec] = st
+	}
+	f.mu.Unlock()
+	st.Runs++
+	st.UpdatedAt = time.Now().UTC()
+	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
-	return floorWrite(recPath(f.dir, rec), append(data, '\n'))
+	return floorWrite(recPath(f.dir, rec), append(data, '\n'), f.sync)
 }
 
 func (f *floor) read(rec int) (int, error) {
@@ -281,7 +297,7 @@ func (f *floor) read(rec int) (int, error) {
 
 func (f *floor) close() error { return nil }
 
-func floorWrite(dest string, data []byte) error {
+func floorWrite(dest string, data []byte, sync bool) error {
 	dir := filepath.Dir(dest)
 	tmp := filepath.Join(dir, ".floor.tmp")
 	t, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -292,15 +308,20 @@ func floorWrite(dest string, data []byte) error {
 		t.Close()
 		return err
 	}
-	if err := t.Sync(); err != nil {
-		t.Close()
-		return err
+	if sync {
+		if err := t.Sync(); err != nil {
+			t.Close()
+			return err
+		}
 	}
 	if err := t.Close(); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, dest); err != nil {
 		return err
+	}
+	if !sync {
+		return nil
 	}
 	d, err := os.Open(dir)
 	if err != nil {

@@ -52,6 +52,9 @@ var shares struct {
 // openSeq orders the descriptors used for syncs by when they were opened.
 var openSeq atomic.Uint64
 
+// syncFS is syncfs; tests replace it to observe rounds.
+var syncFS = syncfs
+
 // enter registers a replace on the file system of f (its new temp file)
 // and returns its share, or nil when syncs of that file system are not
 // shared.
@@ -60,6 +63,11 @@ func enter(f *os.File) *share {
 	if !ok {
 		return nil
 	}
+	return join(key)
+}
+
+// join registers a replace on the file system key.
+func join(key fsKey) *share {
 	shares.mu.Lock()
 	defer shares.mu.Unlock()
 	s := shares.m[key]
@@ -136,7 +144,7 @@ func (s *share) sync(fd int, seq uint64, own func() error) error {
 // write-back error recorded on the file system since that descriptor was
 // opened, so it covers every member's writes.
 func (s *share) run(r *round) {
-	r.err = syncfs(r.fd)
+	r.err = syncFS(r.fd)
 	close(r.done)
 	s.mu.Lock()
 	defer s.mu.Unlock()
