@@ -34,8 +34,8 @@ type system struct {
 	// ownRecord marks the raw replaces, which take no lock: they run only
 	// where every goroutine has a record of its own (a and c).
 	ownRecord bool
-	seed  func(dir string, recs int) error
-	open  func(dir string) (store, error)
+	seed      func(dir string, recs int) error
+	open      func(dir string) (store, error)
 }
 
 // A store is a system opened by one process.
@@ -262,7 +262,9 @@ func flockFd(f *os.File, how int) error {
 // record. Without sync it is not durable at all: it shows what the
 // protocol's file operations alone cost in CPU on this machine.
 func openFloor(sync bool) func(string) (store, error) {
-	return func(dir string) (store, error) { return &floor{dir: dir, sync: sync, st: map[int]*status.Status{}}, nil }
+	return func(dir string) (store, error) {
+		return &floor{dir: dir, sync: sync, st: map[int]*status.Status{}}, nil
+	}
 }
 
 type floor struct {
