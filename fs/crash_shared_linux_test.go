@@ -31,19 +31,12 @@ func crashWritersMain() {
 		target := filepath.Join(dir, fmt.Sprint("task", g), "status.json")
 		wg.Go(func() {
 			for ; ; seq++ {
-				data := makePayload(seq, 300+(seq%5)*2000)
-				var err error
-				if inPlace {
-					err = os.WriteFile(target, data, 0o644) // the CONTROL
-				} else {
-					err = WriteAtomic(target, data, 0o644)
-				}
-				if err != nil {
+				if err := crashWrite(target, makePayload(seq, 300+(seq%5)*2000), inPlace); err != nil {
 					fmt.Fprintln(os.Stderr, err)
 					os.Exit(1)
 				}
 				mu.Lock()
-				_, err = fmt.Printf("%d %d\n", g, seq)
+				_, err := fmt.Printf("%d %d\n", g, seq)
 				mu.Unlock()
 				if err != nil {
 					os.Exit(0)
