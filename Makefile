@@ -4,7 +4,7 @@ GO      ?= go
 NESTED  := $(patsubst %/go.mod,%,$(shell find . -mindepth 2 -name go.mod -not -path './.git/*' | sort))
 GOFILES  = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 
-.PHONY: test deps fmt-check vet lint cross unit bench fuzz demo soak powerloss
+.PHONY: test deps fmt-check vet lint cross unit bench bench-peers fuzz demo soak powerloss
 
 test: deps fmt-check vet lint cross unit
 
@@ -60,6 +60,15 @@ BENCHTIME ?= 1s
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...
 	@for m in $(NESTED); do (cd $$m && $(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...) || exit 1; done
+
+# The peer benchmark (nested module bench/): status.Mutate next to SQLite,
+# bbolt, a lockedfile-style writer and our per-call baseline, every scenario
+# interleaved per round; prints the markdown report with the goals as
+# pass/fail and writes it to .bin/bench-peers.md. About 10 minutes; QUICK=1
+# for a one-round smoke run. strace (from deps) counts the fsyncs.
+bench-peers: deps
+	@mkdir -p $(CURDIR)/.bin
+	cd bench && $(GO) run . $(if $(QUICK),-quick) -o $(CURDIR)/.bin/bench-peers.md
 
 FUZZTIME ?= 10s
 fuzz:

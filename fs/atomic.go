@@ -14,7 +14,8 @@ import (
 //
 //   - a concurrent reader sees the old content or the new, never a mix;
 //   - when it returns nil the new content survives a crash or power loss
-//     (file and parent directory are fsynced);
+//     (file and parent directory are fsynced, or covered by a shared sync:
+//     see the package doc);
 //   - an existing file keeps its permission bits (and owner, when the
 //     caller may set it); a new file gets perm minus the umask;
 //   - on failure before the replacement, path is untouched and no temp file

@@ -23,14 +23,7 @@ func crashWriterMain() {
 	seq, _ := strconv.Atoi(os.Getenv("FS_SEQ"))
 	inPlace := os.Getenv("FS_INPLACE") == "1"
 	for ; ; seq++ {
-		data := makePayload(seq, 500+(seq%7)*3000)
-		var err error
-		if inPlace {
-			err = os.WriteFile(target, data, 0o644) // the CONTROL: P4-10's in-place write
-		} else {
-			err = WriteAtomic(target, data, 0o644)
-		}
-		if err != nil {
+		if err := crashWrite(target, makePayload(seq, 500+(seq%7)*3000), inPlace); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -38,6 +31,15 @@ func crashWriterMain() {
 			os.Exit(0)
 		}
 	}
+}
+
+// crashWrite is one write of a crash child: WriteAtomic, or in place for
+// the CONTROL (P4-10's os.WriteFile).
+func crashWrite(target string, data []byte, inPlace bool) error {
+	if inPlace {
+		return os.WriteFile(target, data, 0o644)
+	}
+	return WriteAtomic(target, data, 0o644)
 }
 
 // crashResult is what one harness run saw.

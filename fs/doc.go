@@ -44,6 +44,27 @@
 //   - A crash can leave a temp file behind; SweepTemp removes those older
 //     than a given age and touches nothing else.
 //
+// # Shared syncs
+//
+// When writes in one process overlap on one file system, they share their
+// syncs: instead of each fsyncing its temp file and then its directory, a
+// write waits for a syncfs(2) of the whole file system that starts after its
+// own write (then after its own rename), run by one of the waiting writes
+// for all of them. A file system without a journal then writes its dirty
+// metadata in one batch, and a journaling one commits once, where separate
+// fsyncs would each pay for it. A write alone on its file system syncs its
+// own file and directory.
+//
+// Shared syncs are used on Linux 5.8 and later (before 5.8 syncfs did not
+// report write-back errors) for ext2/3/4, XFS and Btrfs; elsewhere every
+// write syncs on its own. The guarantees above are unchanged: each write
+// returns nil only once its content and its rename are durable. Not
+// guaranteed: a write-back error anywhere on the file system since the
+// round's oldest descriptor was opened fails every write of that round
+// (before its rename: nothing replaced; after it: ErrDurabilityUnknown), and
+// a syncfs also writes back other programs' dirty data on the file system,
+// so a shared write can take longer when they have much of it.
+//
 // # Not guaranteed
 //
 //   - Two concurrent writers of the same file: the last rename wins and the

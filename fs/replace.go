@@ -178,7 +178,8 @@ func streamSource(ctx context.Context, r io.Reader) (*source, error) {
 // rename over base; fsync d. Any failure before the rename removes the temp
 // file and leaves base untouched. A failed fsync is never retried: after a
 // writeback error Linux marks the pages clean, so a second fsync can
-// succeed with the data gone.
+// succeed with the data gone. Concurrent replaces on one file system may
+// share their two syncs (see share).
 func replace(d dirOps, base string, prev os.FileInfo, perm os.FileMode, src *source) (n int64, err error) {
 	createPerm := perm.Perm()
 	if prev != nil {
@@ -191,6 +192,12 @@ func replace(d dirOps, base string, prev os.FileInfo, perm os.FileMode, src *sou
 	if err != nil {
 		return 0, fmt.Errorf("create temp file: %w", err)
 	}
+	seq := openSeq.Add(1)
+	var sh *share
+	if _, wrapped := d.(syncer); !wrapped {
+		sh = enter(f)
+	}
+	defer sh.leave()
 	closed := false
 	defer func() {
 		if !closed {
@@ -207,7 +214,7 @@ func replace(d dirOps, base string, prev os.FileInfo, perm os.FileMode, src *sou
 		n, err = src.writeTo(f)
 	}
 	if err == nil {
-		err = syncFile(d, f)
+		err = sh.sync(int(f.Fd()), seq, func() error { return syncFile(d, f) })
 	}
 	cerr := f.Close()
 	closed = true
@@ -218,14 +225,23 @@ func replace(d dirOps, base string, prev os.FileInfo, perm os.FileMode, src *sou
 		d.Remove(tmp) // best effort; SweepTemp collects what a crash leaves
 		return n, err
 	}
+	// The directory is opened before the rename, so that a shared sync's
+	// error report (see share.run) covers the rename.
+	df, dseq, derr := openDir(d)
 	if err = renameRetry(d, tmp, base, transientRename, renameBackoff); err != nil {
+		if df != nil {
+			df.Close()
+		}
 		d.Remove(tmp)
 		if errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EXDEV) {
 			err = fmt.Errorf("%w: %w", ErrMountPoint, err)
 		}
 		return n, err
 	}
-	return n, durabilityUnknown(syncDir(d))
+	if derr != nil {
+		return n, durabilityUnknown(derr)
+	}
+	return n, durabilityUnknown(syncOpenDir(d, df, dseq, sh))
 }
 
 // renameRetry renames, retrying a failure that transient classifies as
@@ -276,21 +292,29 @@ func syncFile(d dirOps, f *os.File) error {
 	return f.Sync()
 }
 
-// syncDir makes the directory entries of d durable (the rename, a created
-// or removed entry). See durabilityUnknown for unsupported file systems.
-func syncDir(d dirOps) error {
+// openDir opens d itself for syncOpenDir (nil where directories cannot be
+// synced), with its open sequence number (see share.sync).
+func openDir(d dirOps) (df *os.File, seq uint64, err error) {
 	if !dirSyncSupported {
+		return nil, 0, nil
+	}
+	df, err = d.Open(".")
+	return df, openSeq.Add(1), err
+}
+
+// syncOpenDir makes the directory entries of d durable (the rename, a
+// created or removed entry) through df from openDir, and closes df. See
+// durabilityUnknown for unsupported file systems.
+func syncOpenDir(d dirOps, df *os.File, seq uint64, sh *share) error {
+	if df == nil {
 		return nil
 	}
-	df, err := d.Open(".")
-	if err != nil {
-		return err
-	}
-	if s, ok := d.(syncer); ok {
-		err = s.syncDir(df)
-	} else {
-		err = df.Sync()
-	}
+	err := sh.sync(int(df.Fd()), seq, func() error {
+		if s, ok := d.(syncer); ok {
+			return s.syncDir(df)
+		}
+		return df.Sync()
+	})
 	if cerr := df.Close(); err == nil {
 		err = cerr
 	}

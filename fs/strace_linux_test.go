@@ -49,6 +49,7 @@ func straceWriteMain() {
 // sysEvent is one completed system call from an strace log, with file
 // descriptors resolved to the paths they were opened with.
 type sysEvent struct {
+	start   int // events completed before this call began
 	call    string
 	path    string // openat: the opened path; fsync/write/close: the fd's path
 	newPath string // renames: destination (path is the source)
@@ -73,6 +74,7 @@ func parseStrace(t *testing.T, path string) []sysEvent {
 	}
 	defer f.Close()
 	pending := map[string]string{}
+	started := map[string]int{}
 	fdPath := map[int]string{}
 	resolve := func(dirfd, name string) string {
 		if filepath.IsAbs(name) {
@@ -94,21 +96,24 @@ func parseStrace(t *testing.T, path string) []sysEvent {
 		pid, text := m[1], m[2]
 		if i := strings.Index(text, " <unfinished ...>"); i >= 0 {
 			pending[pid] = text[:i]
+			started[pid] = len(events)
 			continue
 		}
+		start := len(events)
 		if strings.HasPrefix(text, "<... ") {
 			i := strings.Index(text, " resumed>")
 			if i < 0 {
 				continue
 			}
 			text = pending[pid] + text[i+len(" resumed>"):]
+			start = started[pid]
 			delete(pending, pid)
 		}
 		c := straceCall.FindStringSubmatch(text)
 		if c == nil {
 			continue
 		}
-		ev := sysEvent{call: c[1], args: c[2]}
+		ev := sysEvent{start: start, call: c[1], args: c[2]}
 		ev.ret, _ = strconv.Atoi(c[3])
 		args := strings.Split(c[2], ", ")
 		quoted := straceQuote.FindAllStringSubmatch(c[2], -1)
@@ -125,7 +130,7 @@ func parseStrace(t *testing.T, path string) []sysEvent {
 		case "close":
 			ev.path = fdPath[firstFD]
 			delete(fdPath, firstFD)
-		case "fsync", "fdatasync", "write":
+		case "fsync", "fdatasync", "write", "syncfs":
 			ev.path = fdPath[firstFD]
 		case "mkdirat", "mkdir":
 			if len(quoted) < 1 {
@@ -207,6 +212,19 @@ func analyse(t *testing.T, events []sysEvent, target string) replaceOrder {
 // holding sub/status.json and returns the parsed trace and the root.
 func runStrace(t *testing.T, writer string) ([]sysEvent, string) {
 	t.Helper()
+	return runStraceIn(t, "strace-write", func(root string) {
+		target := filepath.Join(root, "sub", "status.json")
+		if err := os.Mkdir(filepath.Dir(target), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mustWrite(t, target, `{"status":"running"}`, 0o644)
+	}, "FS_WRITER="+writer)
+}
+
+// runStraceIn runs the helper child under strace on a fresh root that
+// setup prepares, and returns the parsed trace and the root.
+func runStraceIn(t *testing.T, helper string, setup func(root string), env ...string) ([]sysEvent, string) {
+	t.Helper()
 	strace, err := exec.LookPath("strace")
 	if err != nil {
 		t.Skip("skipped: strace is not installed (make test installs it)")
@@ -216,19 +234,15 @@ func runStrace(t *testing.T, writer string) ([]sysEvent, string) {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	target := filepath.Join(root, "sub", "status.json")
-	if err := os.Mkdir(filepath.Dir(target), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	mustWrite(t, target, `{"status":"running"}`, 0o644)
+	setup(root)
 	log := filepath.Join(t.TempDir(), "strace.log")
 	// %file and %desc rather than a list of names: the set of rename and
 	// open system calls differs between architectures.
 	args := append([]string{"-f", "-qq", "-s", "512", "-e", "trace=%file,%desc", "-o", log, exe}, helperCmdArgs...)
 	cmd := exec.Command(strace, args...)
-	cmd.Env = append(os.Environ(), "FS_HELPER=strace-write", "FS_ROOT="+root, "FS_WRITER="+writer)
+	cmd.Env = append(append(os.Environ(), "FS_HELPER="+helper, "FS_ROOT="+root), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("strace %s: %v\n%s", writer, err, out)
+		t.Fatalf("strace %s: %v\n%s", helper, err, out)
 	}
 	return parseStrace(t, log), root
 }

@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"errors"
+	"hash/maphash"
 	"maps"
 	"reflect"
 	"slices"
@@ -22,13 +23,24 @@ type codec struct {
 	known    map[string]bool // lower-cased JSON names (the decoder matches case-insensitively)
 
 	// flat reports that T holds only values that encoding/json can round
-	// trip exactly (see flatType); only then is last used.
+	// trip exactly (see flatType); only then is recent used.
 	flat bool
-	// last is the document this codec encoded most recently. The next
-	// Mutate of the same document usually starts from exactly those bytes
-	// (the next call in a group-commit batch, or this process's next call),
-	// and decoding them was most of a batched call's CPU cost.
-	last atomic.Pointer[encoded]
+	// recent holds documents this codec encoded recently, in slots chosen
+	// by a hash of their bytes. The next Mutate of a document usually
+	// starts from exactly the bytes this process wrote last (the next call
+	// in a group-commit batch, or this process's next call, also when it
+	// writes many documents in turn), and decoding them was most of a
+	// batched call's CPU cost.
+	recent [recentSlots]atomic.Pointer[encoded]
+	seed   maphash.Seed
+}
+
+// recentSlots bounds how many encodings a codec keeps (about 1 KB each for
+// a status document).
+const recentSlots = 64
+
+func (c *codec) slot(raw []byte) *atomic.Pointer[encoded] {
+	return &c.recent[maphash.Bytes(c.seed, raw)%recentSlots]
 }
 
 // encoded is an immutable record of one encoding: raw = encode(compact,
@@ -48,7 +60,7 @@ func codecFor[T any]() *codec {
 	if c, ok := codecs.Load(t); ok {
 		return c.(*codec)
 	}
-	c := &codec{isStruct: t.Kind() == reflect.Struct}
+	c := &codec{isStruct: t.Kind() == reflect.Struct, seed: maphash.MakeSeed()}
 	if c.isStruct {
 		c.known = make(map[string]bool)
 		collectNames(t, c.known, 0)
@@ -136,7 +148,7 @@ func (c *codec) encode(compact []byte, unknown map[string]json.RawMessage) []byt
 // give back exactly v.
 func (c *codec) remember(raw []byte, v any, unknown map[string]json.RawMessage, compact []byte) {
 	if c.flat && exact(reflect.ValueOf(v).Elem()) {
-		c.last.Store(&encoded{raw: raw, value: reflect.ValueOf(v).Elem().Interface(), unknown: unknown, compact: compact})
+		c.slot(raw).Store(&encoded{raw: raw, value: reflect.ValueOf(v).Elem().Interface(), unknown: unknown, compact: compact})
 	}
 }
 
@@ -146,7 +158,7 @@ func lookup[T any](c *codec, cur []byte) (v T, unknown map[string]json.RawMessag
 	if !c.flat || cur == nil {
 		return v, nil, nil, false
 	}
-	e := c.last.Load()
+	e := c.slot(cur).Load()
 	if e == nil || !bytes.Equal(e.raw, cur) {
 		return v, nil, nil, false
 	}

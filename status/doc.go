@@ -68,9 +68,11 @@
 //     a value, decide inside fn.
 //   - Mutual exclusion is per path: two different paths (including hard
 //     links or symbolic links to one file) have different locks.
-//   - Fairness between processes is best effort: flock keeps no queue, and a
-//     waiting process polls (with backoff up to 5ms) while a busy one may win
-//     the lock several times in a row.
+//   - Fairness between processes is best effort. flock keeps no queue; on
+//     Linux, processes using this package queue for it first come, first
+//     served and wake when the lock file is closed (see Waiting for the
+//     lock), but programs that take the flock directly, and other systems
+//     (which poll with a backoff of up to 5ms), may overtake a waiter.
 //   - fn runs under the lock, always on its caller's goroutine; it should be
 //     short. If fn calls runtime.Goexit (t.FailNow, say), only its own
 //     caller's goroutine ends and its change is dropped, like a panicking
@@ -87,9 +89,10 @@
 // # Group commit
 //
 // When several goroutines of one process mutate the same document at once,
-// they queue, and the first becomes the leader: it lets callers that are
-// about to arrive join (a few yields, before taking the lock, so other
-// processes can take it meanwhile), takes the lock, reads the file once, runs
+// they queue, and the first becomes the leader: if others are queued it lets
+// callers that are about to arrive join (a few yields, before taking the
+// lock, so other processes can take it meanwhile; a leader alone on its
+// document does not yield), takes the lock, reads the file once, runs
 // up to 256 queued functions one after another (each sees its predecessors'
 // result; a failing or panicking fn drops only its own change), writes the
 // result once, releases the lock, wakes the others and hands the lead to the
@@ -98,6 +101,24 @@
 // contains its change is durable. No goroutine is started: the leader is one
 // of the callers, and it hands each other caller's fn the current document
 // to run in that caller's own goroutine.
+//
+// Writes of different documents in one process share durability work: the
+// durable replaces of documents on one file system that are written at
+// the same moment share their syncs (see fs.WriteAtomic), so each call
+// still returns only when its own document is durable.
+//
+// # Waiting for the lock
+//
+// The lock is polled with LOCK_NB, so that waiting honours ctx without a
+// helper goroutine (a blocking flock cannot be cancelled). On Linux a
+// waiting process also holds an open file description (OFD) read lock on
+// one byte of PATH.lock, at an offset given by the time it started to wait;
+// only the oldest waiter tries the flock, and a caller that finds waiters
+// queues behind them instead of racing them. Waiters watch PATH.lock with
+// inotify and try again as soon as any descriptor of it is closed, polling
+// only as a fallback. OFD locks and flock do not interact on Linux, so
+// this is invisible to the protocol below and to programs that follow it;
+// they simply do not queue.
 //
 // # Locking protocol (for programs in any language)
 //

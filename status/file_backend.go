@@ -342,7 +342,7 @@ func (e *entry) lead(r *request) {
 // the others). It only changes how calls are grouped, never their order or
 // outcome.
 func (e *entry) gather() {
-	prev := -1
+	prev := 1 // a leader alone on its path does not yield
 	for range 8 {
 		e.mu.Lock()
 		n := len(e.queue)

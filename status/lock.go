@@ -7,46 +7,72 @@ import (
 )
 
 // Backoff bounds for polling the non-blocking flock: a blocking flock
-// cannot be cancelled, so waiting is a poll that watches ctx.
+// cannot be cancelled, so waiting is a poll that watches ctx. Where the
+// system tells a waiter when the lock file is closed (see lockWaiter), the
+// poll is only a fallback and backs off further.
 const (
 	minBackoff = 50 * time.Microsecond
 	maxBackoff = 5 * time.Millisecond
 )
 
 // lockFile takes the exclusive lock on the lock file name (creating it if
-// needed) through a fresh open file description, polling until it is free or
-// ctx ends. The returned function releases the lock by closing the
+// needed) through a fresh open file description, waiting until it is free
+// or ctx ends. The returned function releases the lock by closing the
 // descriptor; the lock file itself is never removed.
+//
+// Where the system allows it, waiters queue first come, first served and
+// wake when the lock file is closed (see lockWaiter); a caller that finds
+// others waiting takes its place behind them rather than racing them.
 func lockFile(ctx context.Context, name string) (unlock func(), err error) {
 	h, err := openLock(name)
 	if err != nil {
 		return nil, err
 	}
-	var timer *time.Timer
+	if !waitersAhead(h, 0) {
+		ok, err := h.tryLock()
+		if err != nil || ok {
+			return lockResult(h, err)
+		}
+	}
+	// Queue and watch before the next attempt, so that a release between
+	// that attempt and the wait still wakes us.
+	w := newLockWaiter(h)
 	backoff := minBackoff
 	for {
-		ok, err := h.tryLock()
-		if err != nil {
-			h.close()
-			return nil, err
-		}
-		if ok {
-			return h.close, nil
+		if w.mayTry() {
+			ok, err := h.tryLock()
+			if err != nil || ok {
+				w.close() // before h: the mark is on h's descriptor
+				return lockResult(h, err)
+			}
 		}
 		// Full jitter: processes polling the same lock spread out.
 		d := backoff/2 + rand.N(backoff/2+1)
-		backoff = min(2*backoff, maxBackoff)
-		if timer == nil {
-			timer = time.NewTimer(d)
-		} else {
-			timer.Reset(d)
-		}
-		select {
-		case <-ctx.Done():
-			timer.Stop()
+		backoff = min(2*backoff, w.maxBackoff())
+		if err := w.wait(ctx, d); err != nil {
+			w.close()
 			h.close()
-			return nil, ctx.Err()
-		case <-timer.C:
+			return nil, err
 		}
+	}
+}
+
+func lockResult(h *lockHandle, err error) (func(), error) {
+	if err != nil {
+		h.close()
+		return nil, err
+	}
+	return h.close, nil
+}
+
+// sleepCtx waits for d, or returns ctx's error when ctx ends first.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
