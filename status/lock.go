@@ -3,6 +3,7 @@ package status
 import (
 	"context"
 	"math/rand/v2"
+	"os"
 	"time"
 )
 
@@ -14,11 +15,12 @@ const (
 )
 
 // lockFile takes the exclusive lock on the lock file name (creating it if
-// needed) through a fresh open file description, polling until it is free or
+// needed, see openLock for its mode; perm is the mode a new document will
+// get) through a fresh open file description, polling until it is free or
 // ctx ends. The returned function releases the lock by closing the
-// descriptor; the lock file itself is never removed.
-func lockFile(ctx context.Context, name string) (unlock func(), err error) {
-	h, err := openLock(name)
+// descriptor.
+func lockFile(ctx context.Context, name string, perm os.FileMode) (unlock func(), err error) {
+	h, err := openLock(name, perm)
 	if err != nil {
 		return nil, err
 	}
