@@ -138,11 +138,13 @@ func open(name string, flags int, mode uint32) (int, error) {
 
 // tryLock takes the lock if it is free. A lock taken on a lock file that
 // was removed (and perhaps created anew) since we opened it guards nothing:
-// a newcomer would lock the new file. Then the handle starts over with a
-// fresh descriptor and reports the lock as busy, so the caller's wait goes
-// on (and keeps honouring its context).
+// a newcomer would lock the new file. Then the handle starts over at once
+// with a fresh descriptor (a tool that deletes the file on every release
+// would otherwise make a polling waiter find its file stale every time);
+// after a few such rounds it reports the lock as busy, so the caller's wait
+// goes on and keeps honouring its context.
 func (h *lockHandle) tryLock() (bool, error) {
-	for {
+	for stale := 0; ; {
 		err := syscall.Flock(h.fd, syscall.LOCK_EX|syscall.LOCK_NB)
 		switch err {
 		case nil:
@@ -152,7 +154,11 @@ func (h *lockHandle) tryLock() (bool, error) {
 			}
 			syscall.Close(h.fd)
 			h.fd = -1
-			return false, h.open()
+			if err := h.open(); err != nil || stale == 8 {
+				return false, err
+			}
+			stale++
+			continue
 		case syscall.EINTR:
 			continue
 		case syscall.EWOULDBLOCK:
