@@ -18,8 +18,9 @@ import (
 // codec holds what the Store needs to know about T to keep unknown fields:
 // whether T is a struct and the JSON names it declares.
 type codec struct {
+	typ      reflect.Type
 	isStruct bool
-	known    map[string]bool // lower-cased JSON names (the decoder matches case-insensitively)
+	fields   *structFields // T's JSON names and field types, if a struct
 
 	// flat reports that T holds only values that encoding/json can round
 	// trip exactly (see flatType); only then is last used.
@@ -48,10 +49,9 @@ func codecFor[T any]() *codec {
 	if c, ok := codecs.Load(t); ok {
 		return c.(*codec)
 	}
-	c := &codec{isStruct: t.Kind() == reflect.Struct}
+	c := &codec{typ: t, isStruct: t.Kind() == reflect.Struct}
 	if c.isStruct {
-		c.known = make(map[string]bool)
-		collectNames(t, c.known, 0)
+		c.fields = fieldsOf(t)
 		c.flat = flatType(t)
 	}
 	actual, _ := codecs.LoadOrStore(t, c)
@@ -59,9 +59,10 @@ func codecFor[T any]() *codec {
 }
 
 // collectNames records the JSON object keys that encoding/json maps to
-// fields of struct type t, following embedded structs. It reads the tags
-// rather than marshalling a value so that omitempty fields count as known.
-func collectNames(t reflect.Type, known map[string]bool, depth int) {
+// fields of struct type t, with the fields' types, following embedded
+// structs. It reads the tags rather than marshalling a value so that
+// omitempty fields count as known.
+func collectNames(t reflect.Type, known map[string]reflect.Type, depth int) {
 	if depth > 16 { // recursive embedding through pointers
 		return
 	}
@@ -88,7 +89,7 @@ func collectNames(t reflect.Type, known map[string]bool, depth int) {
 		if name == "" {
 			name = f.Name
 		}
-		known[strings.ToLower(name)] = true
+		known[name] = f.Type
 	}
 }
 
@@ -237,6 +238,10 @@ func decode[T any](c *codec, name string, cur []byte) (T, map[string]json.RawMes
 		return v, nil, corrupt(name, err)
 	}
 	if !c.isStruct {
+		start := skipSpace(cur, 0)
+		if err := checkValue(c.typ, cur[start:]); err != nil {
+			return v, nil, corrupt(name, placed(err, start, start))
+		}
 		return v, nil, nil
 	}
 	// Unmarshal accepted cur, so it is valid JSON; for a struct it is an
@@ -245,13 +250,16 @@ func decode[T any](c *codec, name string, cur []byte) (T, map[string]json.RawMes
 		return v, nil, &CorruptError{Path: name, Offset: 0, Err: errors.New("document is null, want a JSON object")}
 	}
 	var unknown map[string]json.RawMessage
-	err := members(cur, func(key string, value []byte) {
-		if !c.known[strings.ToLower(key)] {
+	seen := make(map[string]bool, len(c.fields.names))
+	err := members(cur, func(key string, value []byte) error {
+		known, err := c.fields.member(seen, key, value)
+		if err == nil && !known {
 			if unknown == nil {
 				unknown = make(map[string]json.RawMessage)
 			}
 			unknown[key] = value
 		}
+		return err
 	})
 	if err != nil {
 		return v, nil, corrupt(name, err)
@@ -265,7 +273,10 @@ func corrupt(name string, err error) *CorruptError {
 	var off int64
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
+	var at *atError
 	switch {
+	case errors.As(err, &at):
+		off = at.Offset
 	case errors.As(err, &se):
 		off = se.Offset
 	case errors.As(err, &te):
