@@ -19,6 +19,7 @@ import (
 // whether T is a struct and the JSON names it declares.
 type codec struct {
 	typ      reflect.Type
+	owner    bool // T decodes and encodes itself: see selfCoded
 	isStruct bool
 	fields   *structFields // T's JSON names and field types, if a struct
 
@@ -49,13 +50,24 @@ func codecFor[T any]() *codec {
 	if c, ok := codecs.Load(t); ok {
 		return c.(*codec)
 	}
-	c := &codec{typ: t, isStruct: t.Kind() == reflect.Struct}
+	c := &codec{typ: t, owner: selfCoded(t)}
+	c.isStruct = t.Kind() == reflect.Struct && !c.owner
 	if c.isStruct {
 		c.fields = fieldsOf(t)
 		c.flat = flatType(t)
 	}
 	actual, _ := codecs.LoadOrStore(t, c)
 	return actual.(*codec)
+}
+
+// selfCoded reports whether T has both a MarshalJSON and an UnmarshalJSON
+// method: such a type owns the whole document. Its UnmarshalJSON gets the
+// file's bytes, and its MarshalJSON's bytes are written as they are (with a
+// final newline): no layout is imposed and no field is kept apart, so that
+// a type holding raw values can keep them byte for byte.
+func selfCoded(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return p.Implements(reflect.TypeFor[json.Marshaler]()) && p.Implements(reflect.TypeFor[json.Unmarshaler]())
 }
 
 // collectNames records the JSON object keys that encoding/json maps to
@@ -96,6 +108,13 @@ func collectNames(t reflect.Type, known map[string]reflect.Type, depth int) {
 // marshal returns the compact encoding of *v (without HTML escaping, so that
 // URLs stay readable in the file).
 func (c *codec) marshal(v any) ([]byte, error) {
+	if c.owner {
+		out, err := v.(json.Marshaler).MarshalJSON()
+		if err == nil && !json.Valid(out) {
+			err = errors.New("MarshalJSON returned invalid JSON")
+		}
+		return out, err
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -109,6 +128,13 @@ func (c *codec) marshal(v any) ([]byte, error) {
 // indented by two spaces, then the unknown fields sorted by name with their
 // value bytes exactly as they were read, then a newline.
 func (c *codec) encode(compact []byte, unknown map[string]json.RawMessage) []byte {
+	if c.owner {
+		out := slices.Clip(compact) // MarshalJSON's bytes as they are
+		if !bytes.HasSuffix(out, []byte("\n")) {
+			out = append(out, '\n')
+		}
+		return out
+	}
 	buf := make([]byte, 0, len(compact)+len(compact)/4+64)
 	buf = appendIndent(buf, compact)
 	if len(unknown) > 0 {

@@ -24,7 +24,7 @@ func cmdGet(args []string, stdout io.Writer) error {
 		return err
 	}
 	if len(pos) == 1 {
-		_, err = stdout.Write(doc.indent())
+		_, err = stdout.Write(doc.layout())
 		return err
 	}
 	value, err := lookup(doc, pos[0], pos[1])
@@ -38,16 +38,11 @@ func cmdGet(args []string, stdout io.Writer) error {
 // load reads the document at path without the lock, as status.Read does.
 // Unlike a Store, it reports a missing file instead of an empty document.
 func load(path string) (document, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("get: %w", err)
-	}
 	doc, err := status.NewStore[document](path).Load()
 	if err != nil {
 		return nil, err // *status.CorruptError or a path error: both name the path
 	}
 	if doc == nil {
-		// Replaced by nothing between Stat and Load: the protocol never
-		// removes a document, so someone else did.
 		return nil, fmt.Errorf("get %s: %w", path, os.ErrNotExist)
 	}
 	return doc, nil

@@ -39,7 +39,7 @@ func cmdIncr(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return lockError("incr", path, wf.timeout, err)
 	}
-	_, err = stdout.Write(doc.indent())
+	_, err = stdout.Write(doc.layout())
 	return err
 }
 

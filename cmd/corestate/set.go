@@ -43,7 +43,7 @@ func cmdSet(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return lockError("set", path, wf.timeout, err)
 	}
-	_, err = stdout.Write(doc.indent())
+	_, err = stdout.Write(doc.layout())
 	return err
 }
 
