@@ -73,17 +73,23 @@ func readDoc(name, path string, maxSize int64) ([]byte, error) {
 // Update queues apply on the path's registry entry and waits for it to run
 // in a batch led by this or another caller's goroutine.
 func (b *fileBackend) Update(ctx context.Context, apply func(cur []byte) ([]byte, error)) error {
+	return b.update(ctx, "mutate", apply)
+}
+
+// update runs apply as one request of a batch; op names the call in errors.
+// An apply that returns nil for an existing document removes it (Remove).
+func (b *fileBackend) update(ctx context.Context, op string, apply func(cur []byte) ([]byte, error)) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("status: mutate %s: %w", b.path, err)
+		return pathError(op, b.path, err)
 	}
 	key, err := docPath(b.path)
 	if err != nil {
-		return pathError("mutate", b.path, err)
+		return pathError(op, b.path, err)
 	}
 	e := acquire(key)
 	defer release(e)
 
-	r := &request{b: b, ctx: ctx, apply: apply, wake: make(chan struct{}, 1), ran: make(chan struct{}, 1)}
+	r := &request{b: b, op: op, ctx: ctx, apply: apply, wake: make(chan struct{}, 1), ran: make(chan struct{}, 1)}
 	if e.enqueue(r) || e.wait(r) {
 		e.lead(r)
 	}
@@ -175,6 +181,7 @@ const (
 
 type request struct {
 	b     *fileBackend
+	op    string // "mutate" or "remove", for errors
 	ctx   context.Context
 	apply func(cur []byte) ([]byte, error)
 	wake  chan struct{} // capacity 1: state changed to chosen, applying or finished
@@ -202,7 +209,7 @@ func (r *request) signal() {
 }
 
 func (r *request) ctxErr() error {
-	return fmt.Errorf("status: mutate %s: %w", r.b.path, r.ctx.Err())
+	return pathError(r.op, r.b.path, r.ctx.Err())
 }
 
 // enqueue appends r and reports whether r must lead (nobody else does).
@@ -294,7 +301,7 @@ func (e *entry) lead(r *request) {
 		if r.ctx.Err() != nil {
 			r.err = r.ctxErr()
 		} else {
-			r.err = fmt.Errorf("status: mutate %s: %w", r.b.path, err)
+			r.err = pathError(r.op, r.b.path, err)
 		}
 		e.handOff()
 		e.mu.Unlock()
@@ -319,7 +326,7 @@ func (e *entry) lead(r *request) {
 			unlock()
 			for _, q := range batch {
 				if q.err == nil && !q.panicked {
-					q.err = fmt.Errorf("status: mutate %s: %w", q.b.path, errGoexit)
+					q.err = pathError(q.op, q.b.path, errGoexit)
 				}
 			}
 			e.finish(batch)
@@ -387,10 +394,14 @@ func (e *entry) runBatch(leader *request, batch []*request) {
 	if bytes.Equal(cur, orig) && (cur == nil) == (orig == nil) {
 		return
 	}
-	if err := writeFile(e.key, cur, leader.b.perm); err != nil {
+	write := func() error { return writeFile(e.key, cur, leader.b.perm) }
+	if cur == nil {
+		write = func() error { return removeDoc(e.key) }
+	}
+	if err := write(); err != nil {
 		for _, q := range batch {
 			if q.ok {
-				q.err = fmt.Errorf("status: mutate %s: %w", q.b.path, err)
+				q.err = pathError(q.op, q.b.path, err)
 			}
 		}
 	}
