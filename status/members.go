@@ -46,17 +46,9 @@ func members(data []byte, fn func(name string, value []byte) error) error {
 		if err := fn(name, data[start:end:end]); err != nil {
 			return placed(err, at, start)
 		}
-		i = skipSpace(data, end)
-		if i >= len(data) {
-			return errNotObject
-		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-		case '}':
-			return nil
-		default:
-			return errNotObject
+		var done bool
+		if i, done, err = next(data, end, '}'); err != nil || done {
+			return err
 		}
 	}
 }
@@ -84,19 +76,25 @@ func elements(data []byte, fn func(value []byte) error) error {
 		if err := fn(data[i:end:end]); err != nil {
 			return placed(err, i, i)
 		}
-		i = skipSpace(data, end)
-		if i >= len(data) {
-			return errNotObject
-		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-		case ']':
-			return nil
-		default:
-			return errNotObject
+		var done bool
+		if i, done, err = next(data, end, ']'); err != nil || done {
+			return err
 		}
 	}
+}
+
+// next reads the separator after an item that ends at i: it returns the
+// start of the next item, or done when the container ends with close.
+func next(data []byte, i int, close byte) (start int, done bool, err error) {
+	i = skipSpace(data, i)
+	switch {
+	case i >= len(data):
+	case data[i] == ',':
+		return skipSpace(data, i+1), false, nil
+	case data[i] == close:
+		return 0, true, nil
+	}
+	return 0, false, errNotObject
 }
 
 // An atError places an error at a byte offset of a JSON text.

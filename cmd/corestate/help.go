@@ -51,7 +51,8 @@ Flags:
 
 const helpGet = `Usage: corestate get [--json] FILE [FIELD]
 
-Prints the document at FILE (indented JSON), or the value of one top-level
+Prints the document at FILE (laid out as status.Mutate writes it, every value
+as the file holds it), or the value of one top-level
 FIELD: a string prints raw, anything else as compact JSON. A field of
 status.Status that FILE omits prints its zero value; another missing field
 exits 2. Takes no lock.
