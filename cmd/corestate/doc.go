@@ -5,9 +5,9 @@
 // Usage:
 //
 //	corestate demo [--procs N] [--goroutines N] [--updates N] [--readers N] [--dir DIR] [--timeout D]
-//	corestate get [--json] FILE [FIELD]
-//	corestate set [--timeout D] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
-//	corestate incr [--timeout D] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
+//	corestate get [--json] [--max-size N] FILE [FIELD]
+//	corestate set [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
+//	corestate incr [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
 //	corestate sweep [--older-than D] DIR
 //	corestate help [COMMAND]
 //
