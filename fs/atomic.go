@@ -25,7 +25,19 @@ import (
 // A symbolic link at path is followed: its target is replaced and the link
 // stays. The parent directory must exist (see MkdirAll).
 func WriteAtomic(path string, data []byte, perm os.FileMode) error {
-	_, err := writeHost("write atomic", path, &source{data: data}, perm)
+	_, err := writeHost("write atomic", path, &source{data: data}, perm, followAny)
+	return err
+}
+
+// WriteAtomicNoFollow is WriteAtomic for a path that must name a regular
+// file itself: a symbolic link at path is refused with ErrNotRegular instead
+// of followed, and one that appears during the write is replaced by the
+// rename, never followed (rename(2) does not follow its final component).
+// Use it in directories that other users can write, where a link planted at
+// path could otherwise redirect the write to a file they cannot write
+// themselves. Directories on the way to path are resolved as usual.
+func WriteAtomicNoFollow(path string, data []byte, perm os.FileMode) error {
+	_, err := writeHost("write atomic", path, &source{data: data}, perm, refuseLinks)
 	return err
 }
 
@@ -38,14 +50,14 @@ func WriteAtomicFrom(ctx context.Context, path string, r io.Reader, perm os.File
 	if err != nil {
 		return 0, wrap("write atomic", path, err)
 	}
-	return writeHost("write atomic", path, src, perm)
+	return writeHost("write atomic", path, src, perm, followAny)
 }
 
-func writeHost(op, path string, src *source, perm os.FileMode) (int64, error) {
+func writeHost(op, path string, src *source, perm os.FileMode, links linkPolicy) (int64, error) {
 	if path == "" {
 		return 0, wrap(op, path, ErrInvalidName)
 	}
-	d, base, prev, err := pin(hostDirs{}, path, true)
+	d, base, prev, err := pin(hostDirs{}, path, links)
 	if err != nil {
 		return 0, wrap(op, path, err)
 	}

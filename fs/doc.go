@@ -40,7 +40,12 @@
 //   - A destination that is a directory, device, pipe or socket is refused
 //     (ErrNotRegular); one that is a mount point (a bind-mounted single file)
 //     is refused (ErrMountPoint). Nothing ever falls back to a non-atomic
-//     copy.
+//     copy. WriteAtomicNoFollow refuses a symbolic link at the destination
+//     too, for directories that other users can write.
+//   - ReadRegular reads a file that others may have planted: it refuses
+//     anything but a regular file (links are not followed) without blocking
+//     on a named pipe or reading a device, and caps the size it reads
+//     (ErrTooLarge).
 //   - A crash can leave a temp file behind; SweepTemp removes those older
 //     than a given age and touches nothing else.
 //

@@ -27,9 +27,15 @@ var (
 	// no leading or trailing slash).
 	ErrInvalidName = errors.New("invalid name")
 
-	// ErrNotRegular reports a write whose destination exists but is not a
-	// regular file (a directory, a device, a socket...). It is never replaced.
-	ErrNotRegular = errors.New("destination is not a regular file")
+	// ErrNotRegular reports a name that exists but is not a regular file (a
+	// directory, device, named pipe, socket, or a symbolic link where links
+	// are not followed): a write never replaces it and ReadRegular never
+	// reads it.
+	ErrNotRegular = errors.New("not a regular file")
+
+	// ErrTooLarge reports a file larger than the limit its reader set
+	// (ReadRegular). Nothing beyond the limit was read.
+	ErrTooLarge = errors.New("file too large")
 
 	// ErrMountPoint reports a destination that is a mount point (for example a
 	// bind-mounted single file): rename cannot replace it and this package

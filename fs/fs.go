@@ -87,7 +87,7 @@ func (fsys *Fs) write(name string, src *source, perm os.FileMode) (int64, error)
 	if err != nil {
 		return 0, wrap(op, name, err)
 	}
-	d, base, prev, err := pin(fsys.root, l, false)
+	d, base, prev, err := pin(fsys.root, l, followInRoot)
 	if err != nil {
 		return 0, wrap(op, name, err)
 	}

@@ -54,18 +54,29 @@ func (hostDirs) OpenRoot(name string) (*os.Root, error) { return os.OpenRoot(nam
 // the kernel's limit for a path walk.
 const maxSymlinks = 40
 
+// A linkPolicy says what pin does with a symbolic link at the destination.
+type linkPolicy int
+
+const (
+	followInRoot linkPolicy = iota // follow relative links that stay inside the root (Fs)
+	followAny                      // follow any link (WriteAtomic)
+	refuseLinks                    // refuse with ErrNotRegular (WriteAtomicNoFollow)
+)
+
 // pin resolves the destination name and opens its directory.
 //
 // Symlink policy: a symbolic link at the destination is followed, so the
 // link stays a link and its target is replaced atomically (what
 // os.WriteFile does, minus the truncation). Through an Fs the target must
-// stay inside the root; absolute targets are refused there. With
-// allowAbs (plain paths) any target is followed. A link whose target does
-// not exist yet is followed too: the target is created.
+// stay inside the root; absolute targets are refused there. With followAny
+// (plain paths) any target is followed. A link whose target does not exist
+// yet is followed too: the target is created. With refuseLinks a link is an
+// error; one planted after this check is replaced by the rename, never
+// followed, because rename(2) does not follow its final component.
 //
 // It returns the pinned directory, the final base name and the existing
 // file's info (nil when the destination does not exist yet).
-func pin(o opener, name string, allowAbs bool) (d *os.Root, base string, prev os.FileInfo, err error) {
+func pin(o opener, name string, links linkPolicy) (d *os.Root, base string, prev os.FileInfo, err error) {
 	for hops := 0; ; hops++ {
 		dir, b := split(name)
 		if b == "" || b == "." || b == ".." {
@@ -77,6 +88,9 @@ func pin(o opener, name string, allowAbs bool) (d *os.Root, base string, prev os
 		}
 		fi, err := d.Lstat(b)
 		switch {
+		case err == nil && fi.Mode()&os.ModeSymlink != 0 && links == refuseLinks:
+			d.Close()
+			return nil, "", nil, fmt.Errorf("%w: %s is %s", ErrNotRegular, name, kind(fi.Mode()))
 		case err == nil && fi.Mode()&os.ModeSymlink != 0:
 			target, err := d.Readlink(b)
 			d.Close()
@@ -85,7 +99,7 @@ func pin(o opener, name string, allowAbs bool) (d *os.Root, base string, prev os
 				return nil, "", nil, err
 			case hops == maxSymlinks:
 				return nil, "", nil, fmt.Errorf("following symlink %s: %w", name, syscall.ELOOP)
-			case filepath.IsAbs(target) && !allowAbs:
+			case filepath.IsAbs(target) && links == followInRoot:
 				return nil, "", nil, fmt.Errorf("%w: symlink %s points to %s", ErrOutsideRoot, name, target)
 			case filepath.IsAbs(target) || dir == ".":
 				name = target
@@ -123,6 +137,8 @@ func parentError(o opener, dir string, err error) error {
 
 func kind(m os.FileMode) string {
 	switch {
+	case m&os.ModeSymlink != 0:
+		return "a symbolic link"
 	case m.IsDir():
 		return "a directory"
 	case m&os.ModeNamedPipe != 0:

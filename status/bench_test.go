@@ -131,7 +131,7 @@ func baselineIncrement(locks *sync.Map, path string) error {
 	mu, _ := locks.LoadOrStore(path, new(sync.Mutex))
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
-	unlock, err := lockFile(context.Background(), path+LockSuffix)
+	unlock, err := lockFile(context.Background(), path+LockSuffix, 0o644)
 	if err != nil {
 		return err
 	}

@@ -19,8 +19,10 @@ import (
 // codec holds what the Store needs to know about T to keep unknown fields:
 // whether T is a struct and the JSON names it declares.
 type codec struct {
+	typ      reflect.Type
+	owner    bool // T decodes and encodes itself: see selfCoded
 	isStruct bool
-	known    map[string]bool // lower-cased JSON names (the decoder matches case-insensitively)
+	fields   *structFields // T's JSON names and field types, if a struct
 
 	// flat reports that T holds only values that encoding/json can round
 	// trip exactly (see flatType); only then is recent used.
@@ -38,6 +40,11 @@ type codec struct {
 // recentSlots bounds how many encodings a codec keeps (about 1 KB each for
 // a status document).
 const recentSlots = 64
+
+// maxRemembered bounds the size of an encoding worth keeping: the cache
+// saves a status document's decode, and must not pin recentSlots large
+// documents in memory.
+const maxRemembered = 64 << 10
 
 func (c *codec) slot(raw []byte) *atomic.Pointer[encoded] {
 	return &c.recent[maphash.Bytes(c.seed, raw)%recentSlots]
@@ -60,20 +67,31 @@ func codecFor[T any]() *codec {
 	if c, ok := codecs.Load(t); ok {
 		return c.(*codec)
 	}
-	c := &codec{isStruct: t.Kind() == reflect.Struct, seed: maphash.MakeSeed()}
+	c := &codec{typ: t, owner: selfCoded(t), seed: maphash.MakeSeed()}
+	c.isStruct = t.Kind() == reflect.Struct && !c.owner
 	if c.isStruct {
-		c.known = make(map[string]bool)
-		collectNames(t, c.known, 0)
+		c.fields = fieldsOf(t)
 		c.flat = flatType(t)
 	}
 	actual, _ := codecs.LoadOrStore(t, c)
 	return actual.(*codec)
 }
 
+// selfCoded reports whether T has both a MarshalJSON and an UnmarshalJSON
+// method: such a type owns the whole document. Its UnmarshalJSON gets the
+// file's bytes, and its MarshalJSON's bytes are written as they are (with a
+// final newline): no layout is imposed and no field is kept apart, so that
+// a type holding raw values can keep them byte for byte.
+func selfCoded(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return p.Implements(reflect.TypeFor[json.Marshaler]()) && p.Implements(reflect.TypeFor[json.Unmarshaler]())
+}
+
 // collectNames records the JSON object keys that encoding/json maps to
-// fields of struct type t, following embedded structs. It reads the tags
-// rather than marshalling a value so that omitempty fields count as known.
-func collectNames(t reflect.Type, known map[string]bool, depth int) {
+// fields of struct type t, with the fields' types, following embedded
+// structs. It reads the tags rather than marshalling a value so that
+// omitempty fields count as known.
+func collectNames(t reflect.Type, known map[string]reflect.Type, depth int) {
 	if depth > 16 { // recursive embedding through pointers
 		return
 	}
@@ -100,13 +118,20 @@ func collectNames(t reflect.Type, known map[string]bool, depth int) {
 		if name == "" {
 			name = f.Name
 		}
-		known[strings.ToLower(name)] = true
+		known[name] = f.Type
 	}
 }
 
 // marshal returns the compact encoding of *v (without HTML escaping, so that
 // URLs stay readable in the file).
 func (c *codec) marshal(v any) ([]byte, error) {
+	if c.owner {
+		out, err := v.(json.Marshaler).MarshalJSON()
+		if err == nil && !json.Valid(out) {
+			err = errors.New("MarshalJSON returned invalid JSON")
+		}
+		return out, err
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -120,6 +145,13 @@ func (c *codec) marshal(v any) ([]byte, error) {
 // indented by two spaces, then the unknown fields sorted by name with their
 // value bytes exactly as they were read, then a newline.
 func (c *codec) encode(compact []byte, unknown map[string]json.RawMessage) []byte {
+	if c.owner {
+		out := slices.Clip(compact) // MarshalJSON's bytes as they are
+		if !bytes.HasSuffix(out, []byte("\n")) {
+			out = append(out, '\n')
+		}
+		return out
+	}
 	buf := make([]byte, 0, len(compact)+len(compact)/4+64)
 	buf = appendIndent(buf, compact)
 	if len(unknown) > 0 {
@@ -147,7 +179,7 @@ func (c *codec) encode(compact []byte, unknown map[string]json.RawMessage) []byt
 // remember records an encoding for reuse by lookup, if decoding raw would
 // give back exactly v.
 func (c *codec) remember(raw []byte, v any, unknown map[string]json.RawMessage, compact []byte) {
-	if c.flat && exact(reflect.ValueOf(v).Elem()) {
+	if c.flat && len(raw) <= maxRemembered && exact(reflect.ValueOf(v).Elem()) {
 		c.slot(raw).Store(&encoded{raw: raw, value: reflect.ValueOf(v).Elem().Interface(), unknown: unknown, compact: compact})
 	}
 }
@@ -249,6 +281,10 @@ func decode[T any](c *codec, name string, cur []byte) (T, map[string]json.RawMes
 		return v, nil, corrupt(name, err)
 	}
 	if !c.isStruct {
+		start := skipSpace(cur, 0)
+		if err := checkValue(c.typ, cur[start:]); err != nil {
+			return v, nil, corrupt(name, placed(err, start, start))
+		}
 		return v, nil, nil
 	}
 	// Unmarshal accepted cur, so it is valid JSON; for a struct it is an
@@ -257,13 +293,16 @@ func decode[T any](c *codec, name string, cur []byte) (T, map[string]json.RawMes
 		return v, nil, &CorruptError{Path: name, Offset: 0, Err: errors.New("document is null, want a JSON object")}
 	}
 	var unknown map[string]json.RawMessage
-	err := members(cur, func(key string, value []byte) {
-		if !c.known[strings.ToLower(key)] {
+	seen := make(map[string]bool, len(c.fields.names))
+	err := members(cur, func(key string, value []byte) error {
+		known, err := c.fields.member(seen, key, value)
+		if err == nil && !known {
 			if unknown == nil {
 				unknown = make(map[string]json.RawMessage)
 			}
 			unknown[key] = value
 		}
+		return err
 	})
 	if err != nil {
 		return v, nil, corrupt(name, err)
@@ -277,7 +316,10 @@ func corrupt(name string, err error) *CorruptError {
 	var off int64
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
+	var at *atError
 	switch {
+	case errors.As(err, &at):
+		off = at.Offset
 	case errors.As(err, &se):
 		off = se.Offset
 	case errors.As(err, &te):

@@ -43,7 +43,7 @@ func TestLastEncodingReuse(t *testing.T) {
 			if _, err := Mutate(context.Background(), path, func(s *Status) error { tc.set(s); return nil }); err != nil {
 				t.Fatal(err)
 			}
-			cur, _ := readDoc(path)
+			cur, _ := readDoc(path, path, 0)
 			if _, _, _, hit := lookup[Status](c, cur); hit != tc.reused {
 				t.Errorf("last encoding reused = %v, want %v", hit, tc.reused)
 			}

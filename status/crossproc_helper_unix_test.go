@@ -129,13 +129,20 @@ type cpChild struct {
 // cpStartGo starts the test binary as a child in mode.
 func cpStartGo(t testing.TB, name, mode string, a cpArgs) *cpChild {
 	t.Helper()
+	return cpStart(t, name, cpCommand(t, os.Args[0], mode, a), true)
+}
+
+// cpCommand returns the command that runs the test binary bin as a child in
+// mode.
+func cpCommand(t testing.TB, bin, mode string, a cpArgs) *exec.Cmd {
+	t.Helper()
 	args, err := json.Marshal(a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrossprocHelper$", "-test.count=1")
+	cmd := exec.Command(bin, "-test.run=^TestCrossprocHelper$", "-test.count=1")
 	cmd.Env = append(os.Environ(), cpEnvMode+"="+mode, cpEnvArgs+"="+string(args))
-	return cpStart(t, name, cmd, true)
+	return cmd
 }
 
 // cpStart starts cmd with a report pipe: as file descriptor 3 (viaFD3) or as

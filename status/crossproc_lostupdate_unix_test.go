@@ -82,6 +82,8 @@ func cpIncrement(writer, path string) error {
 		return err
 	case "bare":
 		return cpBareIncrement(path)
+	case "oldlock":
+		return cpOldLockIncrement(path)
 	case "mutex":
 		// What an in-process lock alone gives: goroutines of one process
 		// are serialised, processes are not.

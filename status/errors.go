@@ -10,6 +10,13 @@ import (
 // document which could not be decoded. The document is left untouched.
 var ErrCorrupt = errors.New("corrupt document")
 
+// ErrNameTooLong is matched (errors.Is) by the error of a document whose
+// lock file name (the document's name plus LockSuffix) is longer than its
+// file system allows: with the usual limit of 255 bytes for one name (ext4,
+// XFS, Btrfs, tmpfs, APFS), a document's own name may have at most 250.
+// The error matches syscall.ENAMETOOLONG too.
+var ErrNameTooLong = errors.New("document name too long for its lock file")
+
 // ErrConflict is matched (errors.Is) by the error a guarded transition
 // returns when the current state does not allow the move.
 var ErrConflict = errors.New("state conflict")

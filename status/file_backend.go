@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -19,9 +18,9 @@ import (
 // amount of work.
 const maxBatch = 256
 
-// writeFile is fs.WriteAtomic; tests replace it to count writes and inject
-// failures.
-var writeFile = fs.WriteAtomic
+// writeFile is fs.WriteAtomicNoFollow (a document is never a link, see
+// readDoc); tests replace it to count writes and inject failures.
+var writeFile = fs.WriteAtomicNoFollow
 
 // LockSuffix is appended to a document's path to name its lock file.
 const LockSuffix = ".lock"
@@ -29,12 +28,13 @@ const LockSuffix = ".lock"
 // fileBackend keeps the document in a file replaced atomically by
 // fs.WriteAtomic, under an exclusive flock on the sidecar <path>.lock.
 type fileBackend struct {
-	path string      // as given by the caller, for errors
-	perm os.FileMode // for a document file we create
+	path    string      // as given by the caller, for errors
+	perm    os.FileMode // for a document file we create
+	maxSize int64       // largest document read; <= 0: no limit
 }
 
-func newFileBackend(path string, perm os.FileMode) *fileBackend {
-	return &fileBackend{path: path, perm: perm}
+func newFileBackend(path string, perm os.FileMode, maxSize int64) *fileBackend {
+	return &fileBackend{path: path, perm: perm, maxSize: maxSize}
 }
 
 func (b *fileBackend) Name() string { return b.path }
@@ -42,48 +42,54 @@ func (b *fileBackend) Name() string { return b.path }
 // Load reads the file without locking: writers replace it by rename, so any
 // read sees one complete version.
 func (b *fileBackend) Load(ctx context.Context) ([]byte, error) {
-	if b.path == "" {
-		return nil, fmt.Errorf("status: read: %w", errEmptyPath)
+	if err := checkPath(b.path); err != nil {
+		return nil, pathError("read", b.path, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("status: read %s: %w", b.path, err)
 	}
-	return readDoc(b.path)
+	return readDoc(b.path, b.path, b.maxSize)
 }
 
-var errEmptyPath = errors.New("empty path")
-
-func readDoc(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+// readDoc reads the document file at path (named name in errors) with
+// fs.ReadRegular: a missing file is no document (nil, nil); a link, named
+// pipe, device or directory is refused without blocking (fs.ErrNotRegular),
+// and so is a file larger than maxSize (fs.ErrTooLarge).
+func readDoc(name, path string, maxSize int64) ([]byte, error) {
+	data, err := fs.ReadRegular(path, maxSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("status: read %s: %w", path, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // named once, below
+		}
+		return nil, fmt.Errorf("status: read %s: %w", name, err)
 	}
-	if data == nil {
-		data = []byte{} // an empty file is a document (a corrupt one), not a missing one
-	}
-	return data, nil
+	return data, nil // an empty file is a document (a corrupt one), not a missing one
 }
 
 // Update queues apply on the path's registry entry and waits for it to run
 // in a batch led by this or another caller's goroutine.
 func (b *fileBackend) Update(ctx context.Context, apply func(cur []byte) ([]byte, error)) error {
+	return b.update(ctx, "mutate", apply)
+}
+
+// update runs apply as one request of a batch; op names the call in errors.
+// An apply that returns nil for an existing document removes it (Remove).
+func (b *fileBackend) update(ctx context.Context, op string, apply func(cur []byte) ([]byte, error)) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("status: mutate %s: %w", b.path, err)
+		return pathError(op, b.path, err)
 	}
-	if b.path == "" {
-		return fmt.Errorf("status: mutate: %w", errEmptyPath)
-	}
-	key, err := filepath.Abs(b.path)
+	key, err := docPath(b.path)
 	if err != nil {
-		return fmt.Errorf("status: mutate %s: %w", b.path, err)
+		return pathError(op, b.path, err)
 	}
 	e := acquire(key)
 	defer release(e)
 
-	r := &request{b: b, ctx: ctx, apply: apply, wake: make(chan struct{}, 1), ran: make(chan struct{}, 1)}
+	r := &request{b: b, op: op, ctx: ctx, apply: apply, wake: make(chan struct{}, 1), ran: make(chan struct{}, 1)}
 	if e.enqueue(r) || e.wait(r) {
 		e.lead(r)
 	}
@@ -93,7 +99,7 @@ func (b *fileBackend) Update(ctx context.Context, apply func(cur []byte) ([]byte
 	return r.err
 }
 
-// The registry maps each cleaned absolute path to the entry that serialises
+// The registry maps each document's absolute path (see docPath) to the entry that serialises
 // its mutations inside this process. Entries are reference-counted by the
 // Updates in flight and removed when the last one returns.
 var registry struct {
@@ -134,7 +140,7 @@ func registrySize() int {
 
 // queueLen reports how many requests wait on path's entry (for tests).
 func queueLen(path string) int {
-	key, err := filepath.Abs(path)
+	key, err := docPath(path)
 	if err != nil {
 		return 0
 	}
@@ -175,6 +181,7 @@ const (
 
 type request struct {
 	b     *fileBackend
+	op    string // "mutate" or "remove", for errors
 	ctx   context.Context
 	apply func(cur []byte) ([]byte, error)
 	wake  chan struct{} // capacity 1: state changed to chosen, applying or finished
@@ -202,7 +209,7 @@ func (r *request) signal() {
 }
 
 func (r *request) ctxErr() error {
-	return fmt.Errorf("status: mutate %s: %w", r.b.path, r.ctx.Err())
+	return pathError(r.op, r.b.path, r.ctx.Err())
 }
 
 // enqueue appends r and reports whether r must lead (nobody else does).
@@ -284,7 +291,7 @@ func (e *entry) handOff() {
 // lead runs one batch with r (the head of the queue) as leader.
 func (e *entry) lead(r *request) {
 	e.gather()
-	unlock, err := lockFile(r.ctx, e.key+LockSuffix)
+	unlock, err := lockFile(r.ctx, e.key+LockSuffix, r.b.perm)
 	if err != nil {
 		// Our own wait ended (ctx) or the lock file is unusable: leave the
 		// queue and let the next caller lead with its own context.
@@ -294,7 +301,7 @@ func (e *entry) lead(r *request) {
 		if r.ctx.Err() != nil {
 			r.err = r.ctxErr()
 		} else {
-			r.err = fmt.Errorf("status: mutate %s: %w", r.b.path, err)
+			r.err = pathError(r.op, r.b.path, err)
 		}
 		e.handOff()
 		e.mu.Unlock()
@@ -319,7 +326,7 @@ func (e *entry) lead(r *request) {
 			unlock()
 			for _, q := range batch {
 				if q.err == nil && !q.panicked {
-					q.err = fmt.Errorf("status: mutate %s: %w", q.b.path, errGoexit)
+					q.err = pathError(q.op, q.b.path, errGoexit)
 				}
 			}
 			e.finish(batch)
@@ -360,7 +367,7 @@ var errGoexit = errors.New("batch abandoned: a mutate function called runtime.Go
 // runBatch reads the document once, applies each request of the batch in
 // order, and writes once if the bytes changed. The flock is held.
 func (e *entry) runBatch(leader *request, batch []*request) {
-	orig, err := readDoc(e.key)
+	orig, err := readDoc(leader.b.path, e.key, leader.b.maxSize)
 	if err != nil {
 		for _, q := range batch {
 			q.err = err
@@ -387,10 +394,14 @@ func (e *entry) runBatch(leader *request, batch []*request) {
 	if bytes.Equal(cur, orig) && (cur == nil) == (orig == nil) {
 		return
 	}
-	if err := writeFile(e.key, cur, leader.b.perm); err != nil {
+	write := func() error { return writeFile(e.key, cur, leader.b.perm) }
+	if cur == nil {
+		write = func() error { return removeDoc(e.key) }
+	}
+	if err := write(); err != nil {
 		for _, q := range batch {
 			if q.ok {
-				q.err = fmt.Errorf("status: mutate %s: %w", q.b.path, err)
+				q.err = pathError(q.op, q.b.path, err)
 			}
 		}
 	}

@@ -442,11 +442,14 @@ func TestRegistryEntriesReleased(t *testing.T) {
 	}
 }
 
-// Spellings of one path share one entry (keyed by the cleaned absolute
-// path), so they batch together instead of racing.
+// Spellings of one path share one entry (keyed by the absolute path the
+// kernel resolves, see docPath), so they batch together instead of racing.
 func TestRegistryKeyIsCleanAbsolutePath(t *testing.T) {
 	dir := t.TempDir()
 	clean := filepath.Join(dir, "status.json")
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	unclean := dir + "/sub/../status.json"
 	release := holdLock(t, clean)
 	done := make(chan error)

@@ -3,6 +3,7 @@ package status
 import (
 	"context"
 	"math/rand/v2"
+	"os"
 	"time"
 )
 
@@ -16,15 +17,16 @@ const (
 )
 
 // lockFile takes the exclusive lock on the lock file name (creating it if
-// needed) through a fresh open file description, waiting until it is free
-// or ctx ends. The returned function releases the lock by closing the
-// descriptor; the lock file itself is never removed.
+// needed, see openLock for its mode; perm is the mode a new document will
+// get) through a fresh open file description, waiting until it is free or
+// ctx ends. The returned function releases the lock by closing the
+// descriptor.
 //
 // Where the system allows it, waiters queue first come, first served and
 // wake when the lock file is closed (see lockWaiter); a caller that finds
 // others waiting takes its place behind them rather than racing them.
-func lockFile(ctx context.Context, name string) (unlock func(), err error) {
-	h, err := openLock(name)
+func lockFile(ctx context.Context, name string, perm os.FileMode) (unlock func(), err error) {
+	h, err := openLock(name, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -45,6 +47,7 @@ func lockFile(ctx context.Context, name string) (unlock func(), err error) {
 				w.close() // before h: the mark is on h's descriptor
 				return lockResult(h, err)
 			}
+			w = w.follow()
 		}
 		// Full jitter: processes polling the same lock spread out.
 		d := backoff/2 + rand.N(backoff/2+1)

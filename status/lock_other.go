@@ -9,7 +9,7 @@ import (
 
 type lockHandle struct{}
 
-func openLock(name string) (*lockHandle, error) {
+func openLock(name string, perm os.FileMode) (*lockHandle, error) {
 	return nil, &os.PathError{Op: "lock", Path: name, Err: errors.ErrUnsupported}
 }
 

@@ -13,7 +13,7 @@ type lockHandle struct {
 	f *os.File
 }
 
-func openLock(name string) (*lockHandle, error) {
+func openLock(name string, _ os.FileMode) (*lockHandle, error) {
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err

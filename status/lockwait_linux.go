@@ -34,6 +34,7 @@ import (
 // every outcome still come from the flock alone.
 type lockWaiter struct {
 	h      *lockHandle
+	fd     int      // h.fd when the mark and the watch were set up
 	events *os.File // the inotify instance; nil when unavailable
 	mark   int64    // offset of this waiter's mark; 0 when it has none
 	buf    [512]byte
@@ -71,7 +72,7 @@ func waitersAhead(h *lockHandle, end int64) bool {
 }
 
 func newLockWaiter(h *lockHandle) *lockWaiter {
-	w := &lockWaiter{h: h}
+	w := &lockWaiter{h: h, fd: h.fd}
 	fd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
 	if err == nil {
 		if _, err = syscall.InotifyAddWatch(fd, h.name, syscall.IN_CLOSE_WRITE|syscall.IN_CLOSE_NOWRITE); err != nil {
@@ -158,6 +159,18 @@ func (w *lockWaiter) wait(ctx context.Context, d time.Duration) error {
 		w.events = nil
 	}
 	return nil
+}
+
+// follow moves the mark and the watch to the handle's current descriptor
+// when tryLock reopened the lock file (a tool deleted and recreated it): the
+// old descriptor's mark went with it, and the watch is on the old inode.
+func (w *lockWaiter) follow() *lockWaiter {
+	if w.h.fd == w.fd {
+		return w
+	}
+	w.mark = 0 // dropped by the kernel with the old descriptor
+	w.close()
+	return newLockWaiter(w.h)
 }
 
 // close drops the waiter's mark and the watch.

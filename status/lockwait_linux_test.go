@@ -16,7 +16,7 @@ func queueOrder(t *testing.T, lock func(ctx context.Context, name string) (func(
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "status.json")
 	release := holdLock(t, path)
-	probe, err := openLock(path + LockSuffix)
+	probe, err := openLock(path+LockSuffix, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func waitMarks(t *testing.T, probe *lockHandle, n int) {
 // lock first, every time.
 func TestLockQueueFirstComeFirstServed(t *testing.T) {
 	for range 10 {
-		if first := queueOrder(t, lockFile); first != "A" {
+		if first := queueOrder(t, func(ctx context.Context, name string) (func(), error) { return lockFile(ctx, name, 0o644) }); first != "A" {
 			t.Fatalf("waiter %s got the lock first; A queued before B", first)
 		}
 	}
@@ -86,7 +86,7 @@ func TestLockQueueFirstComeFirstServed(t *testing.T) {
 // seen out of order by the same harness within a few rounds.
 func TestLockQueueControlNoQueue(t *testing.T) {
 	barging := func(ctx context.Context, name string) (func(), error) {
-		h, err := openLock(name)
+		h, err := openLock(name, 0o644)
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +121,7 @@ func TestLockQueueControlNoQueue(t *testing.T) {
 func TestLockWaitCancelDropsMark(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "status.json")
 	holdLock(t, path)
-	probe, err := openLock(path + LockSuffix)
+	probe, err := openLock(path+LockSuffix, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestLockWaitCancelDropsMark(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := lockFile(ctx, path+LockSuffix)
+		_, err := lockFile(ctx, path+LockSuffix, 0o644)
 		errc <- err
 	}()
 	waitMarks(t, probe, 1)

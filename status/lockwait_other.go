@@ -17,6 +17,8 @@ func newLockWaiter(*lockHandle) *lockWaiter { return &lockWaiter{} }
 
 func (*lockWaiter) mayTry() bool { return true }
 
+func (w *lockWaiter) follow() *lockWaiter { return w }
+
 func (*lockWaiter) maxBackoff() time.Duration { return maxBackoff }
 
 func (*lockWaiter) wait(ctx context.Context, d time.Duration) error { return sleepCtx(ctx, d) }

@@ -6,12 +6,13 @@ import (
 )
 
 // members calls fn with the name and the exact value bytes of each member of
-// the JSON object data, in order. It exists because finding the members a
-// struct does not declare with a second full json.Unmarshal (into a map)
-// doubled the cost of decoding; data has already been validated by
-// json.Unmarshal, so a plain scan suffices. It still checks its bounds and
-// reports malformed input instead of panicking.
-func members(data []byte, fn func(name string, value []byte)) error {
+// the JSON object data, in order, and stops at the first error fn returns
+// (as an *atError with its offset in data, see placed). It exists because
+// finding the members a struct does not declare with a second full
+// json.Unmarshal (into a map) doubled the cost of decoding; data has already
+// been validated by json.Unmarshal, so a plain scan suffices. It still
+// checks its bounds and reports malformed input instead of panicking.
+func members(data []byte, fn func(name string, value []byte) error) error {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return errNotObject
@@ -24,13 +25,14 @@ func members(data []byte, fn func(name string, value []byte)) error {
 		if i >= len(data) || data[i] != '"' {
 			return errNotObject
 		}
+		at := i
 		end, err := skipString(data, i)
 		if err != nil {
 			return err
 		}
 		name, err := unquote(data[i:end])
 		if err != nil {
-			return err
+			return placed(err, at, at)
 		}
 		i = skipSpace(data, end)
 		if i >= len(data) || data[i] != ':' {
@@ -41,23 +43,79 @@ func members(data []byte, fn func(name string, value []byte)) error {
 		if err != nil {
 			return err
 		}
-		fn(name, data[start:end:end])
-		i = skipSpace(data, end)
-		if i >= len(data) {
-			return errNotObject
+		if err := fn(name, data[start:end:end]); err != nil {
+			return placed(err, at, start)
 		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-		case '}':
-			return nil
-		default:
-			return errNotObject
+		var done bool
+		if i, done, err = next(data, end, '}'); err != nil || done {
+			return err
 		}
 	}
 }
 
 var errNotObject = errors.New("malformed JSON object")
+
+// elements calls fn with the exact bytes of each element of the JSON array
+// data, in order, and stops at the first error fn returns (as an *atError
+// with its offset in data, see placed). Like members, it expects JSON that
+// encoding/json has validated, and reports malformed input.
+func elements(data []byte, fn func(value []byte) error) error {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return errNotObject
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return nil
+	}
+	for {
+		end, err := skipValue(data, i)
+		if err != nil {
+			return err
+		}
+		if err := fn(data[i:end:end]); err != nil {
+			return placed(err, i, i)
+		}
+		var done bool
+		if i, done, err = next(data, end, ']'); err != nil || done {
+			return err
+		}
+	}
+}
+
+// next reads the separator after an item that ends at i: it returns the
+// start of the next item, or done when the container ends with close.
+func next(data []byte, i int, close byte) (start int, done bool, err error) {
+	i = skipSpace(data, i)
+	switch {
+	case i >= len(data):
+	case data[i] == ',':
+		return skipSpace(data, i+1), false, nil
+	case data[i] == close:
+		return 0, true, nil
+	}
+	return 0, false, errNotObject
+}
+
+// An atError places an error at a byte offset of a JSON text.
+type atError struct {
+	Offset int64
+	Err    error
+}
+
+// placed gives err, returned by the callback for the member whose name
+// starts at offset key and value at offset value, its offset in the whole
+// text: an *atError from inside the value is relative to the value.
+func placed(err error, key, value int) error {
+	if in, ok := err.(*atError); ok {
+		in.Offset += int64(value)
+		return in
+	}
+	return &atError{Offset: int64(key), Err: err}
+}
+
+func (e *atError) Error() string { return e.Err.Error() }
+func (e *atError) Unwrap() error { return e.Err }
 
 func skipSpace(data []byte, i int) int {
 	for i < len(data) {
@@ -124,7 +182,9 @@ func skipValue(data []byte, i int) (int, error) {
 	return j, nil
 }
 
-// unquote decodes a JSON string token; the common case has no escapes.
+// unquote decodes a JSON string token; the common case has no escapes. A
+// name that decoding would change (invalid UTF-8, a lone surrogate) is an
+// error: it is written back decoded, even for a field T does not declare.
 func unquote(tok []byte) (string, error) {
 	plain := true
 	for _, c := range tok[1 : len(tok)-1] {
@@ -135,6 +195,9 @@ func unquote(tok []byte) (string, error) {
 	}
 	if plain {
 		return string(tok[1 : len(tok)-1]), nil
+	}
+	if err := strictStrings(tok); err != nil {
+		return "", err
 	}
 	var s string
 	err := json.Unmarshal(tok, &s)

@@ -2,7 +2,10 @@ package status
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
+
+	"github.com/agentstate/core/internal/jsontext"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -16,7 +19,12 @@ func checkMembers(t *testing.T, data []byte) {
 		return // not a JSON object: decode rejects it before members runs
 	}
 	got := map[string]json.RawMessage{}
-	if err := members(data, func(name string, value []byte) { got[name] = value }); err != nil {
+	err := members(data, func(name string, value []byte) error { got[name] = value; return nil })
+	var bad *jsontext.Error
+	if errors.As(err, &bad) && jsontext.CheckStrings(data) != nil {
+		return // a name that decoding would change: refused, by design
+	}
+	if err != nil {
 		t.Fatalf("members(%q): %v", data, err)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -47,7 +55,7 @@ func FuzzMembers(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Never panics, whatever the input.
-		members(data, func(string, []byte) {})
+		members(data, func(string, []byte) error { return nil })
 		checkMembers(t, data)
 	})
 }

@@ -16,6 +16,7 @@ type Option func(*options)
 type options struct {
 	backend func(path string) Backend
 	perm    os.FileMode
+	maxSize int64
 }
 
 // WithBackend replaces the default file backend: open is called once per
@@ -29,6 +30,20 @@ func WithBackend(open func(path string) Backend) Option {
 // creates (default 0644, minus umask). An existing file keeps its bits.
 func WithPerm(perm os.FileMode) Option {
 	return func(o *options) { o.perm = perm.Perm() }
+}
+
+// DefaultMaxSize is the size of the largest document file that the file
+// backend reads (16 MiB; a status document is about 1 KiB). A larger one is
+// refused with an error matching fs.ErrTooLarge, before it is read whole and
+// without being changed. WithMaxSize sets another limit.
+const DefaultMaxSize = 16 << 20
+
+// WithMaxSize sets the size in bytes of the largest document file that the
+// file backend reads (DefaultMaxSize by default; n <= 0: no limit). In a
+// batch of concurrent Mutate calls, the limit of the call that leads the
+// batch applies.
+func WithMaxSize(n int64) Option {
+	return func(o *options) { o.maxSize = n }
 }
 
 // A Stamper is a document type that records when it last changed, such as
@@ -52,7 +67,7 @@ type Store[T any] struct {
 // is a file kept by the file backend (see the package doc for the locking
 // protocol); WithBackend selects another backend.
 func NewStore[T any](path string, opts ...Option) *Store[T] {
-	o := options{perm: 0o644}
+	o := options{perm: 0o644, maxSize: DefaultMaxSize}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -60,7 +75,7 @@ func NewStore[T any](path string, opts ...Option) *Store[T] {
 	if o.backend != nil {
 		b = o.backend(path)
 	} else {
-		b = newFileBackend(path, o.perm)
+		b = newFileBackend(path, o.perm, o.maxSize)
 	}
 	return &Store[T]{b: b, codec: codecFor[T]()}
 }

@@ -5,9 +5,9 @@
 // Usage:
 //
 //	corestate demo [--procs N] [--goroutines N] [--updates N] [--readers N] [--dir DIR] [--timeout D]
-//	corestate get [--json] FILE [FIELD]
-//	corestate set [--timeout D] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
-//	corestate incr [--timeout D] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
+//	corestate get [--json] [--max-size N] FILE [FIELD]
+//	corestate set [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
+//	corestate incr [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
 //	corestate sweep [--older-than D] DIR
 //	corestate help [COMMAND]
 //
@@ -37,8 +37,9 @@
 // # get
 //
 // get prints the document at FILE, or one top-level FIELD of it. The whole
-// document is printed as indented JSON, the fields of status.Status first in
-// their declared order, then any other fields sorted by name. A FIELD whose
+// document is printed as status.Mutate lays it out: two-space indent, the
+// fields of status.Status first in their declared order, then any other
+// fields sorted by name, every value exactly as the file holds it. A FIELD whose
 // value is a JSON string prints raw (no quotes, no escaping) so that shell
 // scripts can use it directly; any other value prints as compact JSON
 // (3, true, null, {"a":1}). --json prints strings JSON-encoded too.
@@ -53,7 +54,7 @@
 // document's lock (waiting at most --timeout, default 30s; 0 waits until
 // interrupted; a negative value is a usage error), and prints the committed
 // document. Fields that corestate
-// does not know are kept, and may be set. VALUE is taken as JSON when it
+// does not know are kept byte for byte, and may be set. VALUE is taken as JSON when it
 // parses as JSON (runs=3, ok=true, tags=["a"], note="x y") and as a plain
 // string otherwise (status=running). The fields of status.Status are checked
 // against their Go types (runs must be an integer; started_at an RFC 3339
@@ -65,7 +66,13 @@
 // updated_at was not set explicitly, updated_at is set to the current UTC time,
 // as status.Mutate does. If nothing changed, nothing is written. A missing
 // FILE is created (its directory must exist); a corrupt FILE is never
-// overwritten.
+// overwritten. FILE is read by status.Read's rules: a document that Go reads
+// differently from other languages (a name differing from a status.Status
+// field only in case, a repeated name, invalid UTF-8 or a lone surrogate in
+// a name or a status.Status field) or whose status.Status field does not
+// hold its Go type is corrupt (exit 3), so that --if never passes on what
+// Go agents would not see; a link, pipe or device at FILE is refused (exit
+// 7), as is a file over 16 MiB (status.DefaultMaxSize).
 //
 // # Guards and transitions
 //
@@ -108,7 +115,10 @@
 // sweep removes, from directory DIR (not its subdirectories), the temp files
 // ".<name>.<16 hex digits>.tmp" that writes interrupted by a crash left
 // behind, when they are older than --older-than (default 1h), using
-// fs.SweepTemp. It prints each removed path on its own line.
+// fs.SweepTemp. It prints each removed path on its own line; a path with a
+// control character (a newline...), bytes that are not UTF-8 or a leading
+// double quote is printed Go-quoted ("a\nb"), so one line is always one
+// path.
 //
 // # Output and exit codes
 //
@@ -125,4 +135,11 @@
 //	7    any other error (permission denied, I/O error...)
 //	8    conflict (set, incr: an --if did not hold, or a final status would be left); nothing is written
 //	130  interrupted (SIGINT or SIGTERM)
+//
+// # Signals
+//
+// SIGINT or SIGTERM ends a wait for the lock at once: nothing is written and
+// corestate exits 130. A command still running one second later (a write
+// already started, output to a pipe nobody reads) is ended then, with exit
+// 130; a second signal ends it at once. An ended process holds no lock.
 package main

@@ -12,43 +12,100 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentstate/core/internal/jsontext"
 	"github.com/agentstate/core/status"
 )
 
 // A document is a status file as a set of top-level JSON members, so that
 // get and set see, keep and may change fields that status.Status does not
-// declare. It is the T of the status.Store that set mutates.
+// declare. It is the T of the status.Store that set mutates; having both
+// MarshalJSON and UnmarshalJSON, it owns the file's bytes (see
+// status.Store): every value is kept as it was read, byte for byte, so the
+// output grows with the input, never with its nesting depth.
 type document map[string]json.RawMessage
 
-// MarshalJSON lays the document out as status.Mutate does: the fields of
-// status.Status in declared order, then the others sorted by name.
+// MarshalJSON lays the document out as status.Mutate does: two-space
+// indent, the fields of status.Status in declared order, then the others
+// sorted by name, each value verbatim.
 func (d document) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
+	size := 2
+	for name, v := range d {
+		size += len(name) + len(v) + 8
+	}
+	buf := make([]byte, 0, size)
+	buf = append(buf, '{')
 	for i, name := range d.order() {
 		if i > 0 {
-			buf.WriteByte(',')
+			buf = append(buf, ',')
 		}
 		key, _ := json.Marshal(name) // a string always encodes
-		buf.Write(key)
-		buf.WriteByte(':')
-		buf.Write(d[name])
+		buf = append(buf, "\n  "...)
+		buf = append(buf, key...)
+		buf = append(buf, ": "...)
+		buf = append(buf, d[name]...)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	if len(d) > 0 {
+		buf = append(buf, '\n')
+	}
+	return append(buf, '}'), nil
 }
 
-// UnmarshalJSON accepts a JSON object only: status.Read reports a "null"
-// document as corrupt, and so must we, or set would overwrite it.
+// UnmarshalJSON accepts a JSON object that status.Read accepts as a
+// status.Status, and keeps every member's value bytes. It refuses what
+// status refuses, so that corestate (--if included), Go readers and other
+// languages agree on what the file says: null, a repeated name, a name that
+// differs from a status.Status field only in case, invalid UTF-8 or a lone
+// surrogate in a name or in a status.Status field, and a status.Status field
+// whose value does not decode into its Go type.
 func (d *document) UnmarshalJSON(data []byte) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return err
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return errors.New("document is not a JSON object")
 	}
-	if m == nil {
-		return errors.New("document is null, want a JSON object")
+	m := document{}
+	for dec.More() {
+		from := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		name := tok.(string) // an object key
+		if err := jsontext.CheckStrings(data[from:dec.InputOffset()]); err != nil {
+			return fmt.Errorf("name %q: %w", name, err)
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return err
+		}
+		if _, dup := m[name]; dup {
+			return fmt.Errorf("duplicate name %q", name)
+		}
+		if err := checkMember(name, value); err != nil {
+			return err
+		}
+		m[name] = value
 	}
 	*d = m
+	return nil
+}
+
+// checkMember applies status's rules to one member (see UnmarshalJSON).
+func checkMember(name string, value json.RawMessage) error {
+	f, known := fieldByName[name]
+	if !known {
+		for _, kf := range statusFields {
+			if strings.EqualFold(kf.name, name) {
+				return fmt.Errorf("name %q differs from field %q only in case (Go would read it as %q, other languages would not)", name, kf.name, kf.name)
+			}
+		}
+		return nil
+	}
+	if err := jsontext.CheckStrings(value); err != nil {
+		return fmt.Errorf("field %s: %w", name, err)
+	}
+	if json.Unmarshal(value, reflect.New(f.typ).Interface()) != nil {
+		return fmt.Errorf("field %s holds %s, not %s", name, value, typeName(f.typ))
+	}
 	return nil
 }
 
@@ -69,24 +126,16 @@ func (d document) order() []string {
 	return append(names, others...)
 }
 
-// indent renders d as get and set print it: indented by two spaces, with a
+// layout renders d as get and set print it and as set writes it, with a
 // final newline.
-func (d document) indent() []byte {
-	compact, err := d.MarshalJSON()
-	if err == nil {
-		var buf bytes.Buffer
-		if err = json.Indent(&buf, compact, "", "  "); err == nil {
-			buf.WriteByte('\n')
-			return buf.Bytes()
-		}
-	}
-	// Every value came from the decoder or passed json.Valid.
-	panic("corestate: indent document: " + err.Error())
+func (d document) layout() []byte {
+	b, _ := d.MarshalJSON() // never fails
+	return append(b, '\n')
 }
 
 func (d document) equal(o document) bool {
 	return maps.EqualFunc(d, o, func(a, b json.RawMessage) bool {
-		return bytes.Equal(compactJSON(a), compactJSON(b))
+		return bytes.Equal(a, b) || bytes.Equal(compactJSON(a), compactJSON(b))
 	})
 }
 

@@ -12,6 +12,8 @@ import (
 func cmdGet(args []string, stdout io.Writer) error {
 	fl := newFlags("get")
 	asJSON := fl.Bool("json", false, "print a string field JSON-encoded")
+	var maxSize int64
+	maxSizeFlag(fl, &maxSize)
 	pos, err := parseFlags(fl, args, stdout)
 	if err != nil {
 		return err
@@ -19,12 +21,12 @@ func cmdGet(args []string, stdout io.Writer) error {
 	if len(pos) < 1 || len(pos) > 2 {
 		return fmt.Errorf("%w: get wants FILE [FIELD], got %d arguments", errUsage, len(pos))
 	}
-	doc, err := load(pos[0])
+	doc, err := load(pos[0], maxSize)
 	if err != nil {
 		return err
 	}
 	if len(pos) == 1 {
-		_, err = stdout.Write(doc.indent())
+		_, err = stdout.Write(doc.layout())
 		return err
 	}
 	value, err := lookup(doc, pos[0], pos[1])
@@ -37,17 +39,12 @@ func cmdGet(args []string, stdout io.Writer) error {
 
 // load reads the document at path without the lock, as status.Read does.
 // Unlike a Store, it reports a missing file instead of an empty document.
-func load(path string) (document, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("get: %w", err)
-	}
-	doc, err := status.NewStore[document](path).Load()
+func load(path string, maxSize int64) (document, error) {
+	doc, err := status.NewStore[document](path, status.WithMaxSize(maxSize)).Load()
 	if err != nil {
 		return nil, err // *status.CorruptError or a path error: both name the path
 	}
 	if doc == nil {
-		// Replaced by nothing between Stat and Load: the protocol never
-		// removes a document, so someone else did.
 		return nil, fmt.Errorf("get %s: %w", path, os.ErrNotExist)
 	}
 	return doc, nil

@@ -224,7 +224,7 @@ func TestSetUpdatedAt(t *testing.T) {
 	path := tempFile(t, "status.json")
 	now := time.Date(2030, 5, 6, 7, 8, 9, 10, time.FixedZone("X", 3600))
 	as := []assignment{mustParse(t, "runs=1")}
-	doc, err := set(context.Background(), path, as, nil, func() time.Time { return now })
+	doc, err := set(context.Background(), status.NewStore[document](path), as, nil, func() time.Time { return now })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestSetUpdatedAt(t *testing.T) {
 	}
 	// An explicit updated_at wins.
 	as = []assignment{mustParse(t, "runs=2"), mustParse(t, "updated_at=2001-02-03T04:05:06Z")}
-	doc, err = set(context.Background(), path, as, nil, func() time.Time { return now })
+	doc, err = set(context.Background(), status.NewStore[document](path), as, nil, func() time.Time { return now })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestSetContextEnded(t *testing.T) {
 	path := tempFile(t, "status.json")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := set(ctx, path, []assignment{mustParse(t, "runs=1")}, nil, time.Now)
+	_, err := set(ctx, status.NewStore[document](path), []assignment{mustParse(t, "runs=1")}, nil, time.Now)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("set with an ended context: %v, want context.Canceled", err)
 	}

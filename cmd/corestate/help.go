@@ -9,9 +9,9 @@ const helpMain = `corestate reads and changes agent status files safely, and sho
 
 Usage:
   corestate demo  [--procs N] [--goroutines N] [--updates N] [--readers N] [--dir DIR] [--timeout D]
-  corestate get   [--json] FILE [FIELD]
-  corestate set   [--timeout D] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
-  corestate incr  [--timeout D] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
+  corestate get   [--json] [--max-size N] FILE [FIELD]
+  corestate set   [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
+  corestate incr  [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
   corestate sweep [--older-than D] DIR
   corestate help  [COMMAND]
 
@@ -49,18 +49,20 @@ Flags:
   --timeout D      give up after D, killing the workers (default 1m)
 `
 
-const helpGet = `Usage: corestate get [--json] FILE [FIELD]
+const helpGet = `Usage: corestate get [--json] [--max-size N] FILE [FIELD]
 
-Prints the document at FILE (indented JSON), or the value of one top-level
+Prints the document at FILE (laid out as status.Mutate writes it, every value
+as the file holds it), or the value of one top-level
 FIELD: a string prints raw, anything else as compact JSON. A field of
 status.Status that FILE omits prints its zero value; another missing field
 exits 2. Takes no lock.
 
 Flags:
-  --json   print a string FIELD JSON-encoded (quoted) too
+  --json         print a string FIELD JSON-encoded (quoted) too
+  --max-size N   refuse a FILE larger than N bytes (default 16 MiB; 0 = no limit)
 `
 
-const helpSet = `Usage: corestate set [--timeout D] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
+const helpSet = `Usage: corestate set [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
 
 Applies the assignments under the document's lock (status.Store Mutate) and
 prints the committed document. VALUE is JSON if it parses as JSON (runs=3,
@@ -68,7 +70,7 @@ note="a b", tags=["x"]), else a plain string (status=running). Fields of
 status.Status must fit their type (status: queued, running, completed, blocked,
 failed, merged, ready-for-review, rejected); a string field takes VALUE as
 written unless it is a JSON string. FIELD=null removes FIELD. Other fields are
-kept and may be set. updated_at is set to now when anything changes.
+kept byte for byte and may be set. updated_at is set to now when anything changes.
 
 Guards are checked under the same lock, before the change: if one does not
 hold, nothing is written and set exits 8 (conflict). Several --if must all
@@ -83,10 +85,11 @@ status names that state. A safe claim from a shell:
 
 Flags:
   --timeout D            wait at most D for the lock (default 30s; 0 = no limit)
+  --max-size N           refuse a FILE larger than N bytes (default 16 MiB; 0 = no limit)
   --if FIELD=VALUE,...   change only if FIELD is one of the VALUEs (repeatable)
 `
 
-const helpIncr = `Usage: corestate incr [--timeout D] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
+const helpIncr = `Usage: corestate incr [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
 
 Adds N (default 1; a negative N goes after --) to the integer FIELD under the
 document's lock, in one read-modify-write, and prints the committed document.
@@ -97,6 +100,7 @@ field); nothing is written. updated_at is set to now when anything changes.
 
 Flags:
   --timeout D            wait at most D for the lock (default 30s; 0 = no limit)
+  --max-size N           refuse a FILE larger than N bytes (default 16 MiB; 0 = no limit)
   --if FIELD=VALUE,...   change only if FIELD is one of the VALUEs (repeatable)
 `
 

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentstate/core/status"
 )
 
 func cmdIncr(ctx context.Context, args []string, stdout io.Writer) error {
@@ -35,11 +37,11 @@ func cmdIncr(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	ctx, cancel := withTimeout(ctx, wf.timeout)
 	defer cancel()
-	doc, err := incr(ctx, path, name, n, guards, time.Now)
+	doc, err := incr(ctx, wf.store(path), name, n, guards, time.Now)
 	if err != nil {
 		return lockError("incr", path, wf.timeout, err)
 	}
-	_, err = stdout.Write(doc.indent())
+	_, err = stdout.Write(doc.layout())
 	return err
 }
 
@@ -66,8 +68,8 @@ func checkIntField(name string) error {
 // incr adds n to the integer field name of the document at path in one
 // Mutate, if the guards hold, and returns the document as committed. An
 // absent (or null) field counts as 0.
-func incr(ctx context.Context, path, name string, n int64, guards []guard, now func() time.Time) (document, error) {
-	return commit(ctx, path, guards, now, func(d document) error {
+func incr(ctx context.Context, store *status.Store[document], name string, n int64, guards []guard, now func() time.Time) (document, error) {
+	return commit(ctx, store, guards, now, func(d document) error {
 		var cur int64
 		if raw, ok := d[name]; ok && string(compactJSON(raw)) != "null" {
 			var err error

@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/agentstate/core/status"
 )
@@ -37,15 +39,57 @@ var (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr, os.Exit))
 }
 
 // run is the whole command: it parses args, does the work, writes results to
 // stdout and errors to stderr, and returns the exit code. Tests call it
 // in-process.
 func run(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	return runMain(args, stdout, stderr, nil)
+}
+
+// graceAfterSignal is how long a command may go on after SIGINT or SIGTERM
+// (to finish a write it has started) before the process ends anyway.
+const graceAfterSignal = time.Second
+
+// runMain is run with the signal handling of the command: the first SIGINT
+// or SIGTERM cancels the context, so a wait for the lock ends at once and
+// nothing is written; the signals' default action comes back, so a second
+// one ends the process at once; and when exit is not nil (the real
+// process), anything still running graceAfterSignal later — a write to a
+// stalled output pipe or disk — is ended by exit(exitInterrupted). A
+// process that ends holds no lock: the kernel drops its flock.
+func runMain(args []string, stdout, stderr io.Writer, exit func(int)) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		cancel()
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		if exit == nil {
+			return
+		}
+		grace := time.NewTimer(graceAfterSignal)
+		defer grace.Stop()
+		select {
+		case <-grace.C:
+			fmt.Fprintln(stderr, "corestate: interrupted")
+			exit(exitInterrupted)
+		case <-done:
+		}
+	})
+	defer wg.Wait()
+	defer close(done)
+	defer signal.Stop(sigs)
 	err := dispatch(ctx, args, stdout, stderr)
 	if err == nil {
 		return exitOK

@@ -16,7 +16,7 @@ import (
 // standard library's re-exec pattern; no separate build is needed.
 func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) == "1" {
-		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr, os.Exit)) // as main does
 	}
 	// Race-enabled binaries sleep 1s at exit (GORACE atexit_sleep_ms) to
 	// let late race reports out; the demo's workers report synchronously

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -39,11 +40,11 @@ func cmdSet(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	ctx, cancel := withTimeout(ctx, wf.timeout)
 	defer cancel()
-	doc, err := set(ctx, path, as, guards, time.Now)
+	doc, err := set(ctx, wf.store(path), as, guards, time.Now)
 	if err != nil {
 		return lockError("set", path, wf.timeout, err)
 	}
-	_, err = stdout.Write(doc.indent())
+	_, err = stdout.Write(doc.layout())
 	return err
 }
 
@@ -52,6 +53,17 @@ func cmdSet(ctx context.Context, args []string, stdout io.Writer) error {
 type writeFlags struct {
 	timeout time.Duration
 	ifs     guardFlags
+	maxSize int64
+}
+
+// store returns the Store of the document at path.
+func (wf writeFlags) store(path string) *status.Store[document] {
+	return status.NewStore[document](path, status.WithMaxSize(wf.maxSize))
+}
+
+// maxSizeFlag defines --max-size: status.WithMaxSize for a command.
+func maxSizeFlag(fl *flag.FlagSet, n *int64) {
+	fl.Int64Var(n, "max-size", status.DefaultMaxSize, "refuse a FILE larger than this many bytes (0: no limit)")
 }
 
 // parseWriteFlags parses the flags of set or incr and returns the
@@ -63,6 +75,7 @@ func parseWriteFlags(cmd string, args []string, out io.Writer) (writeFlags, []st
 	fl := newFlags(cmd)
 	fl.DurationVar(&wf.timeout, "timeout", 30*time.Second, "wait at most this long for the lock (0: no limit)")
 	fl.Var(&wf.ifs, "if", "change only if FIELD=VALUE[,VALUE...] holds (repeatable)")
+	maxSizeFlag(fl, &wf.maxSize)
 	pos, err := parseFlags(fl, args, out)
 	if err == nil && wf.timeout < 0 {
 		err = fmt.Errorf("%w: %s: --timeout must not be negative (0 waits without limit)", errUsage, cmd)
@@ -89,8 +102,8 @@ func lockError(cmd, path string, timeout time.Duration, err error) error {
 // set applies as to the document at path in one Mutate, if the guards hold
 // and the status transition (if any) is allowed, and returns the document
 // as committed (or as found, when as changes nothing).
-func set(ctx context.Context, path string, as []assignment, guards []guard, now func() time.Time) (document, error) {
-	return commit(ctx, path, guards, now, func(d document) error {
+func set(ctx context.Context, store *status.Store[document], as []assignment, guards []guard, now func() time.Time) (document, error) {
+	return commit(ctx, store, guards, now, func(d document) error {
 		if err := checkTransition(d, as, guards); err != nil {
 			return err
 		}
@@ -111,9 +124,9 @@ func set(ctx context.Context, path string, as []assignment, guards []guard, now 
 // differs, with updated_at set to now unless keepUpdatedAt. It returns the
 // document as committed, or as found when nothing changed. If a guard
 // fails or change returns an error, nothing is written.
-func commit(ctx context.Context, path string, guards []guard, now func() time.Time, change func(document) error, keepUpdatedAt bool) (document, error) {
+func commit(ctx context.Context, store *status.Store[document], guards []guard, now func() time.Time, change func(document) error, keepUpdatedAt bool) (document, error) {
 	var found document
-	doc, err := status.NewStore[document](path).Mutate(ctx, func(d *document) error {
+	doc, err := store.Mutate(ctx, func(d *document) error {
 		found = maps.Clone(*d)
 		if *d == nil {
 			*d = document{} // no file yet

@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentstate/core/fs"
 )
@@ -32,7 +36,7 @@ func cmdSweep(args []string, stdout io.Writer) error {
 	removed, err := fs.SweepTemp(dir, *olderThan)
 	// Print what was removed even when some removals failed: it happened.
 	for _, name := range removed {
-		if _, werr := fmt.Fprintln(stdout, name); werr != nil {
+		if _, werr := fmt.Fprintln(stdout, quoteName(name)); werr != nil {
 			return errors.Join(err, werr)
 		}
 	}
@@ -40,4 +44,15 @@ func cmdSweep(args []string, stdout io.Writer) error {
 		return fmt.Errorf("sweep %s: %w", dir, err)
 	}
 	return nil
+}
+
+// quoteName keeps one removed path on one line: a name with a control
+// character (a newline...), a byte that is not UTF-8, or a leading double
+// quote is printed Go-quoted ("a\nb"), so that a line starting with a
+// double quote is always a quoted name. Other names print as they are.
+func quoteName(name string) string {
+	if !utf8.ValidString(name) || strings.HasPrefix(name, `"`) || strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return strconv.Quote(name)
+	}
+	return name
 }

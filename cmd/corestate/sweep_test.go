@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -80,4 +81,30 @@ func TestSweepErrors(t *testing.T) {
 	corestate(t, "sweep", dir, dir).want(t, exitUsage)
 	corestate(t, "sweep", "--older-than", "-1h", dir).want(t, exitUsage)
 	corestate(t, "sweep", "--older-than", "soon", dir).want(t, exitUsage)
+}
+
+// A removed name with a newline stays on one line, quoted; names that need
+// no quoting print as they are.
+func TestSweepQuotesOddNames(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-2 * time.Hour)
+	odd := ".a\nb.0123456789abcdef.tmp"
+	writeFile(t, filepath.Join(dir, odd), "x")
+	if err := os.Chtimes(filepath.Join(dir, odd), old, old); err != nil {
+		t.Fatal(err)
+	}
+	out := corestate(t, "sweep", dir).want(t, exitOK).stdout
+	if want := strconv.Quote(filepath.Join(dir, odd)) + "\n"; out != want {
+		t.Errorf("sweep printed %q, want %q", out, want)
+	}
+	for name, want := range map[string]string{
+		"plain/é.tmp": "plain/é.tmp",
+		"tab\t":       `"tab\t"`,
+		"\"q":         `"\"q"`,
+		"bad\xff":     `"bad\xff"`,
+	} {
+		if got := quoteName(name); got != want {
+			t.Errorf("quoteName(%q) = %s, want %s", name, got, want)
+		}
+	}
 }

@@ -4,12 +4,16 @@
 Usage: interop_counter.py PATH ITERATIONS MODE
 
 MODE "lock" follows the protocol documented in status/doc.go:
-  1. open PATH.lock fresh (O_RDWR|O_CREAT, 0644) for each acquisition,
+  1. open PATH.lock fresh for each acquisition (O_RDWR|O_CREAT|O_NOFOLLOW|
+     O_NONBLOCK; a new one gets PATH's permission bits), refuse it unless it
+     is a regular file,
   2. fcntl.flock(fd, LOCK_EX),
-  3. read PATH (missing -> empty document),
-  4. write a temp file in PATH's directory, flush, fsync, os.replace it over
+  3. check that the descriptor's file is still the one named PATH.lock
+     (device and inode), else close and start over,
+  4. read PATH (missing -> empty document),
+  5. write a temp file in PATH's directory, flush, fsync, os.replace it over
      PATH, fsync the directory,
-  5. close the lock descriptor.
+  6. close the lock descriptor.
 MODE "nolock" does the same read-modify-write without steps 1, 2 and 5: the
 control that shows what the lock is for. MODE "hold" takes the lock, prints
 "inside" and blocks reading stdin until it is killed (ITERATIONS unused).
@@ -23,6 +27,7 @@ over stdout: prints "ready", waits for one line on stdin, runs, prints
 import fcntl
 import json
 import os
+import stat
 import sys
 import tempfile
 
@@ -73,19 +78,48 @@ def increment(path):
     replace(path, doc)
 
 
+def open_lock(path):
+    """Steps 1-3: a fresh descriptor of PATH.lock, locked, still current."""
+    name = path + ".lock"
+    flags = os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+    while True:
+        try:
+            mode = os.lstat(path).st_mode & 0o666
+        except FileNotFoundError:
+            mode = 0o644
+        try:
+            lfd = os.open(name, flags)
+        except FileNotFoundError:
+            try:
+                lfd = os.open(name, flags | os.O_CREAT | os.O_EXCL, mode)
+                os.fchmod(lfd, mode)
+            except FileExistsError:
+                continue
+        if not stat.S_ISREG(os.fstat(lfd).st_mode):
+            os.close(lfd)
+            raise OSError(name + " is not a regular file")
+        fcntl.flock(lfd, fcntl.LOCK_EX)
+        mine = os.fstat(lfd)
+        try:
+            now = os.lstat(name)
+            if (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino):
+                return lfd
+        except FileNotFoundError:
+            pass
+        os.close(lfd)  # deleted (and maybe recreated) meanwhile: start over
+
+
 def locked_increment(path):
     # A fresh open file description per acquisition: flock locks belong to it.
-    lfd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    lfd = open_lock(path)
     try:
-        fcntl.flock(lfd, fcntl.LOCK_EX)
         increment(path)
     finally:
         os.close(lfd)  # releases the lock; the lock file stays
 
 
 def hold(path):
-    lfd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    fcntl.flock(lfd, fcntl.LOCK_EX)
+    lfd = open_lock(path)
     print("inside", flush=True)
     sys.stdin.read()  # until the parent kills us
     sys.exit("stdin closed: the parent should have killed this process")
