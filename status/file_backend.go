@@ -88,8 +88,12 @@ func (b *fileBackend) update(ctx context.Context, op string, apply func(cur []by
 	}
 	e := acquire(key)
 	defer release(e)
+	if nested(e) {
+		return pathError(op, b.path, ErrNested)
+	}
 
-	r := &request{b: b, op: op, ctx: ctx, apply: apply, wake: make(chan struct{}, 1), ran: make(chan struct{}, 1)}
+	r := newRequest(b, e, op, ctx, []*entry{e})
+	r.apply = apply
 	if e.enqueue(r) || e.wait(r) {
 		e.lead(r)
 	}
@@ -164,6 +168,8 @@ type entry struct {
 	key  string
 	refs int // guarded by registry.mu
 
+	fns fnCount // functions running on this entry's turn (see nested)
+
 	mu      sync.Mutex
 	queue   []*request
 	leading bool
@@ -181,9 +187,11 @@ const (
 
 type request struct {
 	b     *fileBackend
-	op    string // "mutate" or "remove", for errors
+	e     *entry
+	op    string // "mutate" or "remove", for errors; "" for a transaction's turn
 	ctx   context.Context
 	apply func(cur []byte) ([]byte, error)
+	held  []*entry      // the entries whose turn its apply runs on (see nested)
 	wake  chan struct{} // capacity 1: state changed to chosen, applying or finished
 	ran   chan struct{} // capacity 1: the apply told to run has returned or exited
 
@@ -201,6 +209,10 @@ type request struct {
 	ok       bool // apply succeeded; its change is in the batch's write
 }
 
+func newRequest(b *fileBackend, e *entry, op string, ctx context.Context, held []*entry) *request {
+	return &request{b: b, e: e, op: op, ctx: ctx, held: held, wake: make(chan struct{}, 1), ran: make(chan struct{}, 1)}
+}
+
 func (r *request) signal() {
 	select {
 	case r.wake <- struct{}{}:
@@ -209,7 +221,14 @@ func (r *request) signal() {
 }
 
 func (r *request) ctxErr() error {
-	return pathError(r.op, r.b.path, r.ctx.Err())
+	return pathError(r.opName(), r.b.path, r.ctx.Err())
+}
+
+func (r *request) opName() string {
+	if r.op == "" {
+		return "mutate all"
+	}
+	return r.op
 }
 
 // enqueue appends r and reports whether r must lead (nobody else does).
@@ -308,14 +327,7 @@ func (e *entry) lead(r *request) {
 		return
 	}
 
-	e.mu.Lock()
-	n := min(len(e.queue), maxBatch)
-	batch := slices.Clone(e.queue[:n])
-	e.queue = slices.Delete(e.queue, 0, n)
-	for _, q := range batch {
-		q.state = taken
-	}
-	e.mu.Unlock()
+	batch := e.take(func(q *request) bool { return q.op != "" })
 
 	completed := false
 	defer func() {
@@ -337,6 +349,23 @@ func (e *entry) lead(r *request) {
 	unlock()
 	completed = true
 	e.finish(batch)
+}
+
+// take removes the batch that the head of the queue leads: the head and
+// the requests behind it for which joins holds, at most maxBatch.
+func (e *entry) take(joins func(*request) bool) []*request {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 1
+	for n < min(len(e.queue), maxBatch) && joins(e.queue[n]) {
+		n++
+	}
+	batch := slices.Clone(e.queue[:n])
+	e.queue = slices.Delete(e.queue, 0, n)
+	for _, q := range batch {
+		q.state = taken
+	}
+	return batch
 }
 
 // gather lets callers that are about to queue join the next batch. Callers
@@ -367,15 +396,42 @@ var errGoexit = errors.New("batch abandoned: a mutate function called runtime.Go
 // runBatch reads the document once, applies each request of the batch in
 // order, and writes once if the bytes changed. The flock is held.
 func (e *entry) runBatch(leader *request, batch []*request) {
-	orig, err := readDoc(leader.b.path, e.key, leader.b.maxSize)
+	orig, err := e.read(leader)
 	if err != nil {
 		for _, q := range batch {
 			q.err = err
 		}
 		return
 	}
-	cur := orig
+	cur := e.applyAll(leader, batch, orig)
+	if unchanged(cur, orig) {
+		return
+	}
+	write := func() error { return writeFile(e.key, cur, leader.b.perm) }
+	if cur == nil {
+		write = func() error { return removeDoc(e.key) }
+	}
+	if err := write(); err != nil {
+		failApplied(batch, err)
+	}
+}
+
+// read completes a transaction that a crashed process left on the
+// document (see recoverDoc) and reads it. The flock is held.
+func (e *entry) read(leader *request) ([]byte, error) {
+	if err := recoverDoc(e.key); err != nil {
+		return nil, pathError(leader.opName(), leader.b.path, err)
+	}
+	return readDoc(leader.b.path, e.key, leader.b.maxSize)
+}
+
+// applyAll applies each request of batch in order, starting from cur, and
+// returns the result.
+func (e *entry) applyAll(leader *request, batch []*request, cur []byte) []byte {
 	for _, q := range batch {
+		if q == leader && q.op == "" {
+			continue // a transaction's turn: its function ran already
+		}
 		if q.ctx.Err() != nil {
 			q.err = q.ctxErr()
 			continue
@@ -391,18 +447,20 @@ func (e *entry) runBatch(leader *request, batch []*request) {
 		q.ok = true
 		cur = out
 	}
-	if bytes.Equal(cur, orig) && (cur == nil) == (orig == nil) {
-		return
-	}
-	write := func() error { return writeFile(e.key, cur, leader.b.perm) }
-	if cur == nil {
-		write = func() error { return removeDoc(e.key) }
-	}
-	if err := write(); err != nil {
-		for _, q := range batch {
-			if q.ok {
-				q.err = pathError(q.op, q.b.path, err)
-			}
+	return cur
+}
+
+// unchanged reports whether a batch leaves the document as it was.
+func unchanged(cur, orig []byte) bool {
+	return bytes.Equal(cur, orig) && (cur == nil) == (orig == nil)
+}
+
+// failApplied records a failed write as the outcome of every request
+// whose change it held.
+func failApplied(batch []*request, err error) {
+	for _, q := range batch {
+		if q.ok {
+			q.err = pathError(q.opName(), q.b.path, err)
 		}
 	}
 }
@@ -434,7 +492,7 @@ func (r *request) run(cur []byte) (out []byte, err error) {
 			}
 		}
 	}()
-	out, err = r.apply(cur)
+	runTracked(r.held, func() { out, err = r.apply(cur) })
 	normal = true
 	return out, err
 }

@@ -61,16 +61,22 @@ func removeDoc(key string) error {
 	if err := os.Remove(key + LockSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if runtime.GOOS == "windows" {
-		return nil // a directory cannot be synced there (see package fs)
-	}
-	d, err := os.Open(filepath.Dir(key))
-	if err == nil {
-		err = d.Sync()
-		d.Close()
-	}
-	if err != nil {
+	if err := syncDir(filepath.Dir(key)); err != nil {
 		return fmt.Errorf("%w: %w", fs.ErrDurabilityUnknown, err)
 	}
 	return nil
+}
+
+// syncDir makes the entries of directory dir durable (where a directory
+// can be synced: not on Windows, see package fs).
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }

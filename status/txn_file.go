@@ -1,0 +1,305 @@
+package status
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// A txPart is one document of a transaction on the file backend.
+type txPart struct {
+	b     *fileBackend
+	idx   int    // position in the caller's list
+	key   string // docPath
+	e     *entry
+	turn  *request   // the transaction's place in e's queue
+	batch []*request // the turn and the Mutate calls that joined it
+	h     *lockHandle
+	id    fileID
+	orig  []byte
+	cur   []byte
+}
+
+// UpdateAll implements TxBackend for documents kept in files.
+//
+// In this process, the transaction takes its turn in each document's
+// queue, in the order of the documents' paths, as a Mutate call does, but
+// never joins another caller's batch. Holding every turn, it opens the lock
+// files and takes their flocks in the order of their identities (device,
+// inode), which is the same in every process whatever path spells a file.
+// Then it completes any transaction a crashed process left (recoverDoc),
+// reads every document, runs apply, and lets the Mutate calls queued behind
+// its turns apply their functions to its result, so that one commit writes
+// them all. A transaction that changes one document writes it as a Mutate
+// would; two or more go through commitAll.
+func (b *fileBackend) UpdateAll(ctx context.Context, docs []Backend, apply func(cur [][]byte) ([][]byte, error)) error {
+	const op = "mutate all"
+	parts, err := txParts(docs)
+	if err != nil {
+		return pathError(op, backendNames(docs), err)
+	}
+	if !slices.ContainsFunc(parts, func(p *txPart) bool { return p.b == b }) {
+		return pathError(op, backendNames(docs), fmt.Errorf("%w: the receiver is not among the documents", os.ErrInvalid))
+	}
+	if err := ctx.Err(); err != nil {
+		return pathError(op, backendNames(docs), err)
+	}
+	entries := make([]*entry, len(parts))
+	for i, p := range parts {
+		p.e = acquire(p.key)
+		entries[i] = p.e
+	}
+	defer func() {
+		for _, e := range entries {
+			release(e)
+		}
+	}()
+	for _, p := range parts {
+		if nested(p.e) {
+			return pathError(op, p.b.path, ErrNested)
+		}
+	}
+	if err := takeTurns(ctx, parts, entries); err != nil {
+		return err
+	}
+	if p, err := lockAll(ctx, parts); err != nil {
+		giveBackTurns(parts)
+		return pathError(op, p.b.path, err)
+	}
+	return runTx(parts, entries, len(docs), apply)
+}
+
+// txParts checks the documents of a transaction and returns them in the
+// order of their paths.
+func txParts(docs []Backend) ([]*txPart, error) {
+	parts := make([]*txPart, len(docs))
+	for i, d := range docs {
+		fb, ok := d.(*fileBackend)
+		if !ok {
+			return nil, fmt.Errorf("%w: %s is not a file (one transaction cannot mix backends)", os.ErrInvalid, d.Name())
+		}
+		key, err := docPath(fb.path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", fb.path, err)
+		}
+		if !utf8.ValidString(key) {
+			// The journal names documents in JSON, which holds only UTF-8.
+			return nil, fmt.Errorf("%w: %q: a transaction's document paths must be valid UTF-8", os.ErrInvalid, key)
+		}
+		parts[i] = &txPart{b: fb, idx: i, key: key}
+	}
+	slices.SortFunc(parts, func(a, b *txPart) int { return strings.Compare(a.key, b.key) })
+	for i := 1; i < len(parts); i++ {
+		if parts[i].key == parts[i-1].key {
+			return nil, fmt.Errorf("%w: %s is in the transaction twice", os.ErrInvalid, parts[i].b.path)
+		}
+	}
+	return parts, nil
+}
+
+func backendNames(docs []Backend) string {
+	names := make([]string, len(docs))
+	for i, d := range docs {
+		names[i] = d.Name()
+	}
+	return strings.Join(names, ", ")
+}
+
+// takeTurns queues the transaction on each entry, in order, and waits
+// until it heads each queue. If ctx ends first it gives back the turns it
+// has and returns the error.
+func takeTurns(ctx context.Context, parts []*txPart, entries []*entry) error {
+	for i, p := range parts {
+		p.turn = newRequest(p.b, p.e, "", ctx, entries)
+		if !p.e.enqueue(p.turn) && !p.e.wait(p.turn) {
+			giveBackTurns(parts[:i])
+			return p.turn.err
+		}
+	}
+	return nil
+}
+
+// giveBackTurns passes the lead of each entry the transaction heads to the
+// next caller, for a transaction that ends before it took any batch.
+func giveBackTurns(parts []*txPart) {
+	for _, p := range parts {
+		p.e.mu.Lock()
+		p.e.remove(p.turn)
+		p.turn.state = finished
+		p.e.handOff()
+		p.e.mu.Unlock()
+	}
+}
+
+// lockAll takes the flock of every document, in the order of the lock
+// files' identities. If a lock file turns out to have been replaced
+// (deleted and created anew) while it waited, the order may have changed:
+// it releases every lock and starts over. On failure it returns the
+// document whose lock was not taken.
+func lockAll(ctx context.Context, parts []*txPart) (*txPart, error) {
+	for {
+		for _, p := range parts {
+			h, err := openLock(p.key+LockSuffix, p.b.perm)
+			if err == nil {
+				p.h = h
+				p.id, err = h.id()
+			}
+			if err != nil {
+				closeLocks(parts)
+				return p, err
+			}
+		}
+		order := slices.Clone(parts)
+		slices.SortFunc(order, func(a, b *txPart) int {
+			return cmp.Or(cmp.Compare(a.id.dev, b.id.dev), cmp.Compare(a.id.ino, b.id.ino))
+		})
+		for i := 1; i < len(order); i++ {
+			if order[i].id == order[i-1].id {
+				closeLocks(parts)
+				return order[i], fmt.Errorf("%w: it is the same file as %s", os.ErrInvalid, order[i-1].b.path)
+			}
+		}
+		moved := false
+		for _, p := range order {
+			err := p.h.lock(ctx)
+			if err != nil {
+				p.h = nil // closed by lock
+				closeLocks(parts)
+				if ctx.Err() != nil {
+					err = ctx.Err()
+				}
+				return p, err
+			}
+			id, err := p.h.id()
+			if err != nil {
+				closeLocks(parts)
+				return p, err
+			}
+			if id != p.id {
+				moved = true
+				break
+			}
+		}
+		if !moved {
+			return nil, nil
+		}
+		closeLocks(parts)
+	}
+}
+
+func closeLocks(parts []*txPart) {
+	for _, p := range parts {
+		if p.h != nil {
+			p.h.close()
+			p.h = nil
+		}
+	}
+}
+
+// runTx runs a transaction whose turns and locks are held: it reads the
+// documents, applies the transaction and the calls that join it, commits,
+// releases the locks and hands each entry on.
+func runTx(parts []*txPart, entries []*entry, n int, apply func(cur [][]byte) ([][]byte, error)) error {
+	for _, p := range parts {
+		var err error
+		if p.orig, err = p.e.read(p.turn); err != nil {
+			closeLocks(parts)
+			giveBackTurns(parts)
+			return err
+		}
+	}
+	for _, p := range parts {
+		p.batch = p.e.take(func(q *request) bool { return q.op == "mutate" })
+	}
+	completed := false
+	defer func() {
+		closeLocks(parts)
+		for _, p := range parts {
+			if !completed {
+				// apply called runtime.Goexit: nothing was written; fail
+				// the calls that joined and pass the lead.
+				for _, q := range p.batch {
+					if q.err == nil {
+						q.err = pathError(q.opName(), q.b.path, errGoexit)
+					}
+				}
+			}
+			p.e.finish(p.batch)
+		}
+	}()
+
+	lead := parts[0].turn
+	out, err := runApply(lead, parts, n, apply)
+	for _, p := range parts {
+		p.cur = p.orig
+		if err == nil && !lead.panicked {
+			p.cur, p.turn.ok = out[p.idx], true
+		}
+		p.cur = p.e.applyAll(p.turn, p.batch, p.cur)
+	}
+	if names, werr := commitParts(parts); werr != nil {
+		for _, p := range parts {
+			failApplied(p.batch, werr)
+		}
+		if lead.ok {
+			err = pathError("mutate all", names, werr)
+		}
+	}
+	completed = true
+	if lead.panicked {
+		panic(lead.panicVal)
+	}
+	return err
+}
+
+// runApply runs the transaction's apply on the documents as read, in the
+// caller's goroutine, tracked as a function that holds every entry of the
+// transaction (see nested), and checks its result.
+func runApply(lead *request, parts []*txPart, n int, apply func(cur [][]byte) ([][]byte, error)) ([][]byte, error) {
+	cur := make([][]byte, n)
+	for _, p := range parts {
+		cur[p.idx] = p.orig
+	}
+	var out [][]byte
+	lead.apply = func([]byte) ([]byte, error) {
+		var err error
+		out, err = apply(cur)
+		return nil, err
+	}
+	if _, err := lead.run(nil); err != nil || lead.panicked {
+		return nil, err
+	}
+	if len(out) != n {
+		return nil, fmt.Errorf("status: mutate all: apply returned %d documents for %d", len(out), n)
+	}
+	for _, p := range parts {
+		if out[p.idx] == nil && p.orig != nil {
+			return nil, fmt.Errorf("status: mutate all %s: a transaction cannot remove a document", p.b.path)
+		}
+	}
+	return out, nil
+}
+
+// commitParts writes the documents that changed: one as Mutate does, more
+// with commitAll. It returns their names, for errors.
+func commitParts(parts []*txPart) (string, error) {
+	var ws []txWrite
+	var names []string
+	for _, p := range parts {
+		if !unchanged(p.cur, p.orig) {
+			ws = append(ws, txWrite{key: p.key, data: p.cur, perm: p.b.perm})
+			names = append(names, p.b.path)
+		}
+	}
+	switch len(ws) {
+	case 0:
+		return "", nil
+	case 1:
+		return names[0], writeFile(ws[0].key, ws[0].data, ws[0].perm)
+	}
+	return strings.Join(names, ", "), commitAll(ws)
+}
