@@ -32,7 +32,7 @@ const fnSlots = 64
 
 var fnRuns struct {
 	mu   sync.Mutex
-	used uint64           // bit k: slot k is taken
+	used uint64            // bit k: slot k is taken
 	held [fnSlots][]*entry // the entries whose turn slot k's call holds
 }
 
