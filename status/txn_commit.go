@@ -19,9 +19,10 @@ import (
 // commit writes, for every changed document PATH, the marker PATH.txn
 // (naming the journal) and the new content PATH.txn.tmp, syncs them, then
 // creates the journal (its commit point), syncs it, renames each
-// PATH.txn.tmp over PATH, syncs the renames, and removes the markers and
-// the journal. Whoever next takes the lock of a document with a marker
-// completes the commit (journal present) or undoes it (journal absent).
+// PATH.txn.tmp over PATH, syncs the renames, and removes the journal and
+// the markers. Whoever next takes the lock of a document
+// with a marker completes the commit (journal present) or undoes it
+// (journal absent).
 const (
 	markerSuffix  = ".txn"
 	txTempSuffix  = ".txn.tmp"
@@ -179,15 +180,19 @@ func commitAll(ws []txWrite) error {
 		return errCrashed
 	}
 
-	// Step 4: clean up (no sync needed: a marker that comes back after a
-	// power loss finds its work done).
+	// Step 4: clean up, the journal first (see recoverDoc). No sync is
+	// needed: a marker that comes back after a power loss undoes nothing,
+	// its new content being installed.
+	os.Remove(jpath)
+	if crashAt("forgotten") {
+		return errCrashed
+	}
 	for i, w := range ws {
 		os.Remove(w.key + markerSuffix)
 		if crashAt("unmarked", i) {
 			return errCrashed
 		}
 	}
-	os.Remove(jpath)
 	return nil
 }
 
@@ -250,7 +255,11 @@ func recoverDoc(key string) error {
 	}
 	data, err := fs.ReadRegular(m, maxMarkerSize)
 	if err != nil {
-		return err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // named once, here
+		}
+		return fmt.Errorf("transaction marker %s: %w", m, err)
 	}
 	jpath := strings.TrimSuffix(string(data), "\n")
 	docs, committed, torn, err := readJournal(jpath, mfi)
@@ -271,13 +280,25 @@ func recoverDoc(key string) error {
 	} else if err := os.Remove(key + txTempSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if err := os.Remove(m); err != nil {
-		return err
-	}
-	if torn || committed && !slices.ContainsFunc(docs, func(doc string) bool { return names(doc+markerSuffix, jpath) }) {
+	// The journal goes before the marker when no other document needs it:
+	// a marker without its journal undoes, which is a no-op once installed,
+	// while a journal without markers would be left behind.
+	if torn || committed && !othersPending(docs, jpath, mfi) {
 		os.Remove(jpath)
 	}
-	return nil
+	return os.Remove(m)
+}
+
+// othersPending reports whether a document of the journal other than the
+// one whose marker is mfi still has a marker naming it.
+func othersPending(docs []string, jpath string, mfi os.FileInfo) bool {
+	for _, doc := range docs {
+		m := doc + markerSuffix
+		if fi, err := os.Lstat(m); err == nil && !os.SameFile(fi, mfi) && names(m, jpath) {
+			return true
+		}
+	}
+	return false
 }
 
 // readJournal reads the journal a marker names. committed: it is complete

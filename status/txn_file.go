@@ -212,16 +212,15 @@ func runTx(parts []*txPart, entries []*entry, n int, apply func(cur [][]byte) ([
 			return err
 		}
 	}
-	for _, p := range parts {
-		p.batch = p.e.take(func(q *request) bool { return q.op == "mutate" })
-	}
-	completed := false
+	taken, completed := false, false
 	defer func() {
 		closeLocks(parts)
+		if !taken {
+			giveBackTurns(parts) // apply called runtime.Goexit
+			return
+		}
 		for _, p := range parts {
 			if !completed {
-				// apply called runtime.Goexit: nothing was written; fail
-				// the calls that joined and pass the lead.
 				for _, q := range p.batch {
 					if q.err == nil {
 						q.err = pathError(q.opName(), q.b.path, errGoexit)
@@ -234,6 +233,12 @@ func runTx(parts []*txPart, entries []*entry, n int, apply func(cur [][]byte) ([
 
 	lead := parts[0].turn
 	out, err := runApply(lead, parts, n, apply)
+	// The Mutate calls queued meanwhile join: they come after the
+	// transaction, as they came after it.
+	for _, p := range parts {
+		p.batch = p.e.take(func(q *request) bool { return q.op == "mutate" })
+	}
+	taken = true
 	for _, p := range parts {
 		p.cur = p.orig
 		if err == nil && !lead.panicked {
