@@ -166,7 +166,7 @@ func (s *Snapshot) Lookup(key string, dst any) error {
 	}
 	if err := assign(dst, v); err != nil {
 		if verr, ok := err.(*valueError); ok {
-			return decodeError("get", key, verr)
+			return verr.toError("get", key, key, ErrConversion)
 		}
 		return &Error{Op: "get", Key: key, Err: err}
 	}
