@@ -175,6 +175,7 @@ func TestUnsupportedValues(t *testing.T) {
 		{"empty array of funcs", "k", [0]func(){}},
 		{"nested empty", "k.Fns", struct{ Fns [][]func() }{}},
 		{"empty slice of private structs", "k", []private{}},
+		{"empty slice of complex", "k", []complex128{}},
 	}
 	c := config.New()
 	mustSet(t, c, "k", "old")

@@ -24,10 +24,10 @@ const maxDepth = 256
 
 var timeType = reflect.TypeFor[time.Time]()
 
-// copier deep-copies a value. On the way in (Set, Load) it also validates:
-// unsupported kinds, cycles and section keys that would break dotted lookup
-// are reported with the path at which they were found. On the way out
-// (getters) the value is known to be valid and check is false.
+// copier deep-copies a value. On the way in (Set, FromEnv) it also
+// validates: what Set refuses is reported with the path at which it was
+// found. On the way out (getters) the value is known to be valid and
+// check is false.
 type copier struct {
 	check bool
 	depth int
@@ -307,7 +307,7 @@ func (c *copier) value(rv reflect.Value) (reflect.Value, *valueError) {
 		}
 		return out, nil
 	}
-	return rv, nil // unreachable: checkValue refused every other kind
+	return rv, nil // unreachable: checkValue refused every other kind on the way in
 }
 
 // elems copies the elements of the slice or array rv into out.

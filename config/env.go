@@ -27,8 +27,8 @@ import (
 // keys differing only in case, an empty segment, or two variables naming
 // the same key are errors.
 //
-// Values take the type of the value they override, so that typed getters,
-// Value and Decode see what the file would have given:
+// Values take the type of the value they override, so that the typed
+// getters and [Decode] see what the file would have given:
 //
 //   - a bool, integer, float or string of any Go type is parsed with
 //     strconv into that same type;
