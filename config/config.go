@@ -199,7 +199,7 @@ func (c *Config) Has(key string) bool { return c.Snapshot().Has(key) }
 // String returns the string at key, or "".
 func (c *Config) String(key string) string { return c.Snapshot().String(key) }
 
-// Int returns the value at key as an int, or 0. See Snapshot.Lookup for the conversions.
+// Int returns the value at key as an int, or 0. See [Snapshot.Lookup] for the conversions.
 func (c *Config) Int(key string) int { return c.Snapshot().Int(key) }
 
 // Int64 returns the value at key as an int64, or 0.
@@ -224,10 +224,10 @@ func (c *Config) StringSlice(key string) []string { return c.Snapshot().StringSl
 func (c *Config) StringMap(key string) map[string]string { return c.Snapshot().StringMap(key) }
 
 // Lookup converts the value at key into *dst and says why it could not:
-// see Snapshot.Lookup.
+// see [Snapshot.Lookup].
 func (c *Config) Lookup(key string, dst any) error { return c.Snapshot().Lookup(key, dst) }
 
-// Keys returns the stored keys, flattened and sorted: see Snapshot.Keys.
+// Keys returns the stored keys, flattened and sorted: see [Snapshot.Keys].
 func (c *Config) Keys() []string { return c.Snapshot().Keys() }
 
 // All returns a deep copy of the whole tree.

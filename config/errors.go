@@ -95,13 +95,13 @@ func cause(name string, err error) string {
 // that a hostile 80 KB key does not make an 80 KB message.
 const maxShown = 256
 
-// clip shortens s to about maxShown bytes, keeping its start and its end
-// (where a path names the innermost element).
+// clip shortens s to less than maxShown bytes, keeping its start and its
+// end (where a path names the innermost element).
 func clip(s string) string {
 	if len(s) <= maxShown {
 		return s
 	}
-	head, tail := maxShown*3/4, len(s)-maxShown/4
+	head, tail := maxShown*5/8, len(s)-maxShown/4 // and at most 22 bytes between
 	for head > 0 && !utf8.RuneStart(s[head]) {
 		head--
 	}
