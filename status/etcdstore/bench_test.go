@@ -19,7 +19,7 @@ import (
 
 var benchServer struct {
 	once sync.Once
-	srv  *etcdtest.Server
+	srv  *etcdtest.Cluster
 	dir  string
 	err  error
 }
@@ -27,7 +27,7 @@ var benchServer struct {
 // fsyncServer is the benchmarks' server. Unlike the tests' server it
 // fsyncs, as the file backend does, so that the comparison is fair. It lives
 // on the same disk as the file backend's documents (the temp directory).
-func fsyncServer(b *testing.B) *etcdtest.Server {
+func fsyncServer(b *testing.B) *etcdtest.Cluster {
 	benchServer.once.Do(func() {
 		benchServer.dir, benchServer.err = os.MkdirTemp("", "etcdstore-bench-")
 		if benchServer.err == nil {
@@ -35,7 +35,7 @@ func fsyncServer(b *testing.B) *etcdtest.Server {
 		}
 	})
 	if benchServer.err != nil {
-		b.Fatalf("embedded etcd: %v", benchServer.err)
+		b.Fatalf("etcd: %v", benchServer.err)
 	}
 	return benchServer.srv
 }
@@ -142,7 +142,7 @@ type unmarkedBackend struct{ bareBackend }
 
 func withUnmarked(cli *clientv3.Client) status.Option {
 	return status.WithBackend(func(path string) status.Backend {
-		return &unmarkedBackend{bareBackend{cli: cli, path: path, key: Key(path)}}
+		return &unmarkedBackend{bareBackend{cli: cli, path: path, key: key(path)}}
 	})
 }
 

@@ -16,8 +16,8 @@ func TestContract(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
 		Path:     func(t *testing.T) string { return docPath(t) },
 		Options:  []status.Option{With(cli)},
-		WriteRaw: func(t *testing.T, path string, data []byte) { putRaw(t, cli, Key(path), data) },
-		ReadRaw:  func(t *testing.T, path string) ([]byte, bool) { return getRaw(t, cli, Key(path)) },
+		WriteRaw: func(t *testing.T, path string, data []byte) { putRaw(t, cli, key(path), data) },
+		ReadRaw:  func(t *testing.T, path string) ([]byte, bool) { return getRaw(t, cli, key(path)) },
 	})
 }
 

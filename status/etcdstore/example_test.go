@@ -80,7 +80,15 @@ func ExampleWatchDir() {
 func ExampleKey() {
 	fmt.Println(etcdstore.Key("/srv/agents/ws-17/./status.json"))
 	fmt.Println(etcdstore.Key("/srv/agents/ws-17/status.json", etcdstore.WithPrefix("/fleet-b/")))
+	// Hosts that mount the workspace at different paths name it by its root.
+	fmt.Println(etcdstore.Key("/srv/agents/ws-17/status.json", etcdstore.WithRoot("/srv/agents")))
+	fmt.Println(etcdstore.Key("/home/agent/ws/ws-17/status.json", etcdstore.WithRoot("/home/agent/ws")))
+	_, err := etcdstore.Key("/tmp/status.json", etcdstore.WithRoot("/srv/agents"))
+	fmt.Println(errors.Is(err, etcdstore.ErrOutsideRoot))
 	// Output:
-	// /agentstate/status/srv/agents/ws-17/status.json
-	// /fleet-b/srv/agents/ws-17/status.json
+	// /agentstate/status/srv/agents/ws-17/status.json <nil>
+	// /fleet-b/srv/agents/ws-17/status.json <nil>
+	// /agentstate/status/ws-17/status.json <nil>
+	// /agentstate/status/ws-17/status.json <nil>
+	// true
 }

@@ -115,7 +115,7 @@ type naiveRetryBackend struct{ bareBackend }
 
 func withNaiveRetry(cli *clientv3.Client) status.Option {
 	return status.WithBackend(func(path string) status.Backend {
-		return &naiveRetryBackend{bareBackend{cli: cli, path: path, key: Key(path)}}
+		return &naiveRetryBackend{bareBackend{cli: cli, path: path, key: key(path)}}
 	})
 }
 

@@ -36,8 +36,8 @@ func TestWatch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Watch: %v", err)
 		}
-		if ev.Key != Key(path) || ev.Path != filepath.ToSlash(path) {
-			t.Errorf("event for key %q path %q; want %q %q", ev.Key, ev.Path, Key(path), path)
+		if ev.Key != key(path) || ev.Path != filepath.ToSlash(path) {
+			t.Errorf("event for key %q path %q; want %q %q", ev.Key, ev.Path, key(path), path)
 		}
 		if ev.Revision <= lastRev {
 			t.Errorf("revision %d after %d; want increasing", ev.Revision, lastRev)
@@ -56,7 +56,7 @@ func TestWatch(t *testing.T) {
 			if _, err := st.Mutate(testCtx(t), func(c *counter) error { c.N++; return nil }); err != nil {
 				t.Fatal(err)
 			}
-		} else if _, err := cli.Delete(testCtx(t), Key(path)); err != nil {
+		} else if _, err := cli.Delete(testCtx(t), key(path)); err != nil {
 			t.Fatal(err)
 		}
 	}
