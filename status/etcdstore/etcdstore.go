@@ -218,6 +218,7 @@ type shared struct {
 	cfg       config
 	lease     *leaseCache // for commit markers
 	turnLease *turnLease  // for queue entries
+	hot       hotKeys
 	queues    queues
 }
 

@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,70 +46,147 @@ var errRecheck = errors.New("turn: watch ended")
 // wait queues t if it is not queued and returns once t's turn has come,
 // with the document's current value and ModRevision.
 func (t *turn) wait(ctx context.Context) (cur []byte, rev int64, err error) {
-	cli := t.b.cli
 	for {
+		var st queueState
 		if t.key == "" {
-			if err := t.enqueue(ctx); err != nil {
-				return nil, 0, err
-			}
+			st, err = t.enqueue(ctx)
+		} else {
+			st, err = t.check(ctx)
 		}
-		// One read-only transaction (a linearizable read, no raft
-		// proposal): the document, the last entry ahead of ours, ours.
-		resp, err := cli.Txn(ctx).Then(
-			clientv3.OpGet(t.b.key),
-			clientv3.OpGet(t.b.turns, append(clientv3.WithLastCreate(),
-				clientv3.WithPrefix(), clientv3.WithMaxCreateRev(t.rev-1), clientv3.WithKeysOnly())...),
-			clientv3.OpGet(t.key, clientv3.WithKeysOnly()),
-		).Commit()
-		if err != nil {
+		switch {
+		case err != nil:
 			return nil, 0, err
-		}
-		if len(resp.Responses[2].GetResponseRange().Kvs) == 0 {
-			t.key = "" // our lease expired: queue again, at the back
+		case !st.queued:
+			t.key, t.rev = "", 0 // our lease expired: queue again, at the back
 			continue
+		case st.ahead == "":
+			return st.cur, st.rev, nil
 		}
-		ahead := resp.Responses[1].GetResponseRange().Kvs
-		if len(ahead) == 0 {
-			cur, rev = value(resp.Responses[0].GetResponseRange().Kvs)
-			return cur, rev, nil
-		}
-		if err := t.waitGone(ctx, string(ahead[0].Key), resp.Header.Revision+1); err != nil {
+		t.b.hot.mark(t.b.key)
+		if err := t.waitGone(ctx, st.ahead, st.revision); err != nil {
 			return nil, 0, err
 		}
 	}
 }
 
-// enqueue puts t's entry. Repeating it after an ambiguous error is safe: a
-// put of an existing key keeps its create revision, so t keeps its place.
-func (t *turn) enqueue(ctx context.Context) error {
+// queueState is what t learns about its queue from one request.
+type queueState struct {
+	queued   bool   // t's entry exists
+	ahead    string // the entry just ahead of t's; "" if t's turn has come
+	cur      []byte // the document, if t's turn has come
+	rev      int64  // its ModRevision
+	revision int64  // the state's revision
+}
+
+// enqueue puts t's entry and, in the same transaction, reads the entry
+// ahead of it, or the document if there is none. Repeating it after an
+// ambiguous error is safe: a put of an existing key keeps its create
+// revision, so t keeps its place.
+func (t *turn) enqueue(ctx context.Context) (queueState, error) {
 	lease, err := t.b.turnLease.get(ctx, t.b.cli)
 	if err != nil {
-		return err
+		return queueState{}, err
 	}
 	if t.key == "" {
 		t.key = t.b.turns + rand.Text()
 	}
+	// Reads in a transaction see its writes: the newest entry is ours
+	// (unless a repeated put found it there already), the next one is
+	// the entry ahead.
 	resp, err := t.b.cli.Txn(ctx).Then(
 		clientv3.OpPut(t.key, "", clientv3.WithLease(lease)),
-		clientv3.OpGet(t.key, clientv3.WithKeysOnly()),
+		clientv3.OpGet(t.b.turns, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithLimit(2),
+			clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortDescend)),
+		clientv3.OpGet(t.b.key),
 	).Commit()
 	if err != nil {
 		t.b.turnLease.dropIfGone(lease, err)
-		return err
+		return queueState{}, err
 	}
-	t.rev = resp.Responses[1].GetResponseRange().Kvs[0].CreateRevision
 	t.lease = lease
-	return nil
+	entries := resp.Responses[1].GetResponseRange().Kvs
+	if len(entries) == 0 || string(entries[0].Key) != t.key {
+		t.rev = 0 // a repeated put: our place is older; look it up
+		return t.check(ctx)
+	}
+	t.rev = entries[0].CreateRevision
+	st := queueState{queued: true, revision: resp.Header.Revision}
+	if len(entries) > 1 {
+		st.ahead = string(entries[1].Key)
+		return st, nil
+	}
+	t.b.hot.clear(t.b.key) // nobody else queues: try optimistically next time
+	st.cur, st.rev = value(resp.Responses[2].GetResponseRange().Kvs)
+	return st, nil
 }
 
-// waitGone waits until key is deleted at or after revision rev, keeping
-// the process's turn lease alive meanwhile.
-func (t *turn) waitGone(ctx context.Context, key string, rev int64) error {
+// check reads whether t's entry still exists, the entry just ahead of it,
+// and the document, in one read-only transaction of the member's local
+// state. A serializable read is enough, and spares the wait for a read
+// index on the path from one turn to the next: if the member's state holds
+// t's entry and none ahead of it, every entry ahead has been deleted for
+// good, and with it the last commit of a turn is in that state too. (Stale
+// values cannot do harm either: the commit is guarded by the ModRevision.)
+//
+// A member that lags behind the one that took t's entry may not show it
+// yet; that answer is confirmed with a linearizable read before t queues
+// again (which would leave its old entry ahead of its new one).
+func (t *turn) check(ctx context.Context) (queueState, error) {
+	st, err := t.read(ctx, clientv3.WithSerializable())
+	if err == nil && !st.queued {
+		st, err = t.read(ctx)
+	}
+	return st, err
+}
+
+func (t *turn) read(ctx context.Context, opt ...clientv3.OpOption) (queueState, error) {
+	if t.rev == 0 {
+		resp, err := t.b.cli.Get(ctx, t.key, slices.Concat(opt, []clientv3.OpOption{clientv3.WithKeysOnly()})...)
+		if err != nil {
+			return queueState{}, err
+		}
+		if len(resp.Kvs) == 0 {
+			return queueState{revision: resp.Header.Revision}, nil
+		}
+		t.rev = resp.Kvs[0].CreateRevision
+	}
+	resp, err := t.b.cli.Txn(ctx).Then(
+		clientv3.OpGet(t.key, slices.Concat(opt, []clientv3.OpOption{clientv3.WithKeysOnly()})...),
+		clientv3.OpGet(t.b.turns, slices.Concat(opt, clientv3.WithLastCreate(), []clientv3.OpOption{
+			clientv3.WithPrefix(), clientv3.WithMaxCreateRev(t.rev - 1), clientv3.WithKeysOnly()})...),
+		clientv3.OpGet(t.b.key, opt...),
+	).Commit()
+	if err != nil {
+		return queueState{}, err
+	}
+	mine := resp.Responses[0].GetResponseRange().Kvs
+	st := queueState{queued: len(mine) == 1, revision: resp.Header.Revision}
+	if !st.queued {
+		return st, nil
+	}
+	if ahead := resp.Responses[1].GetResponseRange().Kvs; len(ahead) > 0 {
+		st.ahead = string(ahead[0].Key)
+		return st, nil
+	}
+	st.cur, st.rev = value(resp.Responses[2].GetResponseRange().Kvs)
+	return st, nil
+}
+
+// waitGone waits until key, which existed at revision known, is deleted,
+// keeping the process's turn lease alive meanwhile.
+//
+// The watch starts at the server's current revision rather than at
+// known+1: etcd serves a watch that starts in the past from a background
+// loop that catches up every 100ms, which would add up to that much to
+// every hand-over of a turn. The gap is closed by one read instead: if the
+// watch starts after known, the key must still exist at its start.
+func (t *turn) waitGone(ctx context.Context, key string, known int64) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the client's watcher for this wait
-	events := t.b.cli.Watch(wctx, key, clientv3.WithRev(rev), clientv3.WithFilterPut())
+	events := t.b.cli.Watch(wctx, key, clientv3.WithCreatedNotify(), clientv3.WithFilterPut())
 	renew := time.NewTicker(t.b.turnLease.period())
 	defer renew.Stop()
+	created := false
 	for {
 		select {
 		case wr, ok := <-events:
@@ -120,6 +199,13 @@ func (t *turn) waitGone(ctx context.Context, key string, rev int64) error {
 				// Not returned as is: a compacted revision (OutOfRange)
 				// is no reason to give up, only to read again.
 				return fmt.Errorf("%w: %v", errRecheck, wr.Err())
+			case !created && wr.Created:
+				created = true
+				if wr.Header.Revision > known {
+					if gone, err := t.gone(ctx, key, wr.Header.Revision); gone || err != nil {
+						return err
+					}
+				}
 			}
 			for _, ev := range wr.Events {
 				if ev.Type == mvccpb.DELETE {
@@ -134,6 +220,19 @@ func (t *turn) waitGone(ctx context.Context, key string, rev int64) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// gone reports whether key is absent in a state at or after revision rev:
+// a local read if the member has caught up, a linearizable one otherwise.
+func (t *turn) gone(ctx context.Context, key string, rev int64) (bool, error) {
+	resp, err := t.b.cli.Get(ctx, key, clientv3.WithSerializable(), clientv3.WithKeysOnly())
+	if err == nil && resp.Header.Revision < rev {
+		resp, err = t.b.cli.Get(ctx, key, clientv3.WithKeysOnly())
+	}
+	if err != nil {
+		return false, err
+	}
+	return len(resp.Kvs) == 0, nil
 }
 
 // release deletes t's entry if it may exist, so that the next writer need
@@ -272,4 +371,51 @@ func (l *turnLease) drop(id clientv3.LeaseID) {
 	if c := l.cur.Load(); c != nil && c.id == id {
 		l.cur.CompareAndSwap(c, nil)
 	}
+}
+
+// hotKeys remembers the keys on which a With recently waited for a turn,
+// so that its next Update of such a key queues at once instead of first
+// losing an optimistic commit (a raft proposal) to the writers already
+// queued. An Update that queues and finds nobody ahead clears its key.
+type hotKeys struct {
+	mu sync.Mutex
+	m  map[string]time.Time // key → when it was last marked
+}
+
+// hotFor is how long a mark holds; maxHot bounds the map.
+const (
+	hotFor = 10 * time.Second
+	maxHot = 1024
+)
+
+func (h *hotKeys) is(key string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	at, ok := h.m[key]
+	return ok && time.Since(at) < hotFor
+}
+
+func (h *hotKeys) mark(key string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = make(map[string]time.Time)
+	}
+	if len(h.m) >= maxHot {
+		for k, at := range h.m {
+			if time.Since(at) >= hotFor {
+				delete(h.m, k)
+			}
+		}
+		if len(h.m) >= maxHot {
+			clear(h.m)
+		}
+	}
+	h.m[key] = time.Now()
+}
+
+func (h *hotKeys) clear(key string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.m, key)
 }

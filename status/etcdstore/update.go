@@ -129,6 +129,9 @@ func (b *Backend) commit(bt *batch) {
 	for attempt := 0; ; attempt++ {
 		if !fresh {
 			var err error
+			if tn == nil && !b.cfg.noTurns && b.hot.is(b.key) {
+				tn = &turn{b: b}
+			}
 			if tn == nil {
 				var queued bool
 				if cur, rev, queued, err = b.read(ctx); err == nil && queued {
@@ -193,10 +196,17 @@ func (b *Backend) commit(bt *batch) {
 			// Contended: stop competing and queue, at once (the queue
 			// orders the writers; a backoff would only add latency).
 			tn = &turn{b: b}
+			b.hot.mark(b.key)
 			continue
 		case err == nil: // conflict: the else branch read the current value
 			cur, rev = value(resp.Responses[0].GetResponseRange().Kvs)
 			fresh = true
+			if tn != nil && !bo.started() {
+				// Our turn's read was stale (or a writer that ignores
+				// turns got in): retry at once, back off only after.
+				bo.start()
+				continue
+			}
 			if werr := bo.wait(ctx, b.cli); werr != nil {
 				if ctx.Err() == nil {
 					bt.fail(b.wrap("update", ctx, werr))
@@ -336,6 +346,11 @@ type backoff struct {
 }
 
 func newBackoff(c config) backoff { return backoff{lo: c.minBackoff, hi: c.maxBackoff} }
+
+// started reports whether the backoff has begun; start begins it without
+// waiting (the next wait is the second step).
+func (b *backoff) started() bool { return b.cur != 0 }
+func (b *backoff) start()        { b.cur = b.lo }
 
 func (b *backoff) wait(ctx context.Context, cli *clientv3.Client) error {
 	if b.cur == 0 {
