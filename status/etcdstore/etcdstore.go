@@ -2,6 +2,7 @@ package etcdstore
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -214,6 +215,7 @@ func New(cli *clientv3.Client, path string, opts ...Option) *Backend {
 
 // shared is what the Backends made by one With have in common.
 type shared struct {
+	tag       string // names this With's entries in queues of turns
 	cli       *clientv3.Client
 	cfg       config
 	lease     *leaseCache // for commit markers
@@ -223,7 +225,7 @@ type shared struct {
 }
 
 func newShared(cli *clientv3.Client, cfg config) *shared {
-	return &shared{cli: cli, cfg: cfg, lease: newLeaseCache(cfg.markerTTL), turnLease: newTurnLease(cfg.turnTTL)}
+	return &shared{tag: rand.Text(), cli: cli, cfg: cfg, lease: newLeaseCache(cfg.markerTTL), turnLease: newTurnLease(cfg.turnTTL)}
 }
 
 func (s *shared) open(path string) *Backend {

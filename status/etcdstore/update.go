@@ -180,7 +180,7 @@ func (b *Backend) commit(bt *batch) {
 		}
 		switch {
 		case tn != nil: // the commit hands the turn on
-			ops = append(ops, clientv3.OpDelete(tn.key))
+			ops = append(ops, tn.handOver(next)...)
 		case !b.cfg.noTurns: // an optimistic commit never overtakes a queue
 			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(b.turns), "=", 0).WithPrefix())
 		}
@@ -188,7 +188,7 @@ func (b *Backend) commit(bt *batch) {
 		switch {
 		case err == nil && resp.Succeeded:
 			if tn != nil {
-				tn.key = "" // deleted by the commit
+				tn.handedOff()
 			}
 			bt.finish()
 			return
@@ -215,10 +215,14 @@ func (b *Backend) commit(bt *batch) {
 			}
 			continue
 		case isLeaseNotFound(err):
-			// Rejected before anything was applied: the cached lease
-			// expired (e.g. a long outage). Take a fresh one.
+			// Rejected before anything was applied: a lease expired (e.g.
+			// a long outage), the marker's or our turn's. Take fresh ones
+			// (and a new place in the queue).
 			b.lease.drop(lease)
-			fresh = true
+			if fresh = tn == nil; tn != nil {
+				b.turnLease.drop(tn.lease)
+				tn.key, tn.rev, tn.prior = "", 0, ""
+			}
 			continue
 		case terminal(err):
 			bt.fail(b.wrap("update", ctx, err))
@@ -235,7 +239,7 @@ func (b *Backend) commit(bt *batch) {
 			return
 		case committed:
 			if tn != nil {
-				tn.key = ""
+				tn.handedOff()
 			}
 			bt.finish()
 			return
