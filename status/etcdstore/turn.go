@@ -236,8 +236,7 @@ func (t *turn) read(ctx context.Context, opt ...clientv3.OpOption) (queueState, 
 }
 
 // waitTurn waits until st.ahead, which was waiting at revision
-// st.revision, is handed over or gone, keeping the process's turn lease
-// alive meanwhile, and returns the new state.
+// st.revision, is handed over or gone, and returns the new state.
 //
 // The watch starts at the server's current revision rather than after
 // st.revision: etcd serves a watch that starts in the past from a
@@ -248,8 +247,6 @@ func (t *turn) waitTurn(ctx context.Context, st queueState) (queueState, error) 
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the client's watcher for this wait
 	events := t.b.cli.Watch(wctx, st.ahead, clientv3.WithCreatedNotify())
-	renew := time.NewTicker(t.b.turnLease.period())
-	defer renew.Stop()
 	for {
 		select {
 		case wr, ok := <-events:
@@ -279,10 +276,6 @@ func (t *turn) waitTurn(ctx context.Context, st queueState) (queueState, error) 
 				case isHandedOver(ev.Kv.Value):
 					return t.check(ctx)
 				}
-			}
-		case <-renew.C:
-			if err := t.b.turnLease.renew(ctx, t.b.cli, t.lease); err != nil {
-				return queueState{}, err
 			}
 		case <-ctx.Done():
 			return queueState{}, ctx.Err()
@@ -333,8 +326,9 @@ func (t *turn) release() {
 const releaseTimeout = 5 * time.Second
 
 // turnLease is the lease of a process's (one With's) queue entries. It is
-// kept alive only by its waiting writers, so it expires one TTL after the
-// process stops waiting (or dies, or is cut off), and the entries with it.
+// kept alive only by the callers of Update while they wait (see keep), so
+// it expires one TTL after the process stops waiting, dies, or is cut off,
+// and the entries with it.
 type turnLease struct {
 	ttl time.Duration // as asked
 	cur atomic.Pointer[liveLease]
@@ -394,27 +388,28 @@ func (l *turnLease) get(ctx context.Context, cli *clientv3.Client) (clientv3.Lea
 	return resp.ID, nil
 }
 
-// renew keeps id alive if it is the current lease and was not renewed
-// within the last period. A lease that is gone is reported (its entries
-// are gone too); renewal errors that may pass are not.
-func (l *turnLease) renew(ctx context.Context, cli *clientv3.Client, id clientv3.LeaseID) error {
+// keep renews the current lease if it was not renewed within the last
+// period. Callers of Update call it while they wait, so a process keeps
+// its turns (waiting or held) exactly while it has callers waiting, and
+// loses them one TTL after it dies or is cut off. It gives up at once if
+// another caller is renewing, and after one period otherwise.
+func (l *turnLease) keep(ctx context.Context, cli *clientv3.Client) {
 	c := l.cur.Load()
-	if c == nil || c.id != id || time.Since(c.renewed) < c.ttl/3 {
-		return nil
+	if c == nil || time.Since(c.renewed) < c.ttl/3 {
+		return
 	}
 	select {
 	case l.sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	default:
+		return
 	}
 	defer func() { <-l.sem }()
-	if c = l.cur.Load(); c == nil || c.id != id || time.Since(c.renewed) < c.ttl/3 {
-		return nil
+	if c = l.cur.Load(); c == nil || time.Since(c.renewed) < c.ttl/3 {
+		return
 	}
-	if err := l.keepAlive(ctx, cli, c); errors.Is(err, errLeaseGone) {
-		return err
-	}
-	return nil
+	ctx, cancel := context.WithTimeout(ctx, l.period())
+	defer cancel()
+	l.keepAlive(ctx, cli, c)
 }
 
 var errLeaseGone = errors.New("turn lease expired")

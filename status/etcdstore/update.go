@@ -79,11 +79,17 @@ func (b *Backend) Update(ctx context.Context, apply func(cur []byte) ([]byte, er
 	c := &call{ctx: ctx, apply: apply, done: make(chan struct{})}
 	b.enqueue(c)
 	defer b.leave()
-	select {
-	case <-c.done:
-		return c.result()
-	case <-ctx.Done():
-		return b.depart(c)
+	renew := time.NewTicker(b.turnLease.period())
+	defer renew.Stop()
+	for {
+		select {
+		case <-c.done:
+			return c.result()
+		case <-ctx.Done():
+			return b.depart(c)
+		case <-renew.C:
+			b.turnLease.keep(ctx, b.cli)
+		}
 	}
 }
 
