@@ -81,7 +81,13 @@ func startServer(t testing.TB, opts etcdtest.Options) *etcdtest.Cluster {
 // and closes it when the test ends.
 func newClient(t testing.TB, endpoint string) *clientv3.Client {
 	t.Helper()
-	cli, err := dial(endpoint)
+	return newClientTo(t, []string{endpoint})
+}
+
+// newClientTo is newClient for a client of several members.
+func newClientTo(t testing.TB, endpoints []string) *clientv3.Client {
+	t.Helper()
+	cli, err := dial(endpoints...)
 	if err != nil {
 		t.Fatalf("etcd client: %v", err)
 	}
@@ -89,9 +95,9 @@ func newClient(t testing.TB, endpoint string) *clientv3.Client {
 	return cli
 }
 
-func dial(endpoint string) (*clientv3.Client, error) {
+func dial(endpoints ...string) (*clientv3.Client, error) {
 	return clientv3.New(clientv3.Config{
-		Endpoints:   []string{endpoint},
+		Endpoints:   endpoints,
 		DialTimeout: 10 * time.Second,
 		Logger:      zap.NewNop(),
 	})
