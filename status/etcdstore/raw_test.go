@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-
 )
 
 // putRaw and getRaw reach etcd behind the backend's back.
