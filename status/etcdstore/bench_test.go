@@ -31,7 +31,7 @@ func fsyncServer(b *testing.B) *etcdtest.Cluster {
 	benchServer.once.Do(func() {
 		benchServer.dir, benchServer.err = os.MkdirTemp("", "etcdstore-bench-")
 		if benchServer.err == nil {
-			benchServer.srv, benchServer.err = etcdtest.Start(filepath.Join(benchServer.dir, "data"), etcdtest.Options{Fsync: os.Getenv("NOFSYNC") == ""})
+			benchServer.srv, benchServer.err = etcdtest.Start(filepath.Join(benchServer.dir, "data"), etcdtest.Options{Fsync: true})
 		}
 	})
 	if benchServer.err != nil {

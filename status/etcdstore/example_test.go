@@ -27,7 +27,10 @@ func ExampleWith() {
 		Runs  int    `json:"runs"`
 		Owner string `json:"owner,omitempty"`
 	}
-	st := status.NewStore[Doc]("/srv/agents/ws-17/status.json", etcdstore.With(cli))
+	// One With per process; every host names its own mount of the
+	// workspace as the root, so all hosts reach the same keys.
+	opt := etcdstore.With(cli, etcdstore.WithRoot("/srv/agents"))
+	st := status.NewStore[Doc]("/srv/agents/ws-17/status.json", opt)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -64,7 +64,6 @@ func run(name, dir, client, peer, cluster, state string, fsync bool, tickMs, ele
 	cfg.UnsafeNoFsync = !fsync
 	cfg.TickMs = tickMs
 	cfg.ElectionMs = electMs
-	cfg.EnablePprof = os.Getenv("ETCDTEST_PPROF") != ""
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return err
