@@ -306,7 +306,8 @@ func (t *turn) handOver(next []byte) []clientv3.Op {
 // succeeded: the entries are gone or handed over.
 func (t *turn) handedOff() { t.key, t.rev, t.prior = "", 0, "" }
 
-// release deletes t's entry if it may exist, so that the next writer need
+// release deletes t's entry (and the handed-over entry ahead that its
+// commit would have deleted) if it may exist, so that the next writer need
 // not wait for the lease to expire. It runs after the batch's callers have
 // their results, possibly after they all left, so it has its own bound; if
 // it fails, the lease is no longer renewed, and the entry goes with it.
@@ -316,10 +317,14 @@ func (t *turn) release() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	if _, err := t.b.cli.Delete(ctx, t.key); err != nil {
+	ops := []clientv3.Op{clientv3.OpDelete(t.key)}
+	if t.prior != "" {
+		ops = append(ops, clientv3.OpDelete(t.prior))
+	}
+	if _, err := t.b.cli.Txn(ctx).Then(ops...).Commit(); err != nil {
 		t.b.turnLease.drop(t.lease)
 	}
-	t.key = ""
+	t.key, t.rev, t.prior = "", 0, ""
 }
 
 // releaseTimeout bounds the release of a turn.

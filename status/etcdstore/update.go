@@ -231,13 +231,11 @@ func (b *Backend) commit(bt *batch) {
 			continue
 		case isLeaseNotFound(err):
 			// Rejected before anything was applied: a lease expired (e.g.
-			// a long outage), the marker's or our turn's. Take fresh ones
-			// (and a new place in the queue).
+			// a long outage), the marker's or, with it, our turn's. Take a
+			// fresh marker lease; a turn checks its entry again (and
+			// queues anew if the entry went with its lease).
 			b.lease.drop(lease)
-			if fresh = tn == nil; tn != nil {
-				b.turnLease.drop(tn.lease)
-				tn.key, tn.rev, tn.prior = "", 0, ""
-			}
+			fresh = tn == nil
 			continue
 		case terminal(err):
 			bt.fail(b.wrap("update", ctx, err))
