@@ -219,28 +219,9 @@ func round(b *testing.B, stores []*status.Store[counter], budget int64) ([][]tim
 func withoutTurns() Option { return func(c *config) { c.noTurns = true } }
 
 func benchMutate(b *testing.B, stores []*status.Store[counter]) {
-	ctx := context.Background()
-	inc := func(c *counter) error { c.N++; return nil }
-	lat := make([][]time.Duration, len(stores))
-	var next atomic.Int64
-	var wg sync.WaitGroup
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := time.Now()
-	for i, st := range stores {
-		wg.Go(func() {
-			for next.Add(1) <= int64(b.N) {
-				t0 := time.Now()
-				if _, err := st.Mutate(ctx, inc); err != nil {
-					b.Error(err)
-					return
-				}
-				lat[i] = append(lat[i], time.Since(t0))
-			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
+	lat, elapsed := round(b, stores, int64(b.N))
 	b.StopTimer()
 	all := slices.Sorted(func(yield func(time.Duration) bool) {
 		for _, l := range lat {
