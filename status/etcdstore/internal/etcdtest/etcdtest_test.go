@@ -10,9 +10,16 @@ import (
 	"go.uber.org/zap"
 )
 
-func TestMain(m *testing.M) {
+// TestMain deletes the member program before goleak looks for leftover
+// goroutines (VerifyTestMain exits the process, so a deferred call would
+// not run).
+func TestMain(m *testing.M) { goleak.VerifyTestMain(cleanupM{m}) }
+
+type cleanupM struct{ m *testing.M }
+
+func (c cleanupM) Run() int {
 	defer Cleanup()
-	goleak.VerifyTestMain(m)
+	return c.m.Run()
 }
 
 // TestRestartKeepsData proves the harness property the fault tests rely on:
