@@ -112,7 +112,8 @@ func TestPartitionedHolder(t *testing.T) {
 	})
 }
 
-// deleted reports the revision at which key is deleted.
+// deleted reports the revision at which key is deleted (0 if the test's
+// ctx ends first).
 func deleted(t *testing.T, cli *clientv3.Client, key string) <-chan int64 {
 	t.Helper()
 	ctx, cancel := context.WithCancel(testCtx(t))
@@ -121,6 +122,7 @@ func deleted(t *testing.T, cli *clientv3.Client, key string) <-chan int64 {
 	events := cli.Watch(ctx, key, clientv3.WithCreatedNotify())
 	<-events
 	go func() {
+		defer close(out) // unblocks the reader (with 0) if the watch ends first
 		for wr := range events {
 			for _, ev := range wr.Events {
 				if ev.Type == mvccpb.DELETE {

@@ -309,13 +309,14 @@ func (t *turn) handedOff() { t.key, t.rev, t.prior = "", 0, "" }
 // release deletes t's entry (and the handed-over entry ahead that its
 // commit would have deleted) if it may exist, so that the next writer need
 // not wait for the lease to expire. It runs after the batch's callers have
-// their results, possibly after they all left, so it has its own bound; if
-// it fails, the lease is no longer renewed, and the entry goes with it.
+// their results, possibly after they all left, so it has its own bound (and
+// ends when the client is closed); if it fails, the lease is no longer
+// renewed, and the entry goes with it.
 func (t *turn) release() {
 	if t.key == "" {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	ctx, cancel := context.WithTimeout(t.b.cli.Ctx(), releaseTimeout)
 	defer cancel()
 	ops := []clientv3.Op{clientv3.OpDelete(t.key)}
 	if t.prior != "" {

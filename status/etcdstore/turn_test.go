@@ -48,12 +48,20 @@ func holdKey(t *testing.T, h, x *Backend) *holder {
 			return append(bytes.Clone(cur), 'H'), nil
 		})
 	}()
-	<-first
+	wait := func(ch <-chan struct{}) {
+		t.Helper()
+		select {
+		case <-ch:
+		case err := <-hd.done:
+			t.Fatalf("holder's Update returned before it held the key: %v", err)
+		}
+	}
+	wait(first)
 	if err := x.Update(testCtx(t), appendByte('X')); err != nil {
 		t.Fatal(err)
 	}
 	close(proceed)
-	<-hd.holding
+	wait(hd.holding)
 	return hd
 }
 
