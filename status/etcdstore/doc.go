@@ -64,8 +64,9 @@
 // its callers while they wait in Update, so a process keeps its turns,
 // waiting or held, exactly while its callers wait, and a process that dies
 // or is cut off from etcd loses them one TTL later: a dead writer delays
-// the writers behind it by at most about the TTL. A caller whose ctx ends
-// while it waits leaves the queue at once. Turns only order writers: every
+// the writers behind it by at most about the TTL. A batch whose callers
+// have all left (their ctx ended) leaves the queue at once. Turns only
+// order writers: every
 // commit is still guarded by the ModRevision, so a writer that lost its
 // turn, a stale read or a program that ignores turns can cost a retry,
 // never an update.
