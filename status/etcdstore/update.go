@@ -204,24 +204,17 @@ func (b *Backend) commit(bt *batch) {
 			tn = &turn{b: b}
 			b.hot.mark(b.key)
 			continue
-		case err == nil && tn != nil:
-			// Our turn's read was stale, a writer that ignores turns got
-			// in, or our entry expired while we were cut off: check our
-			// place and read again, at once the first time.
-			if !bo.started() {
+		case err == nil: // conflict
+			if tn == nil { // the else branch read the current value
+				cur, rev = value(resp.Responses[0].GetResponseRange().Kvs)
+				fresh = true
+			} else if !bo.started() {
+				// Our turn's read was stale, a writer that ignores turns
+				// got in, or our entry expired while we were cut off:
+				// check our place and read again, at once the first time.
 				bo.start()
 				continue
 			}
-			if werr := bo.wait(ctx, b.cli); werr != nil {
-				if ctx.Err() == nil {
-					bt.fail(b.wrap("update", ctx, werr))
-				}
-				return
-			}
-			continue
-		case err == nil: // conflict: the else branch read the current value
-			cur, rev = value(resp.Responses[0].GetResponseRange().Kvs)
-			fresh = true
 			if werr := bo.wait(ctx, b.cli); werr != nil {
 				if ctx.Err() == nil {
 					bt.fail(b.wrap("update", ctx, werr))
