@@ -80,7 +80,9 @@
 // or panicking apply drops only its own change, and the panic is re-raised
 // in its caller's goroutine), one guarded transaction, one marker. A batch
 // takes one turn when its key is contended, so a process's writers share
-// its place in the queue. On conflict the whole batch runs again on the new
+// its place in the queue, and when the turn comes the batch also takes the
+// Updates of the key queued in the process meanwhile (up to 256 in all).
+// On conflict the whole batch runs again on the new
 // value. A caller whose ctx ends while queued leaves with a plain ctx
 // error; one whose batch may have sent its change leaves with an
 // *OutcomeError for that attempt, and the batch goes on without it.

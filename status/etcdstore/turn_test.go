@@ -248,3 +248,37 @@ func TestTurnEntryNames(t *testing.T) {
 		t.Fatalf("%d entry names for %d writers; want at most %d", len(names), writers, writers*turnSlots)
 	}
 }
+
+// TestTurnAbsorbs: a batch that waited for its turn commits, in that turn,
+// the Updates of its process that queued behind it meanwhile: one commit
+// for three callers.
+func TestTurnAbsorbs(t *testing.T) {
+	endpoint := sharedServer(t).Endpoint()
+	path := docPath(t)
+	h, x := New(newClient(t, endpoint), path), New(newClient(t, endpoint), path)
+	s := newShared(newClient(t, endpoint), newConfig(nil))
+	sb := s.open(path)
+	queued := entries(t, newClient(t, endpoint), h)
+	hd := holdKey(t, h, x)
+	<-queued
+	doneA := startUpdate(testCtx(t), sb, appendByte('a'))
+	<-queued // a's batch waits for its turn
+	doneB := startUpdate(testCtx(t), sb, appendByte('b'))
+	waitQueued(s, sb.Key(), 1) // b and c wait in the process
+	doneC := startUpdate(testCtx(t), sb, appendByte('c'))
+	waitQueued(s, sb.Key(), 2)
+	hd.release()
+	for _, done := range []chan error{hd.done, doneA, doneB, doneC} {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := newClient(t, endpoint).Get(testCtx(t), sb.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// X, H, then a, b and c in one commit: three versions.
+	if kv := resp.Kvs[0]; string(kv.Value) != "XHabc" || kv.Version != 3 {
+		t.Fatalf("stored %q at version %d; want XHabc at version 3", kv.Value, kv.Version)
+	}
+}

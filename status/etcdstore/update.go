@@ -145,7 +145,9 @@ func (b *Backend) commit(bt *batch) {
 				}
 			}
 			if tn != nil && err == nil {
-				cur, rev, err = tn.wait(ctx)
+				if cur, rev, err = tn.wait(ctx); err == nil {
+					b.absorb(bt)
+				}
 			}
 			if err != nil {
 				if giveUp(err) {
