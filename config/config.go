@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -47,15 +48,19 @@ func (c *Config) Snapshot() *Snapshot {
 // reachable by dotted keys (Set("db", map[string]any{"host": "x"}) makes
 // "db.host" visible).
 //
-// Supported values: nil, bool, numbers, strings, time.Time, time.Duration,
-// and slices, arrays, maps and structs (exported fields only) built from
-// them, []any and map[string]any included. Anything else (func, chan,
-// pointer, unsafe.Pointer, unexported struct fields, a value that contains
-// itself, a section key that is empty or contains '.', nesting deeper than
-// 256 levels counting the key's segments) makes Set return an *Error
-// wrapping ErrUnsupported whose Path names the offending element; nothing
-// is stored. Setting a value equal to the stored one publishes
-// nothing and notifies no one.
+// Set stores what it can copy safely and [Config.Save] can write: nil,
+// bools, integers, finite floats, strings, time.Time, time.Duration, and
+// slices, arrays, maps with string or integer keys and structs (exported
+// fields only) built from them, []any and map[string]any included. It
+// refuses anything else: func, chan, pointer, unsafe.Pointer, complex
+// numbers, NaN and ±Inf, a map keyed by bools or floats, a struct with an
+// unexported field, a value that contains itself, a section key that is
+// empty or contains '.', nesting deeper than 256 levels counting the key's
+// segments, a time.Time that RFC 3339 cannot express, and a value whose
+// own MarshalJSON or MarshalText fails. Then it returns an *Error wrapping
+// ErrUnsupported whose Path names the offending element, and stores
+// nothing. Setting a value equal to the stored one (reflect.DeepEqual)
+// publishes nothing and notifies no one.
 func (c *Config) Set(key string, v any) error {
 	segs, err := splitKey(key)
 	if err != nil {
@@ -63,7 +68,7 @@ func (c *Config) Set(key string, v any) error {
 	}
 	cv, verr := copyIn(v, len(segs))
 	if verr != nil {
-		return &Error{Op: "set", Key: key, Path: verr.path(key), Err: &detail{ErrUnsupported, verr.msg}}
+		return verr.toError("set", key, key, ErrUnsupported)
 	}
 	c.mu.Lock()
 	old := c.Snapshot()
@@ -71,7 +76,7 @@ func (c *Config) Set(key string, v any) error {
 		c.mu.Unlock()
 		return &Error{Op: "set", Key: key, Err: err}
 	}
-	if cur, ok := old.flat[key]; ok && equal(cur, cv) {
+	if cur, ok := old.flat[key]; ok && reflect.DeepEqual(cur, cv) {
 		c.mu.Unlock()
 		return nil
 	}
@@ -91,7 +96,7 @@ func checkPath(root map[string]any, segs []string) error {
 		}
 		sub, ok := v.(map[string]any)
 		if !ok {
-			return &detail{ErrNotSection, fmt.Sprintf("%s holds %s", quote(strings.Join(segs[:i+1], ".")), describe(v))}
+			return fmt.Errorf("%w: %s holds %s", ErrNotSection, quote(strings.Join(segs[:i+1], ".")), describe(v))
 		}
 		m = sub
 	}
@@ -194,7 +199,7 @@ func (c *Config) Has(key string) bool { return c.Snapshot().Has(key) }
 // String returns the string at key, or "".
 func (c *Config) String(key string) string { return c.Snapshot().String(key) }
 
-// Int returns the value at key as an int, or 0. See Snapshot.Lookup for the conversions.
+// Int returns the value at key as an int, or 0. See [Snapshot.Lookup] for the conversions.
 func (c *Config) Int(key string) int { return c.Snapshot().Int(key) }
 
 // Int64 returns the value at key as an int64, or 0.
@@ -219,10 +224,10 @@ func (c *Config) StringSlice(key string) []string { return c.Snapshot().StringSl
 func (c *Config) StringMap(key string) map[string]string { return c.Snapshot().StringMap(key) }
 
 // Lookup converts the value at key into *dst and says why it could not:
-// see Snapshot.Lookup.
+// see [Snapshot.Lookup].
 func (c *Config) Lookup(key string, dst any) error { return c.Snapshot().Lookup(key, dst) }
 
-// Keys returns the stored keys, flattened and sorted: see Snapshot.Keys.
+// Keys returns the stored keys, flattened and sorted: see [Snapshot.Keys].
 func (c *Config) Keys() []string { return c.Snapshot().Keys() }
 
 // All returns a deep copy of the whole tree.
@@ -234,28 +239,7 @@ func (c *Config) Enabled(name string) bool { return c.Snapshot().Enabled(name) }
 // EnabledFeatures returns the enabled feature flags, sorted.
 func (c *Config) EnabledFeatures() []string { return c.Snapshot().EnabledFeatures() }
 
-// A Getter is what Value reads from: *Config and *Snapshot.
+// A Getter is what [Decode] reads from: *Config and *Snapshot.
 type Getter interface {
 	Get(key string) (any, bool)
-}
-
-// Value returns the value at key as a T: a deep copy is taken first, then
-// type-asserted, so the result never aliases stored state. There is no
-// conversion: Value[int] on a float64 (as loaded from JSON) reports false;
-// use Int or Lookup for conversions. The second result is false if the key
-// is missing, the value is not a T, or g is nil.
-//
-// Value is a function because Go methods cannot have type parameters.
-func Value[T any](g Getter, key string) (T, bool) {
-	if g == nil {
-		var zero T
-		return zero, false
-	}
-	v, ok := g.Get(key)
-	if !ok {
-		var zero T
-		return zero, false
-	}
-	t, ok := v.(T)
-	return t, ok
 }

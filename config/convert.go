@@ -195,97 +195,43 @@ func toStringMap(v any) (map[string]string, bool) {
 
 // assign implements Lookup: convert v for the variable dst points to.
 func assign(dst, v any) error {
-	var ok bool
-	var want string
 	switch d := dst.(type) {
 	case *string:
-		want = "string"
-		if d != nil {
-			var x string
-			if x, ok = toString(v); ok {
-				*d = x
-			}
-		}
+		return store(d, v, toString)
 	case *int:
-		want = "int"
-		if d != nil {
-			var x int
-			if x, ok = toInt(v); ok {
-				*d = x
-			}
-		}
+		return store(d, v, toInt)
 	case *int64:
-		want = "int64"
-		if d != nil {
-			var x int64
-			if x, ok = toInt64(v); ok {
-				*d = x
-			}
-		}
+		return store(d, v, toInt64)
 	case *float64:
-		want = "float64"
-		if d != nil {
-			var x float64
-			if x, ok = toFloat64(v); ok {
-				*d = x
-			}
-		}
+		return store(d, v, toFloat64)
 	case *bool:
-		want = "bool"
-		if d != nil {
-			var x bool
-			if x, ok = toBool(v); ok {
-				*d = x
-			}
-		}
+		return store(d, v, toBool)
 	case *time.Duration:
-		want = "time.Duration"
-		if d != nil {
-			var x time.Duration
-			if x, ok = toDuration(v); ok {
-				*d = x
-			}
-		}
+		return store(d, v, toDuration)
 	case *time.Time:
-		want = "time.Time"
-		if d != nil {
-			var x time.Time
-			if x, ok = toTime(v); ok {
-				*d = x
-			}
-		}
+		return store(d, v, toTime)
 	case *[]string:
-		want = "[]string"
-		if d != nil {
-			var x []string
-			if x, ok = toStringSlice(v); ok {
-				*d = x
-			}
-		}
+		return store(d, v, toStringSlice)
 	case *map[string]string:
-		want = "map[string]string"
-		if d != nil {
-			var x map[string]string
-			if x, ok = toStringMap(v); ok {
-				*d = x
-			}
-		}
+		return store(d, v, toStringMap)
 	case *any:
-		want = "any"
-		if d != nil {
-			*d, ok = copyOut(v), true
-		}
-	default:
-		if err := decodeInto(dst, v); err != nil {
-			return err
-		}
-		return nil
+		return store(d, v, func(v any) (any, bool) { return copyOut(v), true })
 	}
-	if reflect.ValueOf(dst).IsNil() {
-		return &detail{ErrUnsupported, fmt.Sprintf("Lookup into nil %T", dst)}
+	if err := decodeInto(dst, v); err != nil {
+		return err
 	}
+	return nil
+}
+
+// store sets *d to v converted by conv, or says why it cannot.
+func store[T any](d *T, v any, conv func(any) (T, bool)) error {
+	if d == nil {
+		return fmt.Errorf("%w: Lookup into nil %T", ErrUnsupported, d)
+	}
+	x, ok := conv(v)
 	if !ok {
-		return &detail{ErrConversion, fmt.Sprintf("%T to %s", v, want)}
+		return fmt.Errorf("%w: %s to %T", ErrConversion, kindOf(v), x)
 	}
+	*d = x
 	return nil
 }

@@ -1,6 +1,9 @@
 package config
 
 import (
+	"cmp"
+	"encoding"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -21,15 +24,18 @@ const maxDepth = 256
 
 var timeType = reflect.TypeFor[time.Time]()
 
-// copier deep-copies a value. On the way in (Set, Load) it also validates:
-// unsupported kinds, cycles and section keys that would break dotted lookup
-// are reported with the path at which they were found. On the way out
-// (getters) the value is known to be valid and check is false.
+// copier deep-copies a value. On the way in (Set, FromEnv) it also
+// validates: what Set refuses is reported with the path at which it was
+// found. On the way out (getters) the value is known to be valid and
+// check is false.
 type copier struct {
 	check bool
 	depth int
 	stack []uintptr // maps and slices on the current path, for cycle detection
 	buf   [8]uintptr
+
+	lastType     reflect.Type // the type marshals last judged, and its answer
+	lastMarshals bool
 }
 
 // valueError is built bottom-up: each level prepends its path segment while
@@ -50,13 +56,24 @@ func (e *valueError) push(seg string) *valueError {
 	return e
 }
 
-func (e *valueError) path(key string) string {
+// path is the place of the problem: at (the key of the value, or "" for
+// a whole document) followed by the segments.
+func (e *valueError) path(at string) string {
 	var b strings.Builder
-	b.WriteString(key)
+	b.WriteString(at)
 	for i := len(e.segs) - 1; i >= 0; i-- {
 		b.WriteString(e.segs[i])
 	}
+	if at == "" {
+		return strings.TrimPrefix(b.String(), ".")
+	}
 	return b.String()
+}
+
+// toError is the *Error of op on key for e, whose value sits at at (see
+// path). It wraps e's sentinel, or def if e has none.
+func (e *valueError) toError(op, key, at string, def error) *Error {
+	return &Error{Op: op, Key: key, Path: e.path(at), Err: fmt.Errorf("%w: %s", cmp.Or(e.sentinel, def), e.msg)}
 }
 
 // copyIn returns a deep copy of v, or an error naming the offending path.
@@ -80,7 +97,6 @@ func copyOut(v any) any {
 	return out
 }
 
-// any copies v; section says whether a map[string]any here is a section.
 // immutable reports whether v is of a common type that cannot be mutated
 // through a copy of the interface value, so it needs no copying.
 func immutable(v any) bool {
@@ -92,12 +108,38 @@ func immutable(v any) bool {
 	return false
 }
 
-func (c *copier) any(v any, section bool) (any, *valueError) {
+// writable says why Save could not write the immutable scalar v, or nil.
+func writable(v any) *valueError {
 	switch x := v.(type) {
-	case nil, string, bool, int, int64, float64, time.Duration, time.Time,
-		int8, int16, int32, uint, uint8, uint16, uint32, uint64, float32,
-		complex64, complex128, uintptr:
+	case float64:
+		return finite(x)
+	case float32:
+		return finite(float64(x))
+	case time.Time:
+		if _, err := x.MarshalJSON(); err != nil {
+			return &valueError{msg: err.Error()}
+		}
+	}
+	return nil
+}
+
+// finite refuses NaN and ±Inf, which JSON cannot hold.
+func finite(f float64) *valueError {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return &valueError{msg: fmt.Sprint(f, " is not a finite number")}
+	}
+	return nil
+}
+
+// any copies v; section says whether a map[string]any here is a section.
+func (c *copier) any(v any, section bool) (any, *valueError) {
+	if immutable(v) {
+		if c.check {
+			return v, writable(v)
+		}
 		return v, nil
+	}
+	switch x := v.(type) {
 	case map[string]any:
 		return c.section(x, section)
 	case []any:
@@ -156,6 +198,11 @@ func (c *copier) section(m map[string]any, section bool) (any, *valueError) {
 			}
 		}
 		if immutable(v) {
+			if c.check {
+				if err := writable(v); err != nil {
+					return nil, err.push("." + k)
+				}
+			}
 			continue
 		}
 		cv, err := c.any(v, section)
@@ -191,15 +238,15 @@ func (c *copier) anySlice(s []any) (any, *valueError) {
 // value copies by reflection the kinds the type switch in any does not
 // name: named scalar types, typed slices, arrays, maps and structs.
 func (c *copier) value(rv reflect.Value) (reflect.Value, *valueError) {
-	if k := rv.Kind(); (k == reflect.Slice || k == reflect.Array || k == reflect.Map) && rv.Len() == 0 {
-		if err := c.checkEmpty(rv.Type()); err != nil {
+	if c.check {
+		if err := c.checkValue(rv); err != nil {
 			return rv, err
 		}
 	}
 	switch rv.Kind() {
 	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
+		reflect.Float32, reflect.Float64, reflect.String:
 		return rv, nil
 	case reflect.Interface:
 		if rv.IsNil() {
@@ -231,9 +278,6 @@ func (c *copier) value(rv reflect.Value) (reflect.Value, *valueError) {
 		if rv.IsNil() {
 			return rv, nil
 		}
-		if c.check && !scalarKind(rv.Type().Key().Kind()) {
-			return rv, &valueError{msg: "unsupported map key type " + rv.Type().Key().String()}
-		}
 		if err := c.enter(rv.Pointer()); err != nil {
 			return rv, err
 		}
@@ -255,26 +299,17 @@ func (c *copier) value(rv reflect.Value) (reflect.Value, *valueError) {
 		}
 		out := reflect.New(t).Elem()
 		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				return rv, &valueError{msg: "unsupported struct " + t.String() + ": unexported field " + f.Name}
-			}
 			cv, err := c.value(rv.Field(i))
 			if err != nil {
-				return rv, err.push("." + f.Name)
+				return rv, err.push("." + t.Field(i).Name)
 			}
 			out.Field(i).Set(cv)
 		}
 		return out, nil
 	}
-	// Func, Chan, Pointer, UnsafePointer: shared mutable state or no value
-	// at all; a copy cannot make them safe.
-	return rv, &valueError{msg: "unsupported type " + rv.Type().String()}
+	return rv, nil // unreachable: checkValue refused every other kind on the way in
 }
 
-// checkEmpty judges a slice, array or map with no elements by its type,
-// since there are no elements to judge: whether Set accepts a []func()
-// must not depend on its length.
 // elems copies the elements of the slice or array rv into out.
 func (c *copier) elems(rv, out reflect.Value) *valueError {
 	for i := range rv.Len() {
@@ -287,147 +322,129 @@ func (c *copier) elems(rv, out reflect.Value) *valueError {
 	return nil
 }
 
-func (c *copier) checkEmpty(t reflect.Type) *valueError {
-	if !c.check {
-		return nil
+// checkValue refuses, before rv is copied, what Set does not store (see
+// badType), an empty container whose elements could not be stored (so that
+// an empty []func() is refused like a full one), NaN and ±Inf, and a value
+// whose own MarshalJSON or MarshalText fails.
+func (c *copier) checkValue(rv reflect.Value) *valueError {
+	t := rv.Type()
+	if msg := badType(t); msg != "" {
+		return &valueError{msg: msg}
 	}
-	if msg := unsupportedType(t, nil); msg != "" {
-		return &valueError{msg: msg + " in " + t.String()}
+	switch rv.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return finite(rv.Float())
+	case reflect.Slice, reflect.Array, reflect.Map:
+		if rv.Len() == 0 {
+			if msg := unsupportedType(t, nil); msg != "" {
+				return &valueError{msg: msg + " in " + t.String()}
+			}
+		}
+	}
+	if c.marshals(t) {
+		if msg := marshalError(rv); msg != "" {
+			return &valueError{msg: msg}
+		}
 	}
 	return nil
 }
 
-// unsupportedType says why no value of type t could be stored, or "" if
-// some could. It follows value: interfaces are judged by their contents,
-// so they pass here. seen breaks the recursion of recursive types.
-func unsupportedType(t reflect.Type, seen map[reflect.Type]bool) string {
-	if t == timeType || scalarKind(t.Kind()) {
-		return ""
-	}
+// badType says why no value of type t can be stored, or "", judging t
+// alone: its elements and fields are judged where they are copied.
+func badType(t reflect.Type) string {
 	switch t.Kind() {
-	case reflect.Uintptr, reflect.Complex64, reflect.Complex128, reflect.Interface:
-		return ""
-	case reflect.Slice, reflect.Array, reflect.Map, reflect.Struct:
-	default:
+	case reflect.Func, reflect.Chan, reflect.Pointer, reflect.UnsafePointer:
+		// Shared mutable state, or no value at all: a copy cannot make them safe.
 		return "unsupported type " + t.String()
+	case reflect.Complex64, reflect.Complex128:
+		return "unsupported type " + t.String() + ": JSON has no complex numbers"
+	case reflect.Map:
+		if !keyKind(t.Key().Kind()) {
+			return "unsupported map key type " + t.Key().String() + ": keys must be strings or integers"
+		}
+	case reflect.Struct:
+		if t == timeType {
+			return "" // its fields are unexported, but it is immutable
+		}
+		for i := range t.NumField() {
+			if f := t.Field(i); !f.IsExported() {
+				return "unsupported struct " + t.String() + ": unexported field " + f.Name
+			}
+		}
 	}
-	if seen[t] {
-		return "" // judged where the recursion started
+	return ""
+}
+
+// keyKind reports whether Save can write map keys of kind k.
+func keyKind(k reflect.Kind) bool {
+	switch k {
+	case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
+}
+
+// unsupportedType is badType for t and, recursively, the types of its
+// elements and fields. Interfaces are judged by their contents, so they
+// pass here. seen breaks the recursion of recursive types.
+func unsupportedType(t reflect.Type, seen map[reflect.Type]bool) string {
+	if msg := badType(t); msg != "" || t == timeType || seen[t] {
+		return msg
 	}
 	if seen == nil {
 		seen = map[reflect.Type]bool{}
 	}
 	seen[t] = true
 	switch t.Kind() {
-	case reflect.Map:
-		if !scalarKind(t.Key().Kind()) {
-			return "unsupported map key type " + t.Key().String()
-		}
 	case reflect.Struct:
 		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				return "unsupported struct " + t.String() + ": unexported field " + f.Name
-			}
-			if msg := unsupportedType(f.Type, seen); msg != "" {
+			if msg := unsupportedType(t.Field(i).Type, seen); msg != "" {
 				return msg
 			}
 		}
-		return ""
+	case reflect.Slice, reflect.Array, reflect.Map:
+		return unsupportedType(t.Elem(), seen)
 	}
-	return unsupportedType(t.Elem(), seen)
+	return ""
 }
 
-func scalarKind(k reflect.Kind) bool {
-	switch k {
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
-		reflect.Float32, reflect.Float64, reflect.String:
-		return true
+var (
+	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	jsonNumberType    = reflect.TypeFor[json.Number]()
+)
+
+// marshals reports whether encoding/json writes a value of type t with
+// code that can fail: a MarshalJSON or MarshalText method (of T or *T),
+// the validation of a json.Number, or MarshalText on integer map keys.
+// The answer for the last type asked is kept: slices repeat one type.
+func (c *copier) marshals(t reflect.Type) bool {
+	if t == c.lastType {
+		return c.lastMarshals
 	}
-	return false
+	p := reflect.PointerTo(t)
+	m := t.Kind() != reflect.Interface &&
+		(p.Implements(jsonMarshalerType) || p.Implements(textMarshalerType) || t == jsonNumberType ||
+			t.Kind() == reflect.Map && t.Key().Kind() != reflect.String && t.Key().Implements(textMarshalerType))
+	c.lastType, c.lastMarshals = t, m
+	return m
 }
 
-// equal reports whether two stored values are the same configuration
-// value: like reflect.DeepEqual, except that NaN equals NaN (otherwise
-// setting NaN twice would notify twice) and time.Time compares with ==
-// after a fast Equal check, so a changed location counts as a change.
-func equal(a, b any) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
+// marshalError says why encoding/json cannot write rv, or "". It encodes
+// through a pointer, so that methods of *T run as they do for the elements
+// of a slice, and it turns a panic in them into an error here rather than
+// in Save.
+func marshalError(rv reflect.Value) (msg string) {
+	p := reflect.New(rv.Type())
+	p.Elem().Set(rv)
+	defer func() {
+		if r := recover(); r != nil {
+			msg = fmt.Sprintf("encoding %s to JSON panicked: %v", rv.Type(), r)
+		}
+	}()
+	if _, err := json.Marshal(p.Interface()); err != nil {
+		return err.Error()
 	}
-	switch x := a.(type) {
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case int:
-		y, ok := b.(int)
-		return ok && x == y
-	case int64:
-		y, ok := b.(int64)
-		return ok && x == y
-	case float64:
-		y, ok := b.(float64)
-		return ok && (x == y || math.IsNaN(x) && math.IsNaN(y))
-	}
-	return equalValue(reflect.ValueOf(a), reflect.ValueOf(b))
+	return ""
 }
-
-func equalValue(a, b reflect.Value) bool {
-	if a.Type() != b.Type() {
-		return false
-	}
-	switch a.Kind() {
-	case reflect.Float32, reflect.Float64:
-		x, y := a.Float(), b.Float()
-		return x == y || math.IsNaN(x) && math.IsNaN(y)
-	case reflect.Complex64, reflect.Complex128:
-		x, y := a.Complex(), b.Complex()
-		return x == y || (cmplxNaN(x) && cmplxNaN(y))
-	case reflect.Interface:
-		if a.IsNil() || b.IsNil() {
-			return a.IsNil() == b.IsNil()
-		}
-		return equalValue(a.Elem(), b.Elem())
-	case reflect.Slice:
-		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
-			return false
-		}
-		fallthrough
-	case reflect.Array:
-		for i := range a.Len() {
-			if !equalValue(a.Index(i), b.Index(i)) {
-				return false
-			}
-		}
-		return true
-	case reflect.Map:
-		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
-			return false
-		}
-		it := a.MapRange()
-		for it.Next() {
-			bv := b.MapIndex(it.Key())
-			if !bv.IsValid() || !equalValue(it.Value(), bv) {
-				return false
-			}
-		}
-		return true
-	case reflect.Struct:
-		if a.Type() == timeType {
-			return a.Interface() == b.Interface()
-		}
-		for i := range a.NumField() {
-			if !equalValue(a.Field(i), b.Field(i)) {
-				return false
-			}
-		}
-		return true
-	}
-	return a.Interface() == b.Interface()
-}
-
-func cmplxNaN(c complex128) bool { return math.IsNaN(real(c)) || math.IsNaN(imag(c)) }

@@ -50,7 +50,7 @@ import (
 func Decode[T any](g Getter, key string) (T, error) {
 	var out T
 	if g == nil {
-		return out, &Error{Op: "decode", Key: key, Err: &detail{ErrNotFound, "nil Getter"}}
+		return out, &Error{Op: "decode", Key: key, Err: fmt.Errorf("%w: nil Getter", ErrNotFound)}
 	}
 	v, ok := g.Get(key)
 	if !ok {
@@ -58,7 +58,7 @@ func Decode[T any](g Getter, key string) (T, error) {
 	}
 	if err := decodeValue(reflect.ValueOf(&out).Elem(), v); err != nil {
 		var zero T
-		return zero, decodeError("decode", key, err)
+		return zero, err.toError("decode", key, key, ErrConversion)
 	}
 	return out, nil
 }
@@ -79,14 +79,6 @@ func decodeInto(dst any, v any) *valueError {
 	}
 	rv.Elem().Set(tmp)
 	return nil
-}
-
-func decodeError(op, key string, err *valueError) *Error {
-	sentinel := err.sentinel
-	if sentinel == nil {
-		sentinel = ErrConversion
-	}
-	return &Error{Op: op, Key: key, Path: err.path(key), Err: &detail{sentinel, err.msg}}
 }
 
 var (

@@ -145,19 +145,19 @@ func TestDecodeErrorsNameTheKey(t *testing.T) {
 		}
 	}
 	_, err := config.Decode[struct{ N int }](c, "bad")
-	check("string to int", err, config.ErrConversion, "config: decode bad: at bad.n: cannot convert: string to int")
+	check("string to int", err, config.ErrConversion, "config: decode bad.n: cannot convert: string to int")
 	_, err = config.Decode[struct{ Big int8 }](c, "bad")
-	check("overflow", err, config.ErrConversion, "at bad.big: cannot convert: int to int8")
+	check("overflow", err, config.ErrConversion, "decode bad.big: cannot convert: int to int8")
 	_, err = config.Decode[struct{ Neg uint }](c, "bad")
-	check("negative to uint", err, config.ErrConversion, "at bad.neg")
+	check("negative to uint", err, config.ErrConversion, "decode bad.neg:")
 	_, err = config.Decode[struct{ List []int }](c, "bad")
-	check("list element", err, config.ErrConversion, "at bad.list[1]")
+	check("list element", err, config.ErrConversion, "decode bad.list[1]:")
 	_, err = config.Decode[struct{ Pair [2]int }](c, "bad")
 	check("array length", err, config.ErrConversion, "a list of 3 to [2]int")
 	_, err = config.Decode[struct{ Level slog.Level }](c, "bad")
-	check("UnmarshalText", err, config.ErrConversion, "at bad.level")
+	check("UnmarshalText", err, config.ErrConversion, "decode bad.level:")
 	_, err = config.Decode[struct{ Sec struct{ A int } }](c, "bad")
-	check("string to struct", err, config.ErrConversion, "at bad.sec")
+	check("string to struct", err, config.ErrConversion, "decode bad.sec:")
 	_, err = config.Decode[int](c, "agents.dispatch")
 	check("section to int", err, config.ErrConversion, "a section to int")
 	_, err = config.Decode[map[int]string](c, "agents.dispatch.labels")
@@ -194,7 +194,7 @@ func TestLookupIntoStructKeepsDefaults(t *testing.T) {
 	}
 	mustSet(t, c, "broken", map[string]any{"max_workers": 5, "ratio": "high"})
 	before := d
-	if err := c.Lookup("broken", &d); !errors.Is(err, config.ErrConversion) || !strings.Contains(err.Error(), "config: get broken: at broken.ratio") {
+	if err := c.Lookup("broken", &d); !errors.Is(err, config.ErrConversion) || !strings.Contains(err.Error(), "config: get broken.ratio: cannot convert") {
 		t.Fatalf("Lookup(broken) = %v", err)
 	}
 	if !reflect.DeepEqual(d, before) {

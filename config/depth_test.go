@@ -20,8 +20,8 @@ func nest(n int, v any) any {
 }
 
 // No stored key has more than 256 segments, whether the depth comes from
-// the key, the value or both. A 40,000-segment key used to be stored, and
-// the dotted index then made that Set and every later one quadratic.
+// the key, the value or both. Were a 40,000-segment key stored, the dotted
+// index (every prefix) would make that Set and every later one quadratic.
 func TestDepthLimitCoversDottedKeys(t *testing.T) {
 	c := config.New()
 	for _, k := range []string{key(257), key(40000)} {

@@ -17,9 +17,12 @@
 //   - Consistency. A Snapshot never changes; reading several keys from one
 //     Snapshot never mixes two versions. Every write is atomic: readers see
 //     all of a Set, Delete or Load or none of it.
-//   - Bad input is refused whole: an unsupported value (func, chan,
-//     pointer, cycle, ...) or an invalid key makes Set return an *Error
-//     naming the key and the path inside the value, and nothing is stored.
+//   - Bad input is refused whole: an invalid key, or a value that cannot
+//     be copied safely or that Save could not write (a func, a pointer, a
+//     cycle, NaN, a complex number: the list is at [Config.Set]), makes
+//     Set return an [*Error] naming the key and the path inside the value,
+//     and nothing is stored. Load and FromEnv refuse the same, so Save
+//     can write whatever is stored.
 //   - Getters never panic: a missing key or an impossible conversion gives
 //     the zero value; Lookup says which of the two happened.
 //   - OnChange callbacks run once per write that really changed a watched

@@ -27,8 +27,8 @@ import (
 // keys differing only in case, an empty segment, or two variables naming
 // the same key are errors.
 //
-// Values take the type of the value they override, so that typed getters,
-// Value and Decode see what the file would have given:
+// Values take the type of the value they override, so that the typed
+// getters and [Decode] see what the file would have given:
 //
 //   - a bool, integer, float or string of any Go type is parsed with
 //     strconv into that same type;
@@ -39,7 +39,8 @@ import (
 //     decodes;
 //   - a new key, or one holding nil, gets the string as it is.
 //
-// A value that does not parse is an error naming the variable.
+// A value that does not parse, or that [Config.Set] would refuse (NaN,
+// say), is an error naming the variable.
 //
 // Precedence is the order of writes: FromEnv overrides what is stored
 // when it runs, so call it after LoadFile; a later Load replaces
@@ -49,7 +50,7 @@ import (
 func (c *Config) FromEnv(prefix string, environ []string) error {
 	prefix = strings.TrimSuffix(prefix, "_")
 	if prefix == "" {
-		return &Error{Op: "env", Err: &detail{ErrInvalidKey, "empty prefix"}}
+		return &Error{Op: "env", Err: fmt.Errorf("%w: empty prefix", ErrInvalidKey)}
 	}
 	c.mu.Lock()
 	old := c.Snapshot()
@@ -58,7 +59,7 @@ func (c *Config) FromEnv(prefix string, environ []string) error {
 		c.mu.Unlock()
 		return err
 	}
-	if root == nil || equal(old.root, root) {
+	if root == nil || reflect.DeepEqual(old.root, root) {
 		c.mu.Unlock()
 		return nil
 	}
@@ -89,7 +90,7 @@ func applyEnv(root map[string]any, prefix string, environ []string) (map[string]
 		}
 		key := strings.Join(segs, ".")
 		if other, dup := seen[key]; dup {
-			return nil, &Error{Op: "env", Key: name, Err: &detail{ErrInvalidKey, "names the key " + quote(key) + " as " + other + " does"}}
+			return nil, &Error{Op: "env", Key: name, Err: fmt.Errorf("%w: names the key %s as %s does", ErrInvalidKey, quote(key), clip(other))}
 		}
 		seen[key] = name
 		vars = append(vars, envVar{name, value, segs})
@@ -109,6 +110,9 @@ func applyEnv(root map[string]any, prefix string, environ []string) (map[string]
 		if err != nil {
 			return nil, &Error{Op: "env", Key: ev.name, Path: key, Err: err}
 		}
+		if _, verr := copyIn(cv, len(ev.segs)); verr != nil { // what Set refuses: NaN, say
+			return nil, verr.toError("env", ev.name, key, ErrUnsupported)
+		}
 		root = setPath(root, ev.segs, cv)
 	}
 	return root, nil
@@ -119,20 +123,20 @@ func applyEnv(root map[string]any, prefix string, environ []string) (map[string]
 func envKey(root map[string]any, rest string) ([]string, error) {
 	parts := strings.Split(rest, "__")
 	if len(parts) > maxDepth {
-		return nil, &detail{ErrInvalidKey, fmt.Sprintf("more than %d segments", maxDepth)}
+		return nil, fmt.Errorf("%w: more than %d segments", ErrInvalidKey, maxDepth)
 	}
 	segs := make([]string, len(parts))
 	m := root
 	for i, p := range parts {
 		if p == "" {
-			return nil, &detail{ErrInvalidKey, "empty segment (a double underscore separates segments)"}
+			return nil, fmt.Errorf("%w: empty segment (a double underscore separates segments)", ErrInvalidKey)
 		}
 		seg, err := matchSegment(m, p)
 		if err != nil {
 			return nil, err
 		}
 		if msg := checkSegment(seg); msg != "" {
-			return nil, &detail{ErrInvalidKey, msg}
+			return nil, fmt.Errorf("%w: %s", ErrInvalidKey, msg)
 		}
 		segs[i] = seg
 		m, _ = m[seg].(map[string]any) // nil: nothing below to match
@@ -159,7 +163,7 @@ func matchSegment(m map[string]any, p string) (string, error) {
 		return found[0], nil
 	}
 	slices.Sort(found)
-	return "", &detail{ErrInvalidKey, fmt.Sprintf("%s matches several keys: %s", p, strings.Join(found, ", "))}
+	return "", fmt.Errorf("%w: %s matches several keys: %s", ErrInvalidKey, clip(p), clip(strings.Join(found, ", ")))
 }
 
 // lookupPath returns the value at segs in root, or nil.
@@ -188,11 +192,11 @@ func envValue(old any, s string, depth int) (any, error) {
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return time.Duration(n), nil
 		}
-		return nil, &detail{ErrConversion, "want a duration such as 30s, or integer nanoseconds"}
+		return nil, fmt.Errorf("%w: want a duration such as 30s, or integer nanoseconds", ErrConversion)
 	case time.Time:
 		t, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			return nil, &detail{ErrConversion, "want an RFC 3339 time"}
+			return nil, fmt.Errorf("%w: want an RFC 3339 time", ErrConversion)
 		}
 		return t, nil
 	case map[string]any:
@@ -238,10 +242,10 @@ func envScalar(old reflect.Value, s string, depth int) (any, error) {
 	case reflect.Map, reflect.Struct:
 		return envJSON(s, depth, "an object", isSection)
 	default:
-		return nil, &detail{ErrConversion, "cannot override a " + t.String()}
+		return nil, fmt.Errorf("%w: cannot override a %s", ErrConversion, t)
 	}
 	if err != nil {
-		return nil, &detail{ErrConversion, fmt.Sprintf("want %s: %v", t, errors.Unwrap(err))}
+		return nil, fmt.Errorf("%w: want %s: %v", ErrConversion, t, errors.Unwrap(err))
 	}
 	return out.Interface(), nil
 }
@@ -251,10 +255,10 @@ func envScalar(old reflect.Value, s string, depth int) (any, error) {
 func envJSON(s string, depth int, want string, ok func(any) bool) (any, error) {
 	v, err := decodeJSONValue(strings.NewReader(s))
 	if err != nil || !ok(v) {
-		return nil, &detail{ErrConversion, "want JSON: " + want}
+		return nil, fmt.Errorf("%w: want JSON: %s", ErrConversion, want)
 	}
 	if _, verr := normalize(v, depth); verr != nil {
-		return nil, &detail{ErrUnsupported, verr.msg}
+		return nil, fmt.Errorf("%w: %s", ErrUnsupported, verr.msg)
 	}
 	return v, nil
 }

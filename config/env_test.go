@@ -106,6 +106,10 @@ func TestFromEnvErrorsChangeNothing(t *testing.T) {
 		{[]string{"AGENTS_TYPED__U8=256"}, "want uint8", config.ErrConversion},
 		{[]string{"AGENTS_TYPED__D=soon"}, "want a duration", config.ErrConversion},
 		{[]string{"AGENTS_TYPED__T=today"}, "RFC 3339", config.ErrConversion},
+		// Values that parse but that Set would refuse, as Save cannot write them.
+		{[]string{"AGENTS_TYPED__F32=NaN"}, "env AGENTS_TYPED__F32: at typed.f32: unsupported value: NaN is not a finite number", config.ErrUnsupported},
+		{[]string{"AGENTS_TYPED__F32=-Inf"}, "-Inf is not a finite number", config.ErrUnsupported},
+		{[]string{"AGENTS_TYPED__T=2026-01-02T03:04:05+24:00"}, "timezone hour outside of range", config.ErrUnsupported},
 		{[]string{"AGENTS_AGENTS__DISPATCH__QUEUES=high"}, "want JSON: an array", config.ErrConversion},
 		{[]string{"AGENTS_AGENTS__DISPATCH__LIMITS=[1]"}, "want JSON: an object", config.ErrConversion},
 		{[]string{"AGENTS_AGENTS__DISPATCH__LIMITS={\"a.b\": 1}"}, "contains '.'", config.ErrUnsupported},

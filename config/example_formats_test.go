@@ -73,5 +73,5 @@ agents:
 	// Output:
 	// {MaxWorkers:8 Timeout:45s Queues:[high low]} <nil>
 	// [high low]
-	// config: decode agents.dispatch: at agents.dispatch.timeout: cannot convert: string to int
+	// config: decode agents.dispatch.timeout: cannot convert: string to int
 }

@@ -3,6 +3,7 @@ package config_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -39,9 +40,13 @@ func ExampleConfig_Set_unsupported() {
 	err := c.Set("hooks", map[string]any{"onStart": func() {}})
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, config.ErrUnsupported), c.Has("hooks"))
+
+	// What Save could not write is refused too.
+	fmt.Println(c.Set("ratio", math.NaN()))
 	// Output:
-	// config: set hooks: at hooks.onStart: unsupported value: unsupported type func()
+	// config: set hooks.onStart: unsupported value: unsupported type func()
 	// true false
+	// config: set ratio: unsupported value: NaN is not a finite number
 }
 
 func ExampleConfig_Lookup() {
@@ -56,16 +61,6 @@ func ExampleConfig_Lookup() {
 	// Output:
 	// true
 	// true
-}
-
-func ExampleValue() {
-	c := config.New()
-	_ = c.Set("tags", []string{"a", "b"})
-
-	tags, ok := config.Value[[]string](c, "tags")
-	tags[0] = "changed" // a copy
-	fmt.Println(ok, c.StringSlice("tags"))
-	// Output: true [a b]
 }
 
 func ExampleConfig_Snapshot() {

@@ -40,7 +40,7 @@ func (s configStore) OnChange(fn func(view, []string), keys ...string) func() {
 	return s.c.OnChange(func(ch config.Change) { fn(ch.New, ch.Keys) }, keys...)
 }
 
-// naiveStore is the P4-11 pattern: a locked map that keeps what Set was
+// naiveStore is the unsafe pattern: a locked map that keeps what Set was
 // given (copyIn false) and hands out what it keeps (copyOut false). Its
 // "snapshot" is a shallow clone of the top-level map, as such code
 // usually does, so nested values stay shared.

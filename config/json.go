@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 )
 
@@ -74,17 +75,17 @@ func (c *Config) load(r io.Reader, name string, decode func(io.Reader) (map[stri
 	}
 	m, err := decode(r)
 	if verr, ok := err.(*valueError); ok {
-		return loadError(name, verr)
+		return verr.toError("load", name, "", ErrUnsupported)
 	}
 	if err != nil {
 		return &Error{Op: "load", Key: name, Err: err}
 	}
 	if _, verr := normalize(m, 0); verr != nil {
-		return loadError(name, verr)
+		return verr.toError("load", name, "", ErrUnsupported)
 	}
 	c.mu.Lock()
 	old := c.Snapshot()
-	if equal(old.root, m) {
+	if reflect.DeepEqual(old.root, m) {
 		c.mu.Unlock()
 		return nil
 	}
@@ -95,11 +96,11 @@ func (c *Config) load(r io.Reader, name string, decode func(io.Reader) (map[stri
 
 // Save writes the content of c to w as indented JSON with sorted keys, so
 // that the same content always gives the same bytes. A whole float64 is
-// written with a fraction (3.0), so that Load gives back a float64. A time.Duration is
-// written as integer nanoseconds and a time.Time in RFC 3339, which the
-// Duration and Time getters read back. Values JSON cannot represent (NaN,
-// ±Inf, complex numbers, maps whose keys are bools or floats) make Save
-// fail without writing anything.
+// written with a fraction (3.0), so that Load gives back a float64. A
+// time.Duration is written as integer nanoseconds and a time.Time in RFC
+// 3339, which the Duration and Time getters read back. What JSON cannot
+// represent is refused when it is stored (see [Config.Set]), so Save fails
+// only if w does.
 func (c *Config) Save(w io.Writer) error {
 	return c.save(w, (*Snapshot).marshal)
 }

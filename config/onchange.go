@@ -1,6 +1,7 @@
 package config
 
 import (
+	"reflect"
 	"slices"
 	"sync/atomic"
 )
@@ -28,8 +29,8 @@ type change struct{ old, new *Snapshot }
 
 // OnChange calls fn after every write (Set, Delete, Load) that changes the
 // value of one of keys, or of any key if none are given. A write that
-// stores a value equal to the current one (compared deeply, NaN equal to
-// NaN) changes nothing and calls nothing. fn gets exactly one call per
+// stores a value equal to the current one (reflect.DeepEqual) changes
+// nothing and calls nothing. fn gets exactly one call per
 // write that changed its keys.
 //
 // Delivery: fn runs with no lock held, synchronously, in a writer's
@@ -132,7 +133,7 @@ func deliver(ch change, subs []*subscription) {
 			for _, k := range sub.keys {
 				ov, oldOK := ch.old.flat[k]
 				nv, newOK := ch.new.flat[k]
-				if oldOK != newOK || oldOK && !equal(ov, nv) {
+				if oldOK != newOK || oldOK && !reflect.DeepEqual(ov, nv) {
 					keys = append(keys, k)
 				}
 			}
@@ -152,7 +153,7 @@ func changedKeys(old, new *Snapshot) []string {
 			continue
 		}
 		nv, ok := new.flat[k]
-		if !ok || !listed(nv) || !equal(ov, nv) {
+		if !ok || !listed(nv) || !reflect.DeepEqual(ov, nv) {
 			keys = append(keys, k)
 		}
 	}

@@ -205,10 +205,10 @@ func TestConfigStateMachine(t *testing.T) {
 			},
 			"value": func(t *rapid.T) {
 				key := keyGen.Draw(t, "key")
-				if got, ok := config.Value[map[string]any](c, key); ok {
+				if got, err := config.Decode[map[string]any](c, key); err == nil {
 					scribble(got)
 				}
-				if got, ok := config.Value[[]any](c.Snapshot(), key); ok {
+				if got, err := config.Decode[[]any](c.Snapshot(), key); err == nil {
 					scribble(got)
 				}
 			},

@@ -72,7 +72,7 @@ func (s *Snapshot) String(key string) string {
 	return x
 }
 
-// Int returns the value at key as an int (see Lookup for the conversions),
+// Int returns the value at key as an int (see [Snapshot.Lookup] for the conversions),
 // or 0 if it is missing or cannot be converted.
 func (s *Snapshot) Int(key string) int {
 	v := s.flat[key]
@@ -134,7 +134,7 @@ func (s *Snapshot) StringMap(key string) map[string]string {
 // or ErrUnsupported for a dst that is not a non-nil pointer to a type
 // Decode supports.
 //
-// Any other pointer is filled as Decode fills a T, except that decoding
+// Any other pointer is filled as [Decode] fills a T, except that decoding
 // starts from the current *dst: struct fields whose keys are missing keep
 // their values, so a struct of defaults can be overlaid with what is
 // stored. Maps and slices are replaced, not merged, and a pointer field is
@@ -166,7 +166,7 @@ func (s *Snapshot) Lookup(key string, dst any) error {
 	}
 	if err := assign(dst, v); err != nil {
 		if verr, ok := err.(*valueError); ok {
-			return decodeError("get", key, verr)
+			return verr.toError("get", key, key, ErrConversion)
 		}
 		return &Error{Op: "get", Key: key, Err: err}
 	}

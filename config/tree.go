@@ -3,7 +3,6 @@ package config
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 )
 
@@ -21,10 +20,7 @@ func normalize(v any, depth int) (any, *valueError) {
 	case uint64: // YAML integers beyond int64: a float64, as for JSON
 		return float64(x), nil
 	case float64:
-		if math.IsInf(x, 0) || math.IsNaN(x) {
-			return nil, &valueError{msg: fmt.Sprint(x, " is not a finite number, which JSON cannot hold")}
-		}
-		return x, nil
+		return x, finite(x)
 	case json.Number:
 		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
 			return n, nil
@@ -68,14 +64,4 @@ func normalize(v any, depth int) (any, *valueError) {
 		return x, nil
 	}
 	return nil, &valueError{msg: fmt.Sprintf("unsupported type %T", v)}
-}
-
-// loadError is the *Error of a Load of the document name that normalize
-// refused.
-func loadError(name string, err *valueError) *Error {
-	path := err.path("")
-	if len(path) > 0 && path[0] == '.' {
-		path = path[1:]
-	}
-	return &Error{Op: "load", Key: name, Path: path, Err: &detail{ErrUnsupported, err.msg}}
 }

@@ -1,22 +1,14 @@
 package logger
 
-import (
-	"log/slog"
-	"sync"
-)
+import "sync"
 
-// resetForTest forgets the default so that the next Default call builds it
-// again with build. Not safe to call concurrently with anything else.
-func resetForTest(build func() *slog.Logger) (undo func()) {
-	saved := newDefault
-	newDefault = build
-	current.Store(nil)
-	initOnce = sync.Once{}
-	return func() {
-		newDefault = saved
+// resetForTest forgets the default, so that the next Default call builds
+// it again. Not safe to call concurrently with anything else.
+func resetForTest() (undo func()) {
+	reset := func() {
 		current.Store(nil)
 		initOnce = sync.Once{}
 	}
+	reset()
+	return reset
 }
-
-var fallbackForTest = fallback

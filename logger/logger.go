@@ -64,17 +64,12 @@ var (
 	// fallback is what Default returns when building the default failed.
 	// It is built at package initialisation from values that cannot fail.
 	fallback = slog.New(slog.DiscardHandler)
-
-	// newDefault builds the default logger. A variable so that tests can
-	// make it panic; nothing else assigns it.
-	newDefault = func() *slog.Logger {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: levelFromEnv()}))
-	}
 )
 
-// afterRestoreSwap, if set (tests only), runs in a restore function right
-// after it has put the previous logger back.
-var afterRestoreSwap func()
+// newDefault builds the default logger.
+func newDefault() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: levelFromEnv()}))
+}
 
 // levelFromEnv parses CORE_LOG_LEVEL; unset or invalid means info.
 func levelFromEnv() slog.Level {
@@ -90,21 +85,21 @@ func Default() *slog.Logger {
 	if l := current.Load(); l != nil {
 		return l
 	}
-	return initDefault()
+	return initDefault(newDefault)
 }
 
 // initDefault is the slow path of Default, kept out of it so that Default
 // stays small enough to inline.
-func initDefault() *slog.Logger {
+func initDefault(build func() *slog.Logger) *slog.Logger {
 	initOnce.Do(func() {
 		// Installed by compare-and-swap in a deferred call so that it also
-		// runs when newDefault panics: sync.Once counts a panicking function
+		// runs when build panics: sync.Once counts a panicking function
 		// as done, and without this the default would stay nil forever.
 		defer func() {
 			_ = recover()
 			current.CompareAndSwap(nil, fallback)
 		}()
-		if l := newDefault(); l != nil {
+		if l := build(); l != nil {
 			current.CompareAndSwap(nil, l)
 		}
 	})
@@ -129,6 +124,17 @@ func SetDefault(l *slog.Logger) (restore func(), err error) {
 	// initialisation cannot later overwrite l.
 	Default()
 	prev := current.Swap(l)
+	return restorer(&current, l, prev), nil
+}
+
+// A swapper holds the current logger: *atomic.Pointer[slog.Logger].
+type swapper interface {
+	CompareAndSwap(old, new *slog.Logger) (swapped bool)
+}
+
+// restorer returns the restore function of SetDefault: it swaps prev back
+// for l in cur, at most once.
+func restorer(cur swapper, l, prev *slog.Logger) func() {
 	var done atomic.Bool
 	return func() {
 		// Claim the one success before acting, so that a concurrent call
@@ -137,14 +143,10 @@ func SetDefault(l *slog.Logger) (restore func(), err error) {
 		if !done.CompareAndSwap(false, true) {
 			return
 		}
-		if !current.CompareAndSwap(l, prev) {
+		if !cur.CompareAndSwap(l, prev) {
 			done.Store(false)
-			return
 		}
-		if afterRestoreSwap != nil {
-			afterRestoreSwap()
-		}
-	}, nil
+	}
 }
 
 // Debug logs at slog.LevelDebug with the current default logger.

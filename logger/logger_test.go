@@ -28,15 +28,15 @@ func counting() (*slog.Logger, *atomic.Int64) {
 	return slog.New(countHandler{n}), n
 }
 
-// fresh resets the package so the next Default builds the default with
-// build, and undoes that at the end of the test.
-func fresh(t *testing.T, build func() *slog.Logger) {
+// fresh resets the package so that the next Default builds the default
+// again, and does so again at the end of the test.
+func fresh(t *testing.T) {
 	t.Helper()
-	t.Cleanup(resetForTest(build))
+	t.Cleanup(resetForTest())
 }
 
 func TestDefaultIsNeverNilAndStable(t *testing.T) {
-	fresh(t, newDefault)
+	fresh(t)
 	var wg sync.WaitGroup
 	got := make([]*slog.Logger, 8)
 	for i := range got {
@@ -74,21 +74,26 @@ func neverNil(get func() *slog.Logger) (nils, panics int64) {
 	return n.Load(), p.Load()
 }
 
+// The first calls of Default run initDefault(newDefault); these tests run
+// it with a constructor that fails.
 func TestPanickingInitFallsBack(t *testing.T) {
+	fresh(t)
 	builds := 0
-	fresh(t, func() *slog.Logger { builds++; panic("cannot build logger") })
-	if nils, panics := neverNil(Default); nils != 0 || panics != 0 {
+	first := func() *slog.Logger {
+		return initDefault(func() *slog.Logger { builds++; panic("cannot build logger") })
+	}
+	if nils, panics := neverNil(first); nils != 0 || panics != 0 {
 		t.Fatalf("Default with a panicking init: %d nil results, %d panics", nils, panics)
 	}
-	if Default() != fallbackForTest || builds != 1 {
+	if Default() != fallback || builds != 1 {
 		t.Fatalf("want the static fallback after one build attempt, got %p after %d", Default(), builds)
 	}
 	Info("discarded") // must not panic
 }
 
 func TestNilInitFallsBack(t *testing.T) {
-	fresh(t, func() *slog.Logger { return nil })
-	if Default() != fallbackForTest {
+	fresh(t)
+	if initDefault(func() *slog.Logger { return nil }) != fallback || Default() != fallback {
 		t.Fatal("a nil default was not replaced by the fallback")
 	}
 }
@@ -137,7 +142,7 @@ func TestSetDefaultZeroLogger(t *testing.T) {
 }
 
 func TestSetDefaultBeforeFirstUse(t *testing.T) {
-	fresh(t, newDefault)
+	fresh(t)
 	l, _ := counting()
 	restore, err := SetDefault(l)
 	if err != nil || Default() != l {
@@ -173,39 +178,73 @@ func TestRestoreOnlyIfStillCurrent(t *testing.T) {
 	}
 }
 
-// A restore acts at most once even when it is called again while its
-// first call is still under way and, meanwhile, the same logger has been
-// installed again: the second call must not put the previous logger back
-// a second time (undoing the re-installation).
-func TestRestoreAtMostOnceWhenCalledConcurrently(t *testing.T) {
-	orig := Default()
-	l, _ := counting()
-	restore, err := SetDefault(l)
-	if err != nil {
-		t.Fatal(err)
+// hookedSwapper runs after once, right after a successful swap.
+type hookedSwapper struct {
+	p     *atomic.Pointer[slog.Logger]
+	after func()
+}
+
+func (h *hookedSwapper) CompareAndSwap(old, new *slog.Logger) bool {
+	ok := h.p.CompareAndSwap(old, new)
+	if after := h.after; ok && after != nil {
+		h.after = nil
+		after()
 	}
-	var again func()
-	afterRestoreSwap = func() {
-		afterRestoreSwap = nil
-		again, _ = SetDefault(l) // l is current again
+	return ok
+}
+
+// restoreCalledAgain installs l in a slot of its own, restores with the
+// restore function mk builds, and, while that first call is still under
+// way (right after its swap), installs l again and calls the same restore
+// from another goroutine. It returns whether l is current at the end: it
+// must be, as a restore acts at most once.
+func restoreCalledAgain(mk func(cur swapper, l, prev *slog.Logger) func()) bool {
+	var slot atomic.Pointer[slog.Logger]
+	prev, _ := counting()
+	l, _ := counting()
+	slot.Store(l)
+	h := &hookedSwapper{p: &slot}
+	restore := mk(h, l, prev)
+	h.after = func() {
+		slot.Store(l) // l is current again
 		done := make(chan struct{})
 		go func() { restore(); close(done) }() // the same restore, concurrently
 		<-done
 	}
 	restore()
-	if Default() != l {
-		t.Errorf("a second call of one restore acted: default is %p, want the re-installed %p", Default(), l)
+	return slot.Load() == l
+}
+
+// A restore acts at most once even when it is called again while its
+// first call is still under way and, meanwhile, the same logger has been
+// installed again: the second call must not put the previous logger back
+// a second time (undoing the re-installation).
+func TestRestoreAtMostOnceWhenCalledConcurrently(t *testing.T) {
+	if !restoreCalledAgain(restorer) {
+		t.Fatal("a second call of one restore acted, undoing the re-installation")
 	}
-	again()
-	if Default() != orig {
-		t.Fatal("the default was not put back at the end")
+}
+
+// The control: a restore that records its success only after acting, run
+// the same way, acts twice.
+func TestRestoreAtMostOnceControlIsCaught(t *testing.T) {
+	markAfter := func(cur swapper, l, prev *slog.Logger) func() {
+		var done atomic.Bool
+		return func() {
+			if !done.Load() && cur.CompareAndSwap(l, prev) {
+				done.Store(true)
+			}
+		}
+	}
+	if restoreCalledAgain(markAfter) {
+		t.Fatal("control not caught: the late-marking restore acted once")
 	}
 }
 
 // Concurrent Default, SetDefault, restore and logging: no nil, no panic,
 // and every record reaches exactly one of the installed handlers.
 func TestConcurrentSetDefaultAndLogging(t *testing.T) {
-	fresh(t, newDefault) // restores are not a stack: start and end clean
+	fresh(t) // restores are not a stack: start and end clean
 	base, baseN := counting()
 	undo, err := SetDefault(base)
 	if err != nil {
@@ -307,7 +346,7 @@ func TestLevelFromEnv(t *testing.T) {
 		}
 	}
 	t.Setenv(EnvLevel, "error")
-	fresh(t, newDefault)
+	fresh(t)
 	if Default().Enabled(context.Background(), slog.LevelWarn) {
 		t.Fatal("the lazily built default ignores CORE_LOG_LEVEL")
 	}
@@ -316,7 +355,7 @@ func TestLevelFromEnv(t *testing.T) {
 // The package must not touch the standard defaults.
 func TestNoSideEffectsOnStandardDefaults(t *testing.T) {
 	stdSlog, stdLog := slog.Default(), log.Writer()
-	fresh(t, newDefault)
+	fresh(t)
 	Default()
 	restore, _ := SetDefault(slog.New(slog.DiscardHandler))
 	restore()

@@ -5,7 +5,6 @@ package status_test
 import (
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
@@ -105,16 +104,16 @@ func TestCrossprocDeleterControlNoRecheck(t *testing.T) {
 // A locker that unlocks before it unlinks (portalocker's TemporaryFileLock)
 // cannot be made safe from the other side: between its unlock and its
 // unlink, a Go caller locks the old file, passes the re-check, and the
-// unlink then lets a newcomer lock a new file. This measures what happens;
-// it is not run by default because its outcome is not a guarantee.
-func TestCrossprocDeleterUnlockThenUnlinkMeasure(t *testing.T) {
-	if os.Getenv("STATUS_MEASURE_DELETERS") == "" {
-		t.Skip("measurement, not a test: set STATUS_MEASURE_DELETERS=1 to run it (see docs/RFC.md, third-party lockers)")
-	}
+// unlink then lets a newcomer lock a new file, so updates may be lost (the
+// package doc's Third-party lockers). What still holds, and is checked here:
+// the document stays whole and decodable, and no update is applied twice.
+// The loss itself is logged, not asserted: it is not a guarantee either way.
+func TestCrossprocUnlockThenUnlinkLockerKeepsDocumentWhole(t *testing.T) {
 	cpNeedPython(t)
-	for _, writer := range []string{"mutate", "oldlock"} {
-		path := cpSeed(t)
-		acked, final := cpRunWithDeleter(t, path, "unlock-then-unlink", writer, 4, 4, 100)
-		t.Logf("%s with an unlock-then-unlink locker: lost %d of %d", writer, acked-final, acked)
+	path := cpSeed(t)
+	acked, final := cpRunWithDeleter(t, path, "unlock-then-unlink", "mutate", 4, 4, 50)
+	if final > acked {
+		t.Fatalf("final count %d exceeds the %d acknowledged increments: an update was applied twice", final, acked)
 	}
+	t.Logf("with an unlock-then-unlink locker, Mutate lost %d of %d", acked-final, acked)
 }

@@ -31,9 +31,32 @@ func TestKey(t *testing.T) {
 		{"ws/status.json", nil, "/agentstate/status" + abs("ws/status.json")},
 		{"/ws/status.json", []Option{WithPrefix("/fleet/a/")}, "/fleet/a/ws/status.json"},
 		{"/ws/status.json", []Option{WithPrefix("")}, "/ws/status.json"},
+		// Two hosts mount one workspace at different paths: one key.
+		{"/srv/ws/org/repo/status.json", []Option{WithRoot("/srv/ws")}, "/agentstate/status/org/repo/status.json"},
+		{"/home/agent/ws/org/repo/status.json", []Option{WithRoot("/home/agent/ws/")}, "/agentstate/status/org/repo/status.json"},
+		{"/srv/ws/a/../org/./repo/status.json", []Option{WithRoot("/srv/x/../ws")}, "/agentstate/status/org/repo/status.json"},
+		{"ws/status.json", []Option{WithRoot(".")}, "/agentstate/status/ws/status.json"},
+		// Root "/" is the absolute-path mapping; "" switches a root off.
+		{"/srv/ws/status.json", []Option{WithRoot("/")}, "/agentstate/status/srv/ws/status.json"},
+		{"/srv/ws/status.json", []Option{WithRoot("/elsewhere"), WithRoot("")}, "/agentstate/status/srv/ws/status.json"},
 	} {
-		if got := Key(tc.path, tc.opts...); got != tc.want {
-			t.Errorf("Key(%q) = %q, want %q", tc.path, got, tc.want)
+		got, err := Key(tc.path, tc.opts...)
+		if err != nil || got != tc.want {
+			t.Errorf("Key(%q) = %q, %v; want %q", tc.path, got, err, tc.want)
+		}
+	}
+	for _, path := range []string{
+		"/srv/other/status.json",
+		"/srv/wsx/status.json", // shares a string prefix with the root, not a directory
+		"/srv/ws/../status.json",
+		"/srv/ws", // the root itself names no document
+		"relative/status.json",
+	} {
+		got, err := Key(path, WithRoot("/srv/ws"))
+		if !errors.Is(err, ErrOutsideRoot) || got != "" {
+			t.Errorf("Key(%q) with root /srv/ws = %q, %v; want an error matching ErrOutsideRoot", path, got, err)
+		} else if n := strings.Count(err.Error(), path); n != 1 {
+			t.Errorf("error %q names the path %d times, want once", err, n)
 		}
 	}
 }

@@ -67,7 +67,7 @@ type batch struct {
 	cancel context.CancelFunc
 
 	mu      sync.Mutex
-	members []*call
+	members []*call          // grows only under queues.mu too (see absorb)
 	live    int              // members not departed
 	marker  string           // marker of the latest attempt whose applies ran
 	lease   clientv3.LeaseID // its lease
@@ -149,6 +149,30 @@ func (b *Backend) drive(q *queue) {
 		b.commit(bt)
 		cancel()
 	}
+}
+
+// absorb moves the calls queued behind bt into it (up to maxBatch in all):
+// a batch that has waited for its turn on a contended key commits what
+// arrived meanwhile in the same turn, instead of leaving it for the next
+// turn of this process, a whole round of the queue later. A batch whose
+// members have all left takes no more.
+func (b *Backend) absorb(bt *batch) {
+	qs := &b.queues
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	bt.mu.Lock()
+	defer bt.mu.Unlock()
+	q := qs.m[b.key]
+	n := min(len(q.pending), maxBatch-len(bt.members))
+	if bt.live == 0 || n <= 0 {
+		return
+	}
+	for _, c := range q.pending[:n] {
+		c.batch = bt
+	}
+	bt.members = append(bt.members, q.pending[:n]...)
+	bt.live += n
+	q.pending = slices.Clone(q.pending[n:])
 }
 
 var errGoexit = errors.New("batch abandoned: an update function called runtime.Goexit")

@@ -103,7 +103,7 @@ func TestBatchDeparture(t *testing.T) {
 	defer leave()
 	left := make(chan struct{})
 	f := &faults{onLoss: func() { leave(); <-left }}
-	cli := newFaultyClient(t, endpoint, f)
+	cli := newFaultyClient(t, []string{endpoint}, f)
 	s := newShared(cli, newConfig(nil))
 	path := docPath(t)
 	st := status.NewStore[counter](path, s.option())
@@ -225,7 +225,7 @@ func TestBatchDepartureAfterOwnFailure(t *testing.T) {
 			defer leave()
 			left := make(chan struct{})
 			f := &faults{onLoss: func() { leave(); <-left }}
-			cli := newFaultyClient(t, sharedServer(t).Endpoint(), f)
+			cli := newFaultyClient(t, sharedServer(t).Endpoints(), f)
 			s := newShared(cli, newConfig(nil))
 			b := s.open(docPath(t))
 			release := holdDriver(t, b)

@@ -21,7 +21,7 @@ type bareBackend struct {
 
 func withBare(cli *clientv3.Client) status.Option {
 	return status.WithBackend(func(path string) status.Backend {
-		return &bareBackend{cli: cli, path: path, key: Key(path)}
+		return &bareBackend{cli: cli, path: path, key: key(path)}
 	})
 }
 

@@ -2,7 +2,7 @@
 // behind the same status.Store contract, so that agents on several hosts can
 // share them. Selecting it is one option at construction:
 //
-//	st := status.NewStore[Doc](path, etcdstore.With(cli))
+//	st := status.NewStore[Doc](path, etcdstore.With(cli, etcdstore.WithRoot("/srv/ws")))
 //
 // Everything a Store guarantees about decoding, unknown fields, corrupt
 // values, fn errors and panics and "no change" is implemented by the Store
@@ -12,36 +12,80 @@
 // # Keys
 //
 // A document's key is the prefix (default "/agentstate/status", see
-// WithPrefix) followed by the cleaned absolute path of the document with
-// forward slashes, always starting with "/": on this host the path
-// "ws/../ws/status.json" run from /home/a becomes the key
-// "/agentstate/status/home/a/ws/status.json"; on Windows C:\ws\status.json
-// becomes "/agentstate/status/C:/ws/status.json". Hosts share a document
-// only if they name it by the same absolute path (or agree on a prefix per
-// host that makes the keys meet). Key returns the key for a path.
+// WithPrefix) followed by the document's name, which always starts with
+// "/". Key returns the key for a path. The mapping is lexical: paths are
+// made absolute against the working directory and cleaned, and symbolic
+// links are not resolved.
+//
+// With WithRoot, the name is the document's path relative to the root, with
+// forward slashes: a host that mounts the workspace at /srv/ws and one that
+// mounts it at /home/agent/ws (or at C:\ws) both name
+// /srv/ws/org/repo/status.json, /home/agent/ws/org/repo/status.json and
+// C:\ws\org\repo\status.json "/agentstate/status/org/repo/status.json", so
+// they share the document. A path that is not inside the root (the root
+// itself included) has no key: every call on it returns an error matching
+// ErrOutsideRoot, and nothing is sent to etcd.
+//
+// Without a root (the default), the name is the cleaned absolute path with
+// forward slashes: "ws/../ws/status.json" run from /home/a becomes
+// "/agentstate/status/home/a/ws/status.json", and C:\ws\status.json on
+// Windows "/agentstate/status/C:/ws/status.json". Hosts then share a
+// document only if they name it by the same absolute path. WithRoot("/")
+// gives the same keys on Unix-like systems; any other root changes a
+// fleet's keys, so switch its hosts over together, or copy the documents to
+// their new keys first.
 //
 // # Read-modify-write
 //
-// Update reads the value and its ModRevision with a linearizable Get, calls
+// Update reads the value and its ModRevision with a linearizable read, calls
 // apply, and commits with one transaction guarded by "ModRevision(key) ==
-// the revision read". On a conflict the transaction's else branch returns
-// the current value, so the retry costs no extra read; retries back off
-// exponentially with full jitter until ctx ends. Load is a linearizable Get.
+// the revision read" (and by "nobody waits for a turn on the key", below).
+// Load is a linearizable read.
+//
+// # Hot keys: turns
+//
+// In etcd every transaction, also one whose guard fails, is a raft proposal
+// written to disk by a quorum, so writers that retry optimistically on one
+// key spend most of the cluster's work on losing, and some lose again and
+// again. Update therefore contends optimistically only once: when its commit
+// loses, or when writers already wait, it takes a turn. It puts an entry in
+// the key's queue (keys under prefix+"#turn/", outside every document key),
+// attached to its process's turn lease, and waits, watching only the entry
+// just ahead of its own, until every older entry is gone or handed over.
+// Its commit then hands the turn on in the same transaction, writing the
+// committed document into its entry, so that the next writer can commit at
+// once, without a read. Writers therefore commit one at a time in the order
+// they queued (FIFO by create revision), each with one proposal to queue
+// and one to commit; while anyone waits, optimistic commits fail on purpose
+// and late arrivals queue behind. A process that has just waited on a key
+// queues at once on its next Update of it.
+//
+// A process's turn lease (TTL 10s by default, WithTurnTTL) is renewed by
+// its callers while they wait in Update, so a process keeps its turns,
+// waiting or held, exactly while its callers wait, and a process that dies
+// or is cut off from etcd loses them one TTL later: a dead writer delays
+// the writers behind it by at most about the TTL. A batch whose callers
+// have all left (their ctx ended) leaves the queue at once. Turns only
+// order writers: every
+// commit is still guarded by the ModRevision, so a writer that lost its
+// turn, a stale read or a program that ignores turns can cost a retry,
+// never an update.
 //
 // # Group commit
 //
 // Updates of one key through the Stores made from one With do not collide
-// in etcd (where every losing transaction still costs a raft round trip):
-// they queue in the process, and a driver goroutine, alive while the key has
-// queued Updates, commits them in batches of up to 256 — one read, the
-// applies in order (each sees its predecessors' result; a failing or
-// panicking apply drops only its own change, and the panic is re-raised in
-// its caller's goroutine), one guarded transaction, one marker. On conflict
-// the whole batch runs again on the new value. A caller whose ctx ends while
-// queued leaves with a plain ctx error; one whose batch may have sent its
-// change leaves with an *OutcomeError for that attempt, and the batch goes on
-// without it. Writers in other processes or on other hosts meet only in the
-// guarded transaction.
+// in etcd: they queue in the process, and a driver goroutine, alive while
+// the key has queued Updates, commits them in batches of up to 256 — one
+// read, the applies in order (each sees its predecessors' result; a failing
+// or panicking apply drops only its own change, and the panic is re-raised
+// in its caller's goroutine), one guarded transaction, one marker. A batch
+// takes one turn when its key is contended, so a process's writers share
+// its place in the queue, and when the turn comes the batch also takes the
+// Updates of the key queued in the process meanwhile (up to 256 in all).
+// On conflict the whole batch runs again on the new
+// value. A caller whose ctx ends while queued leaves with a plain ctx
+// error; one whose batch may have sent its change leaves with an
+// *OutcomeError for that attempt, and the batch goes on without it.
 //
 // # Exactly once
 //
@@ -64,14 +108,19 @@
 //
 // # Not guaranteed
 //
-//   - Many independent writers on one hot key contend optimistically:
-//     throughput falls and latency grows with their number. Prefer one key
-//     per agent, and one With per process.
+//   - Turns make a hot key fair and keep it from collapsing, not fast: its
+//     writers commit one at a time, about as fast as a single writer (see
+//     docs/BENCHMARKS.md). Prefer one key per agent, and one With per
+//     process so that a process's writers are group-committed.
+//   - A writer whose fn runs while its turn is held keeps the others
+//     waiting, as a lock would.
 //   - Update's ctx bounds the caller's wait, not etcd's requests, which run
 //     under the batch's own context: values carried by the caller's ctx do
 //     not reach etcd.
 //   - Markers cost storage: one small key per commit, alive for the lease
-//     TTL. They are stored under prefix+"#txn/", outside every document key.
+//     TTL, under prefix+"#txn/". Queue entries reuse a few names per With
+//     and key; etcd keeps every revision of them, as of any key, until its
+//     history is compacted (configure etcd's auto-compaction).
 //   - Keys deleted or rewritten by other programs between a lost response and
 //     its fence are fine for exactly-once, but plain Puts by other programs
 //     bypass the ModRevision protocol and can lose updates, as an unlocked

@@ -2,9 +2,11 @@ package etcdstore
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +23,10 @@ const DefaultPrefix = "/agentstate/status"
 // closed.
 var ErrClosed = errors.New("etcdstore: client closed")
 
+// ErrOutsideRoot is matched (errors.Is) by the errors for a document or
+// directory that is not inside the root set by WithRoot.
+var ErrOutsideRoot = errors.New("path not inside the root")
+
 // errNilClient is returned by every operation of a Backend or Watch made
 // with a nil client (instead of a nil-pointer panic).
 var errNilClient = errors.New("etcdstore: nil *clientv3.Client")
@@ -34,9 +40,13 @@ type Option func(*config)
 
 type config struct {
 	prefix     string
+	root       string // absolute and clean; "" for absolute-path keys
+	rootErr    error  // the root could not be made absolute
 	minBackoff time.Duration
 	maxBackoff time.Duration
 	markerTTL  time.Duration
+	turnTTL    time.Duration
+	noTurns    bool // tests and benchmarks: contend optimistically only
 }
 
 func newConfig(opts []Option) config {
@@ -45,17 +55,40 @@ func newConfig(opts []Option) config {
 		minBackoff: time.Millisecond,
 		maxBackoff: 100 * time.Millisecond,
 		markerTTL:  2 * time.Minute,
+		turnTTL:    10 * time.Second,
 	}
 	for _, o := range opts {
-		o(&c)
+		if o != nil {
+			o(&c)
+		}
 	}
 	return c
 }
 
 // WithPrefix sets the key prefix (trailing slashes are dropped; "" puts
-// documents at their bare absolute paths).
+// documents at their bare paths).
 func WithPrefix(prefix string) Option {
 	return func(c *config) { c.prefix = strings.TrimRight(prefix, "/") }
+}
+
+// WithRoot names documents by their path relative to root (see Keys in the
+// package doc), so that hosts which mount one workspace at different local
+// paths share its documents. A relative root is made absolute against the
+// working directory when the option is applied; "" restores absolute-path
+// keys.
+func WithRoot(root string) Option {
+	return func(c *config) {
+		c.root, c.rootErr = "", nil
+		if root == "" {
+			return
+		}
+		abs, err := filepath.Abs(root)
+		if err != nil {
+			c.rootErr = fmt.Errorf("root %s: %w", root, err)
+			return
+		}
+		c.root = abs
+	}
 }
 
 // WithBackoff sets the bounds of the jittered exponential backoff between
@@ -82,30 +115,96 @@ func WithMarkerTTL(d time.Duration) Option {
 	return func(c *config) { c.markerTTL = max(d, 10*time.Second) }
 }
 
-// Key returns the etcd key of the document at path (see the package doc).
-func Key(path string, opts ...Option) string {
-	c := newConfig(opts)
-	return c.key(path)
+// WithTurnTTL sets the TTL of the lease that holds this process's places in
+// the queues of contended keys (default 10s, rounded up to whole seconds,
+// at least 1s; etcd may raise it to its minimum, 1.5 election timeouts). A
+// process that dies or is cut off while it holds or awaits a turn delays
+// the other writers of that key by at most about this long.
+func WithTurnTTL(d time.Duration) Option {
+	return func(c *config) { c.turnTTL = max(d, time.Second) }
 }
 
-func (c *config) key(path string) string {
-	return c.prefix + slashPath(path)
+// Key returns the etcd key of the document at path (see Keys in the package
+// doc). With WithRoot, a path that is not inside the root is an error
+// matching ErrOutsideRoot.
+func Key(path string, opts ...Option) (string, error) {
+	c := newConfig(opts)
+	k, err := c.key(path)
+	if err != nil {
+		return "", fmt.Errorf("etcdstore: key %s: %w", path, err)
+	}
+	return k, nil
+}
+
+// key is the document's key: the prefix and its name (see name).
+func (c *config) key(path string) (string, error) {
+	n, err := c.name(path)
+	if err != nil {
+		return "", err
+	}
+	if n == "/" && c.root != "" {
+		return "", fmt.Errorf("%w: it is the root", ErrOutsideRoot)
+	}
+	return c.prefix + n, nil
+}
+
+// dirKey is the key prefix of every document under dir.
+func (c *config) dirKey(dir string) (string, error) {
+	n, err := c.name(dir)
+	if err != nil {
+		return "", err
+	}
+	return c.prefix + strings.TrimSuffix(n, "/") + "/", nil
+}
+
+// name is the document's name in etcd: its cleaned absolute path with
+// forward slashes, or with a root its path relative to the root; always
+// starting with "/".
+func (c *config) name(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = filepath.Clean(path)
+	}
+	if c.rootErr != nil {
+		return "", c.rootErr
+	}
+	if c.root != "" {
+		// Lexical, like the rest of the mapping: symbolic links are not
+		// resolved.
+		rel, err := filepath.Rel(c.root, abs)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return "", fmt.Errorf("%w %s", ErrOutsideRoot, c.root)
+		}
+		if rel == "." {
+			return "/", nil
+		}
+		abs = rel
+	}
+	n := filepath.ToSlash(abs)
+	if !strings.HasPrefix(n, "/") {
+		n = "/" + n
+	}
+	return n, nil
+}
+
+// path is the inverse of name for Watch events: the path on this host of
+// the document named n.
+func (c *config) path(n string) string {
+	if c.root == "" {
+		return n
+	}
+	return filepath.Join(c.root, filepath.FromSlash(strings.TrimPrefix(n, "/")))
 }
 
 // markerPrefix holds the commit markers. Document keys are prefix+"/...", so
 // markers never fall under a document key or a WatchDir prefix.
 func (c *config) markerPrefix() string { return c.prefix + "#txn/" }
 
-func slashPath(path string) string {
-	p, err := filepath.Abs(path)
-	if err != nil {
-		p = filepath.Clean(path)
-	}
-	p = filepath.ToSlash(p)
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p
-	}
-	return p
+// turnPrefix holds the queue of turns of the document with key key. The
+// name's length makes it unambiguous: no key's queue lies under another's.
+func (c *config) turnPrefix(key string) string {
+	n := key[len(c.prefix):]
+	return c.prefix + "#turn/" + strconv.Itoa(len(n)) + n + "/"
 }
 
 // New returns the Backend for the document at path. Stores should use With;
@@ -116,31 +215,41 @@ func New(cli *clientv3.Client, path string, opts ...Option) *Backend {
 
 // shared is what the Backends made by one With have in common.
 type shared struct {
-	cli    *clientv3.Client
-	cfg    config
-	lease  *leaseCache
-	queues queues
+	tag       string // names this With's entries in queues of turns
+	cli       *clientv3.Client
+	cfg       config
+	lease     *leaseCache // for commit markers
+	turnLease *turnLease  // for queue entries
+	hot       hotKeys
+	queues    queues
 }
 
 func newShared(cli *clientv3.Client, cfg config) *shared {
-	return &shared{cli: cli, cfg: cfg, lease: newLeaseCache(cfg.markerTTL)}
+	return &shared{tag: rand.Text(), cli: cli, cfg: cfg, lease: newLeaseCache(cfg.markerTTL), turnLease: newTurnLease(cfg.turnTTL)}
 }
 
 func (s *shared) open(path string) *Backend {
-	return &Backend{shared: s, path: path, key: s.cfg.key(path)}
+	key, err := s.cfg.key(path)
+	if err != nil {
+		return &Backend{shared: s, path: path, err: err}
+	}
+	return &Backend{shared: s, path: path, key: key, turns: s.cfg.turnPrefix(key)}
 }
 
 // A Backend is one document in etcd. It implements status.Backend and is
 // safe for concurrent use.
 type Backend struct {
 	*shared
-	path string
-	key  string
+	path  string
+	key   string
+	turns string // prefix of the key's queue of turns
+	err   error  // the path has no key (outside the root): every call fails
 }
 
 var _ status.Backend = (*Backend)(nil)
 
-// Key is the document's etcd key.
+// Key is the document's etcd key ("" if the path has none: then every call
+// returns an error matching ErrOutsideRoot).
 func (b *Backend) Key() string { return b.key }
 
 // Name is the path the Backend was opened with, as given: the Store reports
@@ -153,10 +262,10 @@ func (b *Backend) Name() string { return b.path }
 // started.
 func (b *Backend) Load(ctx context.Context) ([]byte, error) {
 	if ctx == nil {
-		return nil, fmt.Errorf("etcdstore: load %s: %w: context", b.key, errNilArg)
+		return nil, fmt.Errorf("etcdstore: load %s: %w: context", b.id(), errNilArg)
 	}
-	if b.cli == nil {
-		return nil, b.wrap("load", ctx, errNilClient)
+	if err := b.check("load", ctx); err != nil {
+		return nil, err
 	}
 	resp, err := b.cli.Get(ctx, b.key)
 	if err != nil {
@@ -189,7 +298,30 @@ func (b *Backend) wrap(op string, ctx context.Context, err error) error {
 	case b.closed():
 		err = fmt.Errorf("%w: %v", ErrClosed, err)
 	}
-	return fmt.Errorf("etcdstore: %s %s: %w", op, b.key, err)
+	return fmt.Errorf("etcdstore: %s %s: %w", op, b.id(), err)
+}
+
+// id names the document in the Backend's own errors: its key, or its path
+// if it has no key.
+func (b *Backend) id() string {
+	if b.key == "" {
+		return b.path
+	}
+	return b.key
+}
+
+// check reports why a call cannot start: a path without a key, a nil
+// client, or a ctx that has ended.
+func (b *Backend) check(op string, ctx context.Context) error {
+	switch {
+	case b.err != nil:
+		return fmt.Errorf("etcdstore: %s %s: %w", op, b.path, b.err)
+	case b.cli == nil:
+		return b.wrap(op, ctx, errNilClient)
+	case ctx.Err() != nil:
+		return b.wrap(op, ctx, ctx.Err())
+	}
+	return nil
 }
 
 func (s *shared) closed() bool { return s.cli != nil && s.cli.Ctx().Err() != nil }

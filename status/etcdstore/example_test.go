@@ -27,7 +27,10 @@ func ExampleWith() {
 		Runs  int    `json:"runs"`
 		Owner string `json:"owner,omitempty"`
 	}
-	st := status.NewStore[Doc]("/srv/agents/ws-17/status.json", etcdstore.With(cli))
+	// One With per process; every host names its own mount of the
+	// workspace as the root, so all hosts reach the same keys.
+	opt := etcdstore.With(cli, etcdstore.WithRoot("/srv/agents"))
+	st := status.NewStore[Doc]("/srv/agents/ws-17/status.json", opt)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -80,7 +83,15 @@ func ExampleWatchDir() {
 func ExampleKey() {
 	fmt.Println(etcdstore.Key("/srv/agents/ws-17/./status.json"))
 	fmt.Println(etcdstore.Key("/srv/agents/ws-17/status.json", etcdstore.WithPrefix("/fleet-b/")))
+	// Hosts that mount the workspace at different paths name it by its root.
+	fmt.Println(etcdstore.Key("/srv/agents/ws-17/status.json", etcdstore.WithRoot("/srv/agents")))
+	fmt.Println(etcdstore.Key("/home/agent/ws/ws-17/status.json", etcdstore.WithRoot("/home/agent/ws")))
+	_, err := etcdstore.Key("/tmp/status.json", etcdstore.WithRoot("/srv/agents"))
+	fmt.Println(errors.Is(err, etcdstore.ErrOutsideRoot))
 	// Output:
-	// /agentstate/status/srv/agents/ws-17/status.json
-	// /fleet-b/srv/agents/ws-17/status.json
+	// /agentstate/status/srv/agents/ws-17/status.json <nil>
+	// /fleet-b/srv/agents/ws-17/status.json <nil>
+	// /agentstate/status/ws-17/status.json <nil>
+	// /agentstate/status/ws-17/status.json <nil>
+	// true
 }

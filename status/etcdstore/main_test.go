@@ -15,8 +15,9 @@ import (
 	"github.com/agentstate/core/status/etcdstore/internal/etcdtest"
 )
 
-// Every test talks to a real etcd server embedded in this process. Tests
-// that do not stop their server share one; fault tests start their own.
+// Every test talks to a real etcd server: a separate process on loopback
+// (see internal/etcdtest). Tests that do not stop their server share one;
+// fault tests start their own.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(serverM{m}) }
 
 // serverM stops the shared server after the tests and before goleak looks
@@ -37,19 +38,20 @@ func (s serverM) Run() int {
 	if benchServer.dir != "" {
 		os.RemoveAll(benchServer.dir)
 	}
+	etcdtest.Cleanup()
 	return code
 }
 
 var pkgServer struct {
 	once sync.Once
-	srv  *etcdtest.Server
+	srv  *etcdtest.Cluster
 	err  error
 	dir  string
 }
 
 // sharedServer returns the package's shared server, starting it on first
 // use (helper processes never start one).
-func sharedServer(t testing.TB) *etcdtest.Server {
+func sharedServer(t testing.TB) *etcdtest.Cluster {
 	t.Helper()
 	pkgServer.once.Do(func() {
 		// Not t.TempDir: the server outlives the test that starts it.
@@ -59,19 +61,19 @@ func sharedServer(t testing.TB) *etcdtest.Server {
 		}
 	})
 	if pkgServer.err != nil {
-		t.Fatalf("embedded etcd: %v", pkgServer.err)
+		t.Fatalf("etcd: %v", pkgServer.err)
 	}
 	return pkgServer.srv
 }
 
 // startServer starts a private server that the test may stop and restart.
-func startServer(t testing.TB, opts etcdtest.Options) *etcdtest.Server {
+func startServer(t testing.TB, opts etcdtest.Options) *etcdtest.Cluster {
 	t.Helper()
 	srv, err := etcdtest.Start(t.TempDir(), opts)
 	if err != nil {
-		t.Fatalf("embedded etcd: %v", err)
+		t.Fatalf("etcd: %v", err)
 	}
-	t.Cleanup(srv.Stop)
+	t.Cleanup(srv.Kill)
 	return srv
 }
 
@@ -79,7 +81,13 @@ func startServer(t testing.TB, opts etcdtest.Options) *etcdtest.Server {
 // and closes it when the test ends.
 func newClient(t testing.TB, endpoint string) *clientv3.Client {
 	t.Helper()
-	cli, err := dial(endpoint)
+	return newClientTo(t, []string{endpoint})
+}
+
+// newClientTo is newClient for a client of several members.
+func newClientTo(t testing.TB, endpoints []string) *clientv3.Client {
+	t.Helper()
+	cli, err := dial(endpoints...)
 	if err != nil {
 		t.Fatalf("etcd client: %v", err)
 	}
@@ -87,9 +95,9 @@ func newClient(t testing.TB, endpoint string) *clientv3.Client {
 	return cli
 }
 
-func dial(endpoint string) (*clientv3.Client, error) {
+func dial(endpoints ...string) (*clientv3.Client, error) {
 	return clientv3.New(clientv3.Config{
-		Endpoints:   []string{endpoint},
+		Endpoints:   endpoints,
 		DialTimeout: 10 * time.Second,
 		Logger:      zap.NewNop(),
 	})
@@ -101,6 +109,15 @@ func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// key is the key of path with the default options.
+func key(path string) string {
+	k, err := Key(path)
+	if err != nil {
+		panic(err) // absolute-path keys cannot fail
+	}
+	return k
 }
 
 // docPath returns a fresh document path; its key is unique to the test.

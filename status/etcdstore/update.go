@@ -69,35 +69,46 @@ func Resolve(ctx context.Context, cli *clientv3.Client, e *OutcomeError) (commit
 func (b *Backend) Update(ctx context.Context, apply func(cur []byte) ([]byte, error)) error {
 	switch {
 	case ctx == nil:
-		return fmt.Errorf("etcdstore: update %s: %w: context", b.key, errNilArg)
+		return fmt.Errorf("etcdstore: update %s: %w: context", b.id(), errNilArg)
 	case apply == nil:
-		return fmt.Errorf("etcdstore: update %s: %w: apply function", b.key, errNilArg)
+		return fmt.Errorf("etcdstore: update %s: %w: apply function", b.id(), errNilArg)
 	}
-	if err := ctx.Err(); err != nil {
-		return b.wrap("update", ctx, err)
-	}
-	if b.cli == nil {
-		return b.wrap("update", ctx, errNilClient)
+	if err := b.check("update", ctx); err != nil {
+		return err
 	}
 	c := &call{ctx: ctx, apply: apply, done: make(chan struct{})}
 	b.enqueue(c)
 	defer b.leave()
-	select {
-	case <-c.done:
-		return c.result()
-	case <-ctx.Done():
-		return b.depart(c)
+	renew := time.NewTicker(b.turnLease.period())
+	defer renew.Stop()
+	for {
+		select {
+		case <-c.done:
+			return c.result()
+		case <-ctx.Done():
+			return b.depart(c)
+		case <-renew.C:
+			b.turnLease.keep(ctx, b.cli)
+		}
 	}
 }
 
 // commit drives one batch to its outcome: read, run the applies, commit
 // with one guarded transaction and one marker, and settle an ambiguous
 // commit before the applies run again, so that at most one attempt ever
-// commits and it is the one whose results the callers get.
+// commits and it is the one whose results the callers get. The first
+// attempt is optimistic; once the batch meets contention it takes a turn
+// (see turn.go) and keeps it until it commits or gives up.
 func (b *Backend) commit(bt *batch) {
 	ctx := bt.ctx // ends only when every member has departed
 	id := rand.Text()
 	bo := newBackoff(b.cfg)
+	var tn *turn // the batch's place in the key's queue, once contended
+	defer func() {
+		if tn != nil {
+			tn.release()
+		}
+	}()
 	var (
 		cur   []byte
 		rev   int64
@@ -123,14 +134,27 @@ func (b *Backend) commit(bt *batch) {
 	}
 	for attempt := 0; ; attempt++ {
 		if !fresh {
-			resp, err := b.cli.Get(ctx, b.key)
+			var err error
+			if tn == nil && !b.cfg.noTurns && b.hot.is(b.key) {
+				tn = &turn{b: b}
+			}
+			if tn == nil {
+				var queued bool
+				if cur, rev, queued, err = b.read(ctx); err == nil && queued {
+					tn = &turn{b: b}
+				}
+			}
+			if tn != nil && err == nil {
+				if cur, rev, err = tn.wait(ctx); err == nil {
+					b.absorb(bt)
+				}
+			}
 			if err != nil {
 				if giveUp(err) {
 					return
 				}
 				continue
 			}
-			cur, rev = value(resp.Kvs)
 		}
 		fresh = false
 
@@ -154,22 +178,45 @@ func (b *Backend) commit(bt *batch) {
 			bt.fail(b.wrap("update", ctx, b.cli.Ctx().Err()))
 			return
 		}
-		resp, err := b.cli.Txn(ctx).If(
+		cmps := []clientv3.Cmp{
 			clientv3.Compare(clientv3.ModRevision(b.key), "=", rev),
 			clientv3.Compare(clientv3.Version(marker), "=", 0),
-		).Then(
+		}
+		ops := []clientv3.Op{
 			clientv3.OpPut(b.key, string(next)),
 			clientv3.OpPut(marker, markCommitted, clientv3.WithLease(lease)),
-		).Else(
-			clientv3.OpGet(b.key),
-		).Commit()
+		}
+		switch {
+		case tn != nil: // the commit hands the turn on
+			ops = append(ops, tn.handOver(next)...)
+		case !b.cfg.noTurns: // an optimistic commit never overtakes a queue
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(b.turns), "=", 0).WithPrefix())
+		}
+		resp, err := b.cli.Txn(ctx).If(cmps...).Then(ops...).Else(clientv3.OpGet(b.key)).Commit()
 		switch {
 		case err == nil && resp.Succeeded:
+			if tn != nil {
+				tn.handedOff()
+			}
 			bt.finish()
 			return
-		case err == nil: // conflict: the else branch read the current value
-			cur, rev = value(resp.Responses[0].GetResponseRange().Kvs)
-			fresh = true
+		case err == nil && tn == nil && !b.cfg.noTurns:
+			// Contended: stop competing and queue, at once (the queue
+			// orders the writers; a backoff would only add latency).
+			tn = &turn{b: b}
+			b.hot.mark(b.key)
+			continue
+		case err == nil: // conflict
+			if tn == nil { // the else branch read the current value
+				cur, rev = value(resp.Responses[0].GetResponseRange().Kvs)
+				fresh = true
+			} else if !bo.started() {
+				// Our turn's read was stale, a writer that ignores turns
+				// got in, or our entry expired while we were cut off:
+				// check our place and read again, at once the first time.
+				bo.start()
+				continue
+			}
 			if werr := bo.wait(ctx, b.cli); werr != nil {
 				if ctx.Err() == nil {
 					bt.fail(b.wrap("update", ctx, werr))
@@ -177,11 +224,13 @@ func (b *Backend) commit(bt *batch) {
 				return
 			}
 			continue
-		case errors.Is(err, rpctypes.ErrLeaseNotFound):
-			// Rejected before anything was applied: the cached lease
-			// expired (e.g. a long outage). Take a fresh one.
+		case isLeaseNotFound(err):
+			// Rejected before anything was applied: a lease expired (e.g.
+			// a long outage), the marker's or, with it, our turn's. Take a
+			// fresh marker lease; a turn checks its entry again (and
+			// queues anew if the entry went with its lease).
 			b.lease.drop(lease)
-			fresh = true
+			fresh = tn == nil
 			continue
 		case terminal(err):
 			bt.fail(b.wrap("update", ctx, err))
@@ -197,6 +246,9 @@ func (b *Backend) commit(bt *batch) {
 			bt.fail(&OutcomeError{Key: b.key, Marker: marker, Err: ferr, lease: lease})
 			return
 		case committed:
+			if tn != nil {
+				tn.handedOff()
+			}
 			bt.finish()
 			return
 		}
@@ -205,6 +257,31 @@ func (b *Backend) commit(bt *batch) {
 		}
 	}
 }
+
+// read returns the document, its ModRevision, and whether writers are
+// queued for turns on it, in one read-only transaction (a linearizable
+// read: no raft proposal).
+func (b *Backend) read(ctx context.Context) (cur []byte, rev int64, queued bool, err error) {
+	if b.cfg.noTurns {
+		resp, err := b.cli.Get(ctx, b.key)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		cur, rev = value(resp.Kvs)
+		return cur, rev, false, nil
+	}
+	resp, err := b.cli.Txn(ctx).Then(
+		clientv3.OpGet(b.key),
+		clientv3.OpGet(b.turns, clientv3.WithPrefix(), clientv3.WithCountOnly()),
+	).Commit()
+	if err != nil {
+		return nil, 0, false, err
+	}
+	cur, rev = value(resp.Responses[0].GetResponseRange().Kvs)
+	return cur, rev, resp.Responses[1].GetResponseRange().Count > 0, nil
+}
+
+func isLeaseNotFound(err error) bool { return errors.Is(err, rpctypes.ErrLeaseNotFound) }
 
 // fence settles an ambiguous commit: it puts "fenced" in the marker if the
 // marker is still absent (so the commit, guarded by "marker absent", can
@@ -233,7 +310,7 @@ func fence(ctx context.Context, cli *clientv3.Client, marker string, lease clien
 			return false, fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
 		case cli.Ctx().Err() != nil:
 			return false, fmt.Errorf("%w: %v", ErrClosed, err)
-		case errors.Is(err, rpctypes.ErrLeaseNotFound):
+		case isLeaseNotFound(err):
 			// The marker's lease is gone and with it the marker, if the
 			// commit made one: the outcome cannot be known any more. (The
 			// commit cannot apply later either: its lease is gone.)
@@ -281,6 +358,11 @@ type backoff struct {
 }
 
 func newBackoff(c config) backoff { return backoff{lo: c.minBackoff, hi: c.maxBackoff} }
+
+// started reports whether the backoff has begun; start begins it without
+// waiting (the next wait is the second step).
+func (b *backoff) started() bool { return b.cur != 0 }
+func (b *backoff) start()        { b.cur = b.lo }
 
 func (b *backoff) wait(ctx context.Context, cli *clientv3.Client) error {
 	if b.cur == 0 {

@@ -13,8 +13,9 @@ import (
 
 // An Event is one state of a watched document.
 type Event struct {
-	// Path is the document's slash-separated absolute path (its key
-	// without the prefix).
+	// Path is the document's path on this host: with WithRoot, the root
+	// joined with the document's name; otherwise the slash-separated
+	// absolute path (the key without the prefix).
 	Path string
 	// Key is the document's etcd key.
 	Key string
@@ -41,18 +42,21 @@ type Event struct {
 //	}
 func Watch(ctx context.Context, cli *clientv3.Client, path string, opts ...Option) iter.Seq2[Event, error] {
 	c := newConfig(opts)
-	return watch(ctx, cli, c.prefix, c.key(path), false)
+	key, err := c.key(path)
+	return watch(ctx, cli, &c, path, key, err, false)
 }
 
 // WatchDir is Watch for every document under the directory dir (at any
 // depth), in revision order across documents.
 func WatchDir(ctx context.Context, cli *clientv3.Client, dir string, opts ...Option) iter.Seq2[Event, error] {
 	c := newConfig(opts)
-	key := strings.TrimSuffix(c.key(dir), "/") + "/"
-	return watch(ctx, cli, c.prefix, key, true)
+	key, err := c.dirKey(dir)
+	return watch(ctx, cli, &c, dir, key, err, true)
 }
 
-func watch(parent context.Context, cli *clientv3.Client, prefix, key string, isDir bool) iter.Seq2[Event, error] {
+// watch follows key (a prefix if isDir); keyErr, if set, is why path has
+// no key, and the only thing yielded.
+func watch(parent context.Context, cli *clientv3.Client, c *config, path, key string, keyErr error, isDir bool) iter.Seq2[Event, error] {
 	var kopts []clientv3.OpOption
 	if isDir {
 		kopts = append(kopts, clientv3.WithPrefix())
@@ -65,7 +69,7 @@ func watch(parent context.Context, cli *clientv3.Client, prefix, key string, isD
 	}
 	event := func(kv *mvccpb.KeyValue, deleted bool, rev int64) Event {
 		k := string(kv.Key)
-		ev := Event{Key: k, Path: strings.TrimPrefix(k, prefix), Deleted: deleted, Revision: rev}
+		ev := Event{Key: k, Path: c.path(strings.TrimPrefix(k, c.prefix)), Deleted: deleted, Revision: rev}
 		if !deleted {
 			ev.Value = kv.Value
 			if ev.Value == nil {
@@ -76,6 +80,9 @@ func watch(parent context.Context, cli *clientv3.Client, prefix, key string, isD
 	}
 	return func(yield func(Event, error) bool) {
 		switch {
+		case keyErr != nil:
+			yield(Event{}, fmt.Errorf("etcdstore: watch %s: %w", path, keyErr))
+			return
 		case cli == nil:
 			yield(Event{}, fmt.Errorf("etcdstore: watch %s: %w", key, errNilClient))
 			return

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
 	"github.com/agentstate/core/status"
@@ -36,8 +36,8 @@ func TestWatch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Watch: %v", err)
 		}
-		if ev.Key != Key(path) || ev.Path != filepath.ToSlash(path) {
-			t.Errorf("event for key %q path %q; want %q %q", ev.Key, ev.Path, Key(path), path)
+		if ev.Key != key(path) || ev.Path != filepath.ToSlash(path) {
+			t.Errorf("event for key %q path %q; want %q %q", ev.Key, ev.Path, key(path), path)
 		}
 		if ev.Revision <= lastRev {
 			t.Errorf("revision %d after %d; want increasing", ev.Revision, lastRev)
@@ -56,12 +56,12 @@ func TestWatch(t *testing.T) {
 			if _, err := st.Mutate(testCtx(t), func(c *counter) error { c.N++; return nil }); err != nil {
 				t.Fatal(err)
 			}
-		} else if _, err := cli.Delete(testCtx(t), Key(path)); err != nil {
+		} else if _, err := cli.Delete(testCtx(t), key(path)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if diff := cmp.Diff([]int{1, 2, 3, -1}, seen); diff != "" {
-		t.Errorf("watched states (-want +got, -1 = deleted):\n%s", diff)
+	if want := []int{1, 2, 3, -1}; !slices.Equal(seen, want) {
+		t.Errorf("watched states %v, want %v (-1 = deleted)", seen, want)
 	}
 }
 
@@ -91,8 +91,8 @@ func TestWatchDir(t *testing.T) {
 		write(inside[1])
 	}
 	want := []string{filepath.ToSlash(inside[0]), filepath.ToSlash(inside[1])}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("watched paths (-want +got):\n%s", diff)
+	if !slices.Equal(got, want) {
+		t.Errorf("watched paths %q, want %q", got, want)
 	}
 }
 

@@ -1,4 +1,4 @@
-package etcdstore
+package etcdstore_test
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentstate/core/internal/linhist"
 	"github.com/agentstate/core/status"
+	"github.com/agentstate/core/status/etcdstore"
 )
 
 // linDoc is the document of the linearizability histories: a counter and a
@@ -99,19 +100,18 @@ func recordHistory(t *testing.T, opt func(i int) status.Option) []porcupine.Oper
 // CONTROL (unguarded Get+Put) fails it in the same harness. Unknown (the
 // checker timed out) fails the test.
 func TestLinearizable(t *testing.T) {
-	endpoint := sharedServer(t).Endpoint()
 	for _, tc := range []struct {
 		name    string
 		control bool
 		opt     func(cli int) status.Option
 	}{
-		{"guarded", false, func(int) status.Option { return With(newClient(t, endpoint)) }},
+		{"guarded", false, func(int) status.Option { return etcdstore.With(newClient(t)) }},
 		// Goroutines of one service: one client, one With, group commit.
 		{"guarded shared With", false, func() func(int) status.Option {
-			opt := With(newClient(t, endpoint))
+			opt := etcdstore.With(newClient(t))
 			return func(int) status.Option { return opt }
 		}()},
-		{"bare", true, func(int) status.Option { return withBare(newClient(t, endpoint)) }},
+		{"bare", true, func(int) status.Option { return withBare(newClient(t)) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ops := recordHistory(t, tc.opt)

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package etcdtest
+
+import "os/exec"
+
+func resume(*exec.Cmd) {}
