@@ -4,9 +4,11 @@ package status_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -388,4 +390,78 @@ func TestCrossprocTxSIGKILLControlTwoMutates(t *testing.T) {
 		t.Fatal("CONTROL: two Mutate calls killed between them kept the invariant: the check cannot see a torn transaction")
 	}
 	t.Logf("two Mutate calls killed between them: %v", err)
+}
+
+// The Python agent (testdata/txn_agent.py) follows the documented protocol
+// from outside Go. Killed at every step of its own commit, the Go lockers
+// complete or undo what it left; as the next locker of one document after
+// a Go commit killed at every step, it decides as Go decides for the other
+// document (a wrong decision breaks the invariant).
+
+func cpTxAgent(args ...string) *exec.Cmd {
+	return exec.Command("python3", append([]string{filepath.Join("testdata", "txn_agent.py")}, args...)...)
+}
+
+func TestCrossprocTxPythonKilledAtEveryStep(t *testing.T) {
+	cpNeedPython(t)
+	steps := cpCommitSteps(t)
+	commit := slices.Index(steps, "journal")
+	for k, step := range steps {
+		t.Run(step, func(t *testing.T) {
+			dir, f := cpMakeFleet(t, 1)
+			c := cpStart(t, "txn_agent.py", cpTxAgent("toggle", f.reg.Name(), f.tasks[0].Name(), "--die-at", step), false)
+			cpRelease(t, []*cpChild{c})
+			c.expect(t, "dying")
+			cpKilled(t, c, func(string) {})
+			got, err := f.check(context.Background())
+			if err != nil {
+				t.Fatalf("invariant broken after the Python agent died at %q: %v", step, err)
+			}
+			if want := min(k/commit, 1); got != want {
+				t.Fatalf("%d transactions committed, want %d (killed at %q)", got, want, step)
+			}
+			if l := cpTxLeftovers(t, dir); len(l) > 0 {
+				t.Fatalf("left after recovery: %v", l)
+			}
+		})
+	}
+}
+
+func TestCrossprocTxPythonRecovers(t *testing.T) {
+	cpNeedPython(t)
+	steps := cpCommitSteps(t)
+	commit := slices.Index(steps, "journal")
+	for k, step := range steps {
+		// The Python agent recovers one document, the registry or the
+		// task in turn: each is recovered by Python after a kill at
+		// every other step.
+		for _, doc := range []string{[]string{"registry", "task"}[k%2]} {
+			t.Run(step+"/"+doc, func(t *testing.T) {
+				dir, f := cpMakeFleet(t, 1)
+				c := cpStartGo(t, "txkillee", "txkillee", cpArgs{Path: dir, Writer: "step:" + step, Iterations: 1})
+				c.expect(t, "dying")
+				cpKilled(t, c, func(string) {})
+				path := f.reg.Name()
+				if doc == "task" {
+					path = f.tasks[0].Name()
+				}
+				if out, err := cpTxAgent("recover", path).CombinedOutput(); err != nil {
+					t.Fatalf("python recover: %v\n%s", err, out)
+				}
+				if _, err := os.Lstat(path + ".txn"); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("the Python agent left the marker of %s", doc)
+				}
+				got, err := f.check(context.Background())
+				if err != nil {
+					t.Fatalf("Python recovered the %s, Go the rest: %v", doc, err)
+				}
+				if want := min(k/commit, 1); got != want {
+					t.Fatalf("%d transactions committed, want %d (killed at %q)", got, want, step)
+				}
+				if l := cpTxLeftovers(t, dir); len(l) > 0 {
+					t.Fatalf("left after recovery: %v", l)
+				}
+			})
+		}
+	}
 }
