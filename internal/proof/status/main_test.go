@@ -77,12 +77,15 @@ func (r *reporter) json(kind string, v any) error {
 	return r.line("%s %s", kind, b)
 }
 
+// stdin is the child's view of the parent's lines.
+var stdin = bufio.NewReader(os.Stdin)
+
 // gate reports "ready" and waits for the parent's start line.
 func gate(out *reporter) error {
 	if err := out.line("ready"); err != nil {
 		return err
 	}
-	_, err := bufio.NewReader(os.Stdin).ReadString('\n')
+	_, err := stdin.ReadString('\n')
 	return err
 }
 
