@@ -120,9 +120,10 @@
 // so transactions over overlapping sets never wait in a cycle) and hands
 // them all on with its commit. LoadAll is one read and takes no turn.
 // Documents of different clients, or outside the root, are refused. The
-// transaction does not join the in-process batches of its documents; a
-// nested call in fn on a document of the transaction is not detected here
-// and waits for a turn its own caller holds until its ctx ends.
+// transaction does not join the in-process batches of its documents. A
+// Mutate that fn calls on a document of its own transaction is not
+// detected (status.ErrNested is the file backend's): it is a side effect
+// of fn, which this backend may run again.
 //
 // # Not guaranteed
 //
