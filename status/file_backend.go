@@ -92,7 +92,7 @@ func (b *fileBackend) update(ctx context.Context, op string, apply func(cur []by
 		return pathError(op, b.path, ErrNested)
 	}
 
-	r := newRequest(b, e, op, ctx, []*entry{e})
+	r := newRequest(b, e, op, ctx, nil)
 	r.apply = apply
 	if e.enqueue(r) || e.wait(r) {
 		e.lead(r)
@@ -192,6 +192,7 @@ type request struct {
 	ctx   context.Context
 	apply func(cur []byte) ([]byte, error)
 	held  []*entry      // the entries whose turn its apply runs on (see nested)
+	one   [1]*entry     // held's storage for a call on one document
 	wake  chan struct{} // capacity 1: state changed to chosen, applying or finished
 	ran   chan struct{} // capacity 1: the apply told to run has returned or exited
 
@@ -209,8 +210,15 @@ type request struct {
 	ok       bool // apply succeeded; its change is in the batch's write
 }
 
+// newRequest makes a request on e whose apply holds the turns of held
+// (nil: e's alone).
 func newRequest(b *fileBackend, e *entry, op string, ctx context.Context, held []*entry) *request {
-	return &request{b: b, e: e, op: op, ctx: ctx, held: held, wake: make(chan struct{}, 1), ran: make(chan struct{}, 1)}
+	r := &request{b: b, e: e, op: op, ctx: ctx, held: held, wake: make(chan struct{}, 1), ran: make(chan struct{}, 1)}
+	if held == nil {
+		r.one[0] = e
+		r.held = r.one[:]
+	}
+	return r
 }
 
 func (r *request) signal() {
@@ -492,7 +500,7 @@ func (r *request) run(cur []byte) (out []byte, err error) {
 			}
 		}
 	}()
-	runTracked(r.held, func() { out, err = r.apply(cur) })
+	out, err = runTracked(r, cur)
 	normal = true
 	return out, err
 }

@@ -18,7 +18,7 @@ var ErrNested = errors.New("nested call on a document its caller holds")
 
 // Nested calls are found without goroutine identities, which Go does not
 // expose: every function a caller passes runs at the bottom of a chain of
-// k+1 frames of descend, k being a slot that records the entries its call
+// k+1 frames of descend (its apply is called by the last), k being a slot that records the entries its call
 // holds. A call that finds a function running on its entry reads its own
 // stack (runtime.Callers): a chain of depth k+1 on it means that it runs
 // inside the function of slot k, so if that slot holds the entry, it is
@@ -36,24 +36,23 @@ var fnRuns struct {
 	held [fnSlots][]*entry // the entries whose turn slot k's call holds
 }
 
-// runTracked calls f, the function of a call that holds the turns of
-// held, so that a nested call can find it.
-func runTracked(held []*entry, f func()) {
+// runTracked runs r's apply on cur, as the function of a call that holds
+// the turns of r.held, so that a nested call can find it.
+func runTracked(r *request, cur []byte) ([]byte, error) {
 	fnRuns.mu.Lock()
 	k := bits.TrailingZeros64(^fnRuns.used)
 	if k == fnSlots {
 		fnRuns.mu.Unlock()
-		f()
-		return
+		return r.apply(cur)
 	}
 	fnRuns.used |= 1 << k
-	fnRuns.held[k] = held
+	fnRuns.held[k] = r.held
 	fnRuns.mu.Unlock()
-	for _, e := range held {
+	for _, e := range r.held {
 		e.fns.Add(1)
 	}
 	defer func() {
-		for _, e := range held {
+		for _, e := range r.held {
 			e.fns.Add(-1)
 		}
 		fnRuns.mu.Lock()
@@ -61,25 +60,29 @@ func runTracked(held []*entry, f func()) {
 		fnRuns.held[k] = nil
 		fnRuns.mu.Unlock()
 	}()
-	descend(k, f)
+	return descend(k, r, cur)
 }
 
-// descend calls f below k more frames of itself.
+// descend calls r's apply below k more frames of itself.
 //
 //go:noinline
-func descend(k int, f func()) {
+func descend(k int, r *request, cur []byte) ([]byte, error) {
 	if k > 0 {
-		descend(k-1, f)
-		return
+		out, err := descend(k-1, r, cur)
+		return out, err
 	}
-	f()
+	return r.apply(cur)
 }
 
 // descendPCs are the return addresses in descend's frames: [0] in the
-// frame that calls f, [1] in a frame that calls descend.
+// frame that calls the apply, [1] in a frame that calls descend.
 var descendPCs = sync.OnceValue(func() [2]uintptr {
 	var pcs [2]uintptr
-	descend(1, func() { runtime.Callers(2, pcs[:]) })
+	probe := &request{apply: func([]byte) ([]byte, error) {
+		runtime.Callers(2, pcs[:])
+		return nil, nil
+	}}
+	descend(1, probe, nil)
 	return pcs
 })
 

@@ -246,6 +246,9 @@ func createTemp(w txWrite) (*os.File, error) {
 // doc (Transactions, recovery).
 func recoverDoc(key string) error {
 	m := key + markerSuffix
+	if ok, err := lexists(m); !ok {
+		return err
+	}
 	mfi, err := os.Lstat(m)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil

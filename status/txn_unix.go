@@ -24,3 +24,22 @@ func copyOwnerMode(f *os.File, prev os.FileInfo) error {
 	// After the chown: chown may clear setuid/setgid bits.
 	return f.Chmod(prev.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky))
 }
+
+// lexists reports whether name exists, without following a link; it costs
+// one lstat and no error value when it does not (every lock acquisition
+// asks it, for the transaction marker).
+func lexists(name string) (bool, error) {
+	var st syscall.Stat_t
+	for {
+		switch err := syscall.Lstat(name, &st); err {
+		case nil:
+			return true, nil
+		case syscall.ENOENT:
+			return false, nil
+		case syscall.EINTR:
+			continue
+		default:
+			return false, &os.PathError{Op: "lstat", Path: name, Err: err}
+		}
+	}
+}
