@@ -192,6 +192,7 @@ type request struct {
 	ctx   context.Context
 	apply func(cur []byte) ([]byte, error)
 	held  []*entry      // the entries whose turn its apply runs on (see nested)
+	tx    *txJoin       // the first turn of a transaction that another may join
 	one   [1]*entry     // held's storage for a call on one document
 	wake  chan struct{} // capacity 1: state changed to chosen, applying or finished
 	ran   chan struct{} // capacity 1: the apply told to run has returned or exited
@@ -208,6 +209,7 @@ type request struct {
 	panicked bool
 	panicVal any
 	ok       bool // apply succeeded; its change is in the batch's write
+	joined   bool // a transaction committed by another's leader (see joinTx)
 }
 
 // newRequest makes a request on e whose apply holds the turns of held
@@ -437,25 +439,28 @@ func (e *entry) read(leader *request) ([]byte, error) {
 // returns the result.
 func (e *entry) applyAll(leader *request, batch []*request, cur []byte) []byte {
 	for _, q := range batch {
-		if q == leader && q.op == "" {
-			continue // a transaction's turn: its function ran already
-		}
-		if q.ctx.Err() != nil {
-			q.err = q.ctxErr()
-			continue
-		}
-		out, err := e.apply(leader, q, cur)
-		if q.panicked || q.exited {
-			continue
-		}
-		if err != nil {
-			q.err = err
-			continue
-		}
-		q.ok = true
-		cur = out
+		cur = e.applyOne(leader, q, cur)
 	}
 	return cur
+}
+
+// applyOne applies q's apply on cur in q's batch, and returns the result
+// (cur itself if q fails).
+func (e *entry) applyOne(leader, q *request, cur []byte) []byte {
+	if q.ctx.Err() != nil {
+		q.err = q.ctxErr()
+		return cur
+	}
+	out, err := e.apply(leader, q, cur)
+	if q.panicked || q.exited {
+		return cur
+	}
+	if err != nil {
+		q.err = err
+		return cur
+	}
+	q.ok = true
+	return out
 }
 
 // unchanged reports whether a batch leaves the document as it was.

@@ -63,8 +63,16 @@ func (b *fileBackend) UpdateAll(ctx context.Context, docs []Backend, apply func(
 			return pathError(op, p.b.path, ErrNested)
 		}
 	}
-	if err := takeTurns(ctx, parts, entries); err != nil {
+	join := &txJoin{parts: parts, n: len(docs), apply: apply}
+	if err := takeTurns(ctx, parts, entries, join); err != nil {
 		return err
+	}
+	if t := parts[0].turn; t.joined {
+		// Committed (or failed) by the transaction ahead: see joinTx.
+		if t.panicked {
+			panic(t.panicVal)
+		}
+		return t.err
 	}
 	if p, err := lockAll(ctx, parts); err != nil {
 		giveBackTurns(parts)
@@ -112,12 +120,84 @@ func backendNames(docs []Backend) string {
 // takeTurns queues the transaction on each entry, in order, and waits
 // until it heads each queue. If ctx ends first it gives back the turns it
 // has and returns the error.
-func takeTurns(ctx context.Context, parts []*txPart, entries []*entry) error {
+// The first turn carries join, so that a transaction ahead whose
+// documents include all of these may commit this one with its own.
+func takeTurns(ctx context.Context, parts []*txPart, entries []*entry, join *txJoin) error {
 	for i, p := range parts {
 		p.turn = newRequest(p.b, p.e, "", ctx, entries)
+		if i == 0 {
+			p.turn.tx = join
+		}
 		if !p.e.enqueue(p.turn) && !p.e.wait(p.turn) {
+			if i == 0 && p.turn.joined {
+				return nil
+			}
 			giveBackTurns(parts[:i])
 			return p.turn.err
+		}
+	}
+	return nil
+}
+
+// A txJoin is what a leader needs to commit a transaction whose first
+// turn waits in one of its queues: its documents and its apply.
+type txJoin struct {
+	parts []*txPart
+	n     int
+	apply func(cur [][]byte) ([][]byte, error)
+}
+
+// joins reports whether q, queued on one of parts' entries, is the first
+// turn of a transaction that a leader of parts may commit: one whose
+// documents are all among parts (it then holds no turn: the leader holds
+// them all, so it waits at its first).
+func joins(q *request, parts []*txPart) bool {
+	if q.tx == nil {
+		return false
+	}
+	for _, jp := range q.tx.parts {
+		if !slices.ContainsFunc(parts, func(p *txPart) bool { return p.e == jp.e }) {
+			return false
+		}
+	}
+	return true
+}
+
+// joinTx runs q's transaction, which joined the batch of parts, on their
+// current documents, in q's goroutine, and takes its changes.
+func joinTx(lead, q *request, parts []*txPart) {
+	cur := make([][]byte, q.tx.n)
+	of := make([]*txPart, q.tx.n)
+	for _, jp := range q.tx.parts {
+		i := slices.IndexFunc(parts, func(p *txPart) bool { return p.e == jp.e })
+		cur[jp.idx], of[jp.idx] = parts[i].cur, parts[i]
+	}
+	var out [][]byte
+	q.apply = func([]byte) ([]byte, error) {
+		var err error
+		if out, err = q.tx.apply(cur); err == nil {
+			err = checkOut(out, cur, q.tx.parts)
+		}
+		return nil, err
+	}
+	q.joined = true
+	q.e.applyOne(lead, q, nil)
+	if q.ok {
+		for i, p := range of {
+			p.cur = out[i]
+		}
+	}
+}
+
+// checkOut checks the result of a transaction's apply: one document for
+// each, none removed.
+func checkOut(out, cur [][]byte, parts []*txPart) error {
+	if len(out) != len(cur) {
+		return fmt.Errorf("status: mutate all: apply returned %d documents for %d", len(out), len(cur))
+	}
+	for _, p := range parts {
+		if out[p.idx] == nil && cur[p.idx] != nil {
+			return fmt.Errorf("status: mutate all %s: a transaction cannot remove a document", p.b.path)
 		}
 	}
 	return nil
@@ -235,8 +315,10 @@ func runTx(parts []*txPart, entries []*entry, n int, apply func(cur [][]byte) ([
 	out, err := runApply(lead, parts, n, apply)
 	// The Mutate calls queued meanwhile join: they come after the
 	// transaction, as they came after it.
+	// So do the transactions whose documents are all among these: their
+	// first turn waits in one of these queues.
 	for _, p := range parts {
-		p.batch = p.e.take(func(q *request) bool { return q.op == "mutate" })
+		p.batch = p.e.take(func(q *request) bool { return q.op == "mutate" || joins(q, parts) })
 	}
 	taken = true
 	for _, p := range parts {
@@ -244,7 +326,17 @@ func runTx(parts []*txPart, entries []*entry, n int, apply func(cur [][]byte) ([
 		if err == nil && !lead.panicked {
 			p.cur, p.turn.ok = out[p.idx], true
 		}
-		p.cur = p.e.applyAll(p.turn, p.batch, p.cur)
+	}
+	for _, p := range parts {
+		for _, q := range p.batch {
+			switch {
+			case q == p.turn:
+			case q.op == "":
+				joinTx(p.turn, q, parts)
+			default:
+				p.cur = p.e.applyOne(p.turn, q, p.cur)
+			}
+		}
 	}
 	if names, werr := commitParts(parts); werr != nil {
 		for _, p := range parts {
@@ -278,15 +370,7 @@ func runApply(lead *request, parts []*txPart, n int, apply func(cur [][]byte) ([
 	if _, err := lead.run(nil); err != nil || lead.panicked {
 		return nil, err
 	}
-	if len(out) != n {
-		return nil, fmt.Errorf("status: mutate all: apply returned %d documents for %d", len(out), n)
-	}
-	for _, p := range parts {
-		if out[p.idx] == nil && p.orig != nil {
-			return nil, fmt.Errorf("status: mutate all %s: a transaction cannot remove a document", p.b.path)
-		}
-	}
-	return out, nil
+	return out, checkOut(out, cur, parts)
 }
 
 // commitParts writes the documents that changed: one as Mutate does, more

@@ -514,3 +514,139 @@ func TestMutateAllWrongResultLength(t *testing.T) {
 		t.Fatal("a refused apply wrote")
 	}
 }
+
+// Transactions queued behind a transaction's turns join its commit when
+// their documents are all among its own; one with another document waits
+// for its turn and commits on its own.
+func TestMutateAllJoinsQueuedTransactions(t *testing.T) {
+	dir := t.TempDir()
+	reg, task := txDocs(t, dir)
+	seedTx(t, reg, task)
+	other := NewStore[txReg](filepath.Join(dir, "other.json"))
+	var mu sync.Mutex
+	installs := 0
+	txCrash = func(step string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if step == "installed" {
+			installs++
+		}
+		return false
+	}
+	t.Cleanup(func() { txCrash = nil })
+	bump := func(docs ...Doc) func(*Tx) error {
+		return func(tx *Tx) error {
+			for _, d := range docs {
+				switch s := d.(type) {
+				case *Store[txReg]:
+					s.In(tx).Active++
+				case *Store[Status]:
+					s.In(tx).Runs++
+				}
+			}
+			return nil
+		}
+	}
+	inside, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, err := MutateAll(context.Background(), []Doc{reg, task}, func(tx *Tx) error {
+			close(inside)
+			<-release
+			return bump(reg, task)(tx)
+		}); err != nil {
+			t.Error(err)
+		}
+	})
+	<-inside
+	const n = 4
+	var joinedTx []*Tx
+	for range n {
+		wg.Go(func() {
+			tx, err := MutateAll(context.Background(), []Doc{task, reg}, bump(reg, task))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			joinedTx = append(joinedTx, tx)
+			mu.Unlock()
+		})
+	}
+	failing := make(chan error, 1)
+	wg.Go(func() {
+		_, err := MutateAll(context.Background(), []Doc{reg}, func(tx *Tx) error {
+			reg.In(tx).Active = 1000
+			return errors.New("joined and failing")
+		})
+		failing <- err
+	})
+	waitQueued(t, reg.Name(), n+2) // the leader's turn, n+1 transactions
+	wg.Go(func() {
+		if _, err := MutateAll(context.Background(), []Doc{reg, other}, bump(reg, other)); err != nil {
+			t.Error(err)
+		}
+	})
+	waitQueued(t, reg.Name(), n+3)
+	close(release)
+	wg.Wait()
+	if err := <-failing; err == nil || err.Error() != "joined and failing" {
+		t.Fatalf("a joined transaction's fn error: %v, want it as is", err)
+	}
+	r, _ := reg.Load()
+	s, _ := task.Load()
+	o, _ := other.Load()
+	if r.Active != n+2 || s.Runs != n+1 || o.Active != 1 {
+		t.Fatalf("registry %d, task %d, other %d; want %d, %d, 1", r.Active, s.Runs, o.Active, n+2, n+1)
+	}
+	if installs != 2 {
+		t.Fatalf("%d commits, want 2: the leader's with the %d joined, and the one with another document", installs, n)
+	}
+	// Each joined transaction's Tx holds what its own fn saw plus its change.
+	seen := map[int]bool{}
+	for _, tx := range joinedTx {
+		seen[task.In(tx).Runs] = true
+	}
+	if len(seen) != n {
+		t.Fatalf("joined transactions committed runs %v: want each its own value", seen)
+	}
+}
+
+// A joined transaction's panic reaches its own caller; the leader and the
+// others commit.
+func TestMutateAllJoinedPanic(t *testing.T) {
+	dir := t.TempDir()
+	reg, task := txDocs(t, dir)
+	seedTx(t, reg, task)
+	inside, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		MutateAll(context.Background(), []Doc{reg, task}, func(tx *Tx) error {
+			close(inside)
+			<-release
+			reg.In(tx).Active++
+			return nil
+		})
+	})
+	<-inside
+	recovered := make(chan any, 1)
+	wg.Go(func() {
+		defer func() { recovered <- recover() }()
+		MutateAll(context.Background(), []Doc{reg, task}, func(tx *Tx) error {
+			reg.In(tx).Active = 1000
+			panic("joined panic")
+		})
+	})
+	wg.Go(func() {
+		MutateAll(context.Background(), []Doc{reg}, func(tx *Tx) error { reg.In(tx).Active++; return nil })
+	})
+	waitQueued(t, reg.Name(), 3)
+	close(release)
+	wg.Wait()
+	if v := <-recovered; v != "joined panic" {
+		t.Fatalf("recovered %v", v)
+	}
+	if r, _ := reg.Load(); r.Active != 2 {
+		t.Fatalf("active %d, want 2", r.Active)
+	}
+}
