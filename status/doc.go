@@ -177,10 +177,12 @@
 //     locks it completes the transaction. LoadAll never does.
 //   - In one process, a transaction takes its turn in each document's
 //     queue like a Mutate call (first come, first served, so neither
-//     starves the other); the Mutate calls queued behind it join its
-//     commit, applied after it. A transaction that changes one document
-//     writes it as Mutate does; two or more cost three shared syncs
-//     (see fs.BeginSync) instead of two per document.
+//     starves the other). The Mutate calls queued behind it join its
+//     commit, and so do the transactions queued behind it whose documents
+//     are all among its own, each applied after it in its own goroutine
+//     (a failing one drops only its own change). A commit that changes one
+//     document writes it as Mutate does; two or more cost three shared
+//     syncs (see fs.BeginSync), however many calls joined.
 //   - Not supported: removing a document in a transaction; documents on
 //     different backends; two names of one file (os.ErrInvalid); document
 //     paths that are not valid UTF-8; a document name longer than 247
