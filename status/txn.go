@@ -104,7 +104,10 @@ func (tx *Tx) fail(err error) {
 // changed it, stored as Mutate stores it (stamped, unknown fields kept).
 // If fn returns an error or panics, nothing is written. Otherwise every
 // changed document is stored durably before MutateAll returns nil, and the
-// returned Tx holds the documents as committed. After a crash at any
+// returned Tx holds the documents as committed. An error matching
+// fs.ErrDurabilityUnknown means the transaction is committed but an I/O
+// error interrupted its installation or its last sync: every later locker
+// sees it complete (a power loss may still undo it). After a crash at any
 // point, every later reader that takes the locks sees all of the new
 // documents or all of the old ones; see Transactions in the package doc for
 // what lock-free readers see and how the file backend does it.

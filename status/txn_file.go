@@ -27,15 +27,16 @@ type txPart struct {
 // UpdateAll implements TxBackend for documents kept in files.
 //
 // In this process, the transaction takes its turn in each document's
-// queue, in the order of the documents' paths, as a Mutate call does, but
-// never joins another caller's batch. Holding every turn, it opens the lock
-// files and takes their flocks in the order of their identities (device,
-// inode), which is the same in every process whatever path spells a file.
-// Then it completes any transaction a crashed process left (recoverDoc),
-// reads every document, runs apply, and lets the Mutate calls queued behind
-// its turns apply their functions to its result, so that one commit writes
-// them all. A transaction that changes one document writes it as a Mutate
-// would; two or more go through commitAll.
+// queue, in the order of the documents' paths, as a Mutate call does; it
+// never joins a batch led by a Mutate call. Holding every turn, it opens
+// the lock files and takes their flocks in the order of their identities
+// (device, inode), which is the same in every process whatever path spells
+// a file. Then it completes any transaction a crashed process left
+// (recoverDoc), reads every document, runs apply, and lets the Mutate
+// calls and the transactions (see joins) queued behind its turns apply
+// their functions to its result, so that one commit writes them all. A
+// commit that changes one document writes it as a Mutate would; two or
+// more go through commitAll.
 func (b *fileBackend) UpdateAll(ctx context.Context, docs []Backend, apply func(cur [][]byte) ([][]byte, error)) error {
 	const op = "mutate all"
 	parts, err := txParts(docs)
@@ -87,7 +88,10 @@ func txParts(docs []Backend) ([]*txPart, error) {
 	parts := make([]*txPart, len(docs))
 	for i, d := range docs {
 		fb, ok := d.(*fileBackend)
-		if !ok {
+		switch {
+		case d == nil || ok && fb == nil:
+			return nil, fmt.Errorf("%w: document %d is nil", os.ErrInvalid, i)
+		case !ok:
 			return nil, fmt.Errorf("%w: %s is not a file (one transaction cannot mix backends)", os.ErrInvalid, d.Name())
 		}
 		key, err := docPath(fb.path)
@@ -112,16 +116,20 @@ func txParts(docs []Backend) ([]*txPart, error) {
 func backendNames(docs []Backend) string {
 	names := make([]string, len(docs))
 	for i, d := range docs {
-		names[i] = d.Name()
+		if fb, ok := d.(*fileBackend); d == nil || ok && fb == nil {
+			names[i] = "<nil>"
+		} else {
+			names[i] = d.Name()
+		}
 	}
 	return strings.Join(names, ", ")
 }
 
 // takeTurns queues the transaction on each entry, in order, and waits
 // until it heads each queue. If ctx ends first it gives back the turns it
-// has and returns the error.
-// The first turn carries join, so that a transaction ahead whose
-// documents include all of these may commit this one with its own.
+// has and returns the error. The first turn carries join, so that a
+// transaction ahead whose documents include all of these may commit this
+// one with its own; takeTurns then returns nil with that turn joined.
 func takeTurns(ctx context.Context, parts []*txPart, entries []*entry, join *txJoin) error {
 	for i, p := range parts {
 		p.turn = newRequest(p.b, p.e, "", ctx, entries)

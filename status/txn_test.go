@@ -650,3 +650,16 @@ func TestMutateAllJoinedPanic(t *testing.T) {
 		t.Fatalf("active %d, want 2", r.Active)
 	}
 }
+
+func TestUpdateAllNilBackend(t *testing.T) {
+	dir := t.TempDir()
+	reg, _ := txDocs(t, dir)
+	b := reg.b.(*fileBackend)
+	var nilFile *fileBackend
+	for _, docs := range [][]Backend{{b, nil}, {b, nilFile}} {
+		err := b.UpdateAll(context.Background(), docs, func(cur [][]byte) ([][]byte, error) { return cur, nil })
+		if !errors.Is(err, os.ErrInvalid) {
+			t.Fatalf("UpdateAll with a nil document: %v", err)
+		}
+	}
+}
