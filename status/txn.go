@@ -107,7 +107,7 @@ func (tx *Tx) fail(err error) {
 // returned Tx holds the documents as committed. An error matching
 // fs.ErrDurabilityUnknown means the transaction is committed but an I/O
 // error interrupted its installation or its last sync: every later locker
-// sees it complete (a power loss may still undo it). After a crash at any
+// sees it complete. After a crash at any
 // point, every later reader that takes the locks sees all of the new
 // documents or all of the old ones; see Transactions in the package doc for
 // what lock-free readers see and how the file backend does it.
