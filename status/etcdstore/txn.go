@@ -188,7 +188,17 @@ func (t *txn) run(ctx context.Context) error {
 			}
 			continue
 		case isLeaseNotFound(err):
+			// Rejected before anything applied: the marker's lease, or a
+			// turn's (a long outage), is gone. Take a fresh marker lease,
+			// and the turns again from the start, in order.
 			t.b.lease.drop(lease)
+			if t.turns != nil {
+				t.releaseTurns()
+				t.turns = nil
+			}
+			if werr := bo.wait(ctx, t.b.cli); werr != nil {
+				return t.wrap(ctx, werr)
+			}
 			continue
 		case terminal(err):
 			return t.wrap(ctx, err)
