@@ -28,7 +28,7 @@ const (
 	txTempSuffix  = ".txn.tmp"
 	journalPrefix = ".txn-"
 	journalSuffix = ".journal"
-	maxMarkerSize = 4 << 10
+	maxMarkerSize = 8 << 10
 	maxJournal    = 1 << 20
 )
 
