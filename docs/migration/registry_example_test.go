@@ -91,9 +91,10 @@ func finish(ctx context.Context, reg *status.Store[Registry], task *status.Store
 		parent := r.Agents[i].Parent
 		r.Agents = slices.Delete(r.Agents, i, i+1)
 		r.ActiveCount--
-		r.Hierarchy[parent] = slices.DeleteFunc(r.Hierarchy[parent], func(c string) bool { return c == id })
-		if len(r.Hierarchy[parent]) == 0 {
-			delete(r.Hierarchy, parent)
+		if children := slices.DeleteFunc(r.Hierarchy[parent], func(c string) bool { return c == id }); len(children) > 0 {
+			r.Hierarchy[parent] = children
+		} else {
+			delete(r.Hierarchy, parent) // a no-op for a root agent
 		}
 		return t.Transition(outcome, status.Running)
 	})
