@@ -4,6 +4,8 @@ go 1.26.0
 
 require (
 	github.com/agentstate/core v0.0.0
+	github.com/google/renameio/v2 v2.0.2
+	github.com/natefinch/atomic v1.0.1
 	go.etcd.io/bbolt v1.5.0
 	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.61.1
