@@ -145,7 +145,8 @@
 //
 // # Locking protocol (for programs in any language)
 //
-// To change a document at PATH (testdata/interop_counter.py follows it):
+// To change a document at PATH (internal/proof/status/testdata/interop_counter.py
+// in the repository follows it):
 //
 //  1. Open PATH.lock (the document's path with ".lock" appended) with a
 //     fresh open(2) for this acquisition, with O_RDWR|O_CREAT|O_NOFOLLOW|
