@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	natefinch "github.com/natefinch/atomic"
@@ -46,7 +45,8 @@ func writerMain(writer string) {
 	os.Exit(0)
 }
 
-func mustRead(t *testing.T, path string) string {
+// readFile returns the content of path.
+func readFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -55,29 +55,27 @@ func mustRead(t *testing.T, path string) string {
 	return string(b)
 }
 
-func mustWrite(t *testing.T, path, data string, perm os.FileMode) {
+// writeFile writes data to path, mode 0644 (less the umask).
+func writeFile(t *testing.T, path, data string) {
 	t.Helper()
-	if err := os.WriteFile(path, []byte(data), perm); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(path, perm); err != nil {
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// umask reads the process umask without changing it (syscall.Umask would).
+// umask is the process umask, read from the mode of a file created with
+// 0777 (syscall.Umask would change it).
 func umask(t *testing.T) os.FileMode {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
+	probe := filepath.Join(t.TempDir(), "probe")
+	f, err := os.OpenFile(probe, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o777)
 	if err != nil {
-		t.Skipf("cannot read umask without changing it: %v", err)
+		t.Fatal(err)
 	}
-	for line := range strings.Lines(string(b)) {
-		var m uint32
-		if n, _ := fmt.Sscanf(line, "Umask:\t%o", &m); n == 1 {
-			return os.FileMode(m)
-		}
+	f.Close()
+	fi, err := os.Stat(probe)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Skip("no Umask line in /proc/self/status")
-	return 0
+	return 0o777 &^ fi.Mode().Perm()
 }

@@ -52,7 +52,7 @@ func TestNatefinchReplacesSymlink(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			target, link := filepath.Join(dir, "real.json"), filepath.Join(dir, "link.json")
-			mustWrite(t, target, "old", 0o644)
+			writeFile(t, target, "old")
 			if err := os.Symlink("real.json", link); err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +64,7 @@ func TestNatefinchReplacesSymlink(t *testing.T) {
 				t.Fatal(err)
 			}
 			isLink := fi.Mode()&os.ModeSymlink != 0
-			targetNow := mustRead(t, target)
+			targetNow := readFile(t, target)
 			t.Logf("%s: link kept=%v, target=%q", tt.name, isLink, targetNow)
 			if isLink != tt.keeps {
 				t.Errorf("link kept = %v, want %v", isLink, tt.keeps)

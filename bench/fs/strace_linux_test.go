@@ -26,7 +26,7 @@ func traceWrite(t *testing.T, writer string) strace.Replace {
 	if err := os.Mkdir(filepath.Dir(target), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	mustWrite(t, target, `{"status":"running"}`, 0o644)
+	writeFile(t, target, `{"status":"running"}`)
 	cmd := exec.Command(exe, "-test.run=^$", "-test.count=1")
 	cmd.Env = append(os.Environ(), writerEnv+"="+writer, "BENCH_FS_ROOT="+root)
 	events, err := strace.Run(cmd)
@@ -36,7 +36,7 @@ func traceWrite(t *testing.T, writer string) strace.Replace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := mustRead(t, target); got != `{"status":"completed"}` {
+	if got := readFile(t, target); got != `{"status":"completed"}` {
 		t.Fatalf("%s did not write: %q", writer, got)
 	}
 	o, err := strace.ReplaceOf(events, target)
