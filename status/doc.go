@@ -15,6 +15,17 @@
 // os.ErrExist), so that of several creators exactly one wins. Store[T] does
 // the same for any JSON document type.
 //
+// # Examples
+//
+// Runnable examples with their output, checked by go test (example_test.go,
+// create_example_test.go): claiming a queued task (ExampleMutate), refusing
+// a stale state change (ExampleTransition), one of two creators winning
+// (ExampleCreate), keeping fields Status does not declare (ExampleRead), any
+// JSON document (ExampleNewStore), another program's own document type with
+// updated_at kept current (ExampleStamper), a truncated file left untouched
+// (ExampleCorruptError). pkg.go.dev and go doc -http show them; plain go
+// doc does not. docs/MIGRATION.md shows whole handlers moved to Mutate.
+//
 // # Guarantees
 //
 //   - Mutations of one document are serialised across goroutines and, with
@@ -145,7 +156,8 @@
 //
 // # Locking protocol (for programs in any language)
 //
-// To change a document at PATH (testdata/interop_counter.py follows it):
+// To change a document at PATH (internal/proof/status/testdata/interop_counter.py
+// in the repository follows it):
 //
 //  1. Open PATH.lock (the document's path with ".lock" appended) with a
 //     fresh open(2) for this acquisition, with O_RDWR|O_CREAT|O_NOFOLLOW|

@@ -22,9 +22,17 @@
 // worker processes (corestate re-executes itself) of --goroutines goroutines,
 // each goroutine making --updates increments of the "runs" field, while
 // --readers goroutines of the parent read the file without a lock and count
-// torn reads (an empty file or one that does not decode). It prints a table:
+// torn reads (an empty file or one that does not decode). It prints what each
+// side ran, then a table with one row per side:
 //
-//	mode | writers (procs×goroutines) | updates attempted | updates lost | torn reads seen | throughput (kept updates/s)
+//	side | lock | write | attempted | lost | torn reads: readers | torn reads: writers | kept updates/s
+//
+// lock and write say how the side updates the file, which explains the
+// other columns: without a lock updates are lost, in-place writes tear, and
+// every fsync costs time (status.Mutate pays one per batch of waiting
+// goroutines). A writer that reads a torn file gives up its update. kept
+// updates/s counts only the updates that survived. A key under the table
+// says the same.
 //
 // The controls are expected to lose updates (and the bare one to show torn
 // reads); a run in which a control loses nothing is reported as such, not as

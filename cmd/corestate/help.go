@@ -36,9 +36,11 @@ Runs the CONTROL (bare read-modify-write, in-place os.WriteFile, no lock), a
 second control with atomic writes but no lock (RMW+rename), and status.Mutate,
 one after the other, each with PROCS worker processes of
 GOROUTINES goroutines making UPDATES increments each, while READERS goroutines
-read the file without a lock. Prints a table of updates attempted, lost, torn
-reads seen and throughput. Exits 6 if the status.Mutate side loses anything or
-sees a torn read; the controls are expected to lose and are not judged.
+read the file without a lock. Prints a table with, per side, how it locks and
+writes, updates attempted and lost, torn reads by the readers and by the
+writers, and updates kept per second. Exits 6 if the status.Mutate side loses
+anything or sees a torn read; the controls are expected to lose and are not
+judged.
 
 Flags:
   --procs N        worker processes per side (default 4)
