@@ -17,6 +17,7 @@ type options struct {
 	backend func(path string) Backend
 	perm    os.FileMode
 	maxSize int64
+	poll    time.Duration // watches: poll at this interval (tests); 0: inotify where available
 }
 
 // WithBackend replaces the default file backend: open is called once per
@@ -61,23 +62,21 @@ type Stamper interface{ Stamp(now time.Time) }
 type Store[T any] struct {
 	b     Backend
 	codec *codec
+	poll  time.Duration // see options
 }
 
 // NewStore returns a Store for the document at path. By default the document
 // is a file kept by the file backend (see the package doc for the locking
 // protocol); WithBackend selects another backend.
 func NewStore[T any](path string, opts ...Option) *Store[T] {
-	o := options{perm: 0o644, maxSize: DefaultMaxSize}
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := collect(opts)
 	var b Backend
 	if o.backend != nil {
 		b = o.backend(path)
 	} else {
 		b = newFileBackend(path, o.perm, o.maxSize)
 	}
-	return &Store[T]{b: b, codec: codecFor[T]()}
+	return &Store[T]{b: b, codec: codecFor[T](), poll: o.poll}
 }
 
 // Mutate runs fn on the current document under the document's lock and
@@ -138,6 +137,17 @@ func (s *Store[T]) Mutate(ctx context.Context, fn func(*T) error) (T, error) {
 		return zero, err
 	}
 	return result, nil
+}
+
+// collect applies opts to the defaults.
+func collect(opts []Option) options {
+	o := options{perm: 0o644, maxSize: DefaultMaxSize}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	return o
 }
 
 // current decodes cur and encodes it compactly (the "before" of no-change

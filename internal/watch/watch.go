@@ -66,6 +66,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -429,3 +430,16 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // Path is the entry's path: Dir joined with Name.
 func (e Event) Path() string { return filepath.Join(e.Dir, e.Name) }
+
+// RemoveTree stops watching dir and every watched directory under it.
+func (w *Watcher) RemoveTree(dir string) {
+	prefix := dir
+	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
+		prefix += string(filepath.Separator)
+	}
+	for p := range w.dirs {
+		if p == dir || strings.HasPrefix(p, prefix) {
+			w.Remove(p)
+		}
+	}
+}
