@@ -423,7 +423,7 @@ func TestWatchErrors(t *testing.T) {
 type memBackend struct{ doc []byte }
 
 func (b *memBackend) Load(context.Context) ([]byte, error) { return b.doc, nil }
-func (b *memBackend) Name() string                          { return "mem" }
+func (b *memBackend) Name() string                         { return "mem" }
 func (b *memBackend) Update(_ context.Context, apply func([]byte) ([]byte, error)) error {
 	out, err := apply(b.doc)
 	if err == nil {
