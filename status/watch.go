@@ -15,61 +15,6 @@ import (
 	"github.com/agentstate/core/internal/watch"
 )
 
-// Watching documents
-//
-// Watch (Store.Watch) follows one document and Dir.Watch (WatchDir) every
-// document under a root, with the iterator shape of etcdstore.Watch: the
-// current state first, then every change, until ctx ends or the loop stops.
-// Changes are seen through the documents' directories (inotify on Linux,
-// polling elsewhere; see below), so a replace by rename — how Mutate,
-// Create and every writer that follows the locking protocol store a
-// document — is one change, read once it is complete.
-//
-// Guaranteed:
-//
-//   - After a change is committed, the watch yields that state or a later
-//     one: the last state of a burst is always yielded. States that follow
-//     each other faster than the loop reads may be coalesced: a watch
-//     reads a document when it is told of a change, and yields what it
-//     reads then.
-//   - Each yielded value is a whole version that a writer committed, never
-//     a torn read, and no document's value is yielded twice in a row: a
-//     document is yielded only when its bytes differ from what was last
-//     yielded for it (a rewrite of the same bytes, a touch or a chmod
-//     yields nothing).
-//   - A document that cannot be read or decoded yields its Entry (Path
-//     only) and the error, a *CorruptError for a corrupt one, once per
-//     distinct content or error; the watch goes on, and yields the value
-//     when the document is repaired. A removed document yields an Entry
-//     with Removed set.
-//   - The watch starts no goroutine. Its inotify instance, or its polling,
-//     ends when the loop stops or ctx ends (the sequence then ends without
-//     an error).
-//   - When the watched directory (the document's, or the Dir's root) is
-//     removed or moved, the documents in it are reported Removed and the
-//     sequence ends with an error matching os.ErrNotExist. Subdirectories
-//     of a Dir's root that are created, removed or moved in are followed.
-//
-// Not guaranteed:
-//
-//   - Every intermediate state: a watcher that needs each step must record
-//     it in the document (a counter, a history field).
-//   - An order between documents: each document's states are yielded in
-//     the order they were committed; states of different documents are
-//     yielded in the order their changes were noticed.
-//   - Files written in place (os.WriteFile, an editor) are read when they
-//     are closed; a read that another event causes meanwhile can see them
-//     half-written and yield a *CorruptError, followed by the value once
-//     the write is complete.
-//   - Linux gives each user 128 inotify instances by default; a watch that
-//     cannot have one, or a directory that cannot have an inotify watch
-//     (fs.inotify.max_user_watches), is polled every 500ms instead, as are
-//     all watches on other systems. Polling compares each entry's inode,
-//     size and times; see internal/watch for the rare replace it can miss
-//     until the next change. Prefer one WatchDir to many Watch calls.
-//   - On network file systems inotify does not see other machines'
-//     writes (the locking protocol does not hold there either).
-
 // errDirGone ends a watch whose directory was removed or moved.
 var errDirGone = fmt.Errorf("directory removed or moved: %w", os.ErrNotExist)
 
@@ -95,8 +40,8 @@ func WatchDir(ctx context.Context, root string) iter.Seq2[Entry[Status], error] 
 // Watch yields the document's current state (nothing if it does not
 // exist), then each change: a new value, a Removed entry, or an error for
 // a document that cannot be read, until ctx ends or the loop stops. See
-// "Watching documents" in the package doc for what is guaranteed. The
-// document's directory must exist. Backends other than the file backend
+// Listing and watching documents in the package doc for what is
+// guaranteed. The document's directory must exist. Backends other than the file backend
 // yield errors.ErrUnsupported (etcdstore has its own Watch).
 func (s *Store[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 	return func(yield func(Entry[T], error) bool) {
@@ -161,9 +106,9 @@ func (s *Store[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 // change: a new value, a Removed entry, or an error for a document that
 // cannot be read, until ctx ends or the loop stops. Directories created
 // under the root are watched from the moment they are seen, and the
-// documents already in them are reported; see "Watching documents" in the
-// package doc for what is guaranteed. Each directory costs one inotify
-// watch.
+// documents already in them are reported; see Listing and watching
+// documents in the package doc for what is guaranteed. Each directory costs
+// one inotify watch.
 func (d *Dir[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 	return func(yield func(Entry[T], error) bool) {
 		root := filepath.Clean(d.root)
