@@ -786,3 +786,27 @@ func TestTrackerReportsOnlyChanges(t *testing.T) {
 	step("a link", func() { os.Symlink("/dev/zero", path) }, "error")
 	step("the same link", none, "nothing")
 }
+
+// A directory moved out and another moved in at its name before the watch
+// reads the events: the new one is watched (the old one's Gone event must
+// not end its successor's watch).
+func TestWatchDirReplacedDirectory(t *testing.T) {
+	watchModes(t, func(t *testing.T, opts ...Option) {
+		root, outside := t.TempDir(), t.TempDir()
+		task := filepath.Join(root, "t")
+		os.Mkdir(task, 0o755)
+		setRuns(t, filepath.Join(task, StatusFile), 1)
+		p := pull(t, NewDir[Status](root, StatusFile, opts...).Watch(bounded(t)))
+		gather(t, p, root, contains("t/status.json=1"))
+
+		os.Rename(task, filepath.Join(outside, "old"))
+		staged := filepath.Join(outside, "new")
+		os.Mkdir(staged, 0o755)
+		setRuns(t, filepath.Join(staged, StatusFile), 2)
+		os.Rename(staged, task)
+		gather(t, p, root, contains("t/status.json=2"))
+
+		setRuns(t, filepath.Join(task, StatusFile), 3)
+		gather(t, p, root, contains("t/status.json=3"))
+	})
+}

@@ -209,7 +209,10 @@ func (w *Watcher) Watching(dir string) bool { return w.dirs[dir] != nil }
 
 // Next waits until an event happens in a watched directory, then returns
 // every event that happened since the last call, merged per entry in the
-// order they were first seen. It returns ctx's error when ctx ends first.
+// order they were first seen, except that Gone and Overflow events come
+// first: a directory reported Gone is the one that was watched, older than
+// anything else the batch says about its path. It returns ctx's error when
+// ctx ends first.
 // With no directory left to watch it returns os.ErrNotExist.
 func (w *Watcher) Next(ctx context.Context) ([]Event, error) {
 	if w.dirs == nil {
@@ -395,7 +398,7 @@ func sortedKeys(m map[string]entry) []string {
 }
 
 // merge keeps one event per entry, in the order entries were first seen,
-// with the union of what happened to it.
+// with the union of what happened to it; Gone and Overflow come first.
 func merge(evs []Event) []Event {
 	type key struct{ dir, name string }
 	at := make(map[key]int, len(evs))
@@ -413,7 +416,19 @@ func merge(evs []Event) []Event {
 		at[k] = len(out)
 		out = append(out, e)
 	}
+	// A directory's Gone refers to the directory that was watched, which
+	// is older than anything else the batch says about its path (it may
+	// have been created anew there): handled later, it would end the
+	// watch of its successor.
+	slices.SortStableFunc(out, func(a, b Event) int { return rank(a) - rank(b) })
 	return out
+}
+
+func rank(e Event) int {
+	if e.Op&(Gone|Overflow) != 0 {
+		return 0
+	}
+	return 1
 }
 
 // sleep waits for d, or returns ctx's error when ctx ends first.

@@ -291,9 +291,10 @@ func TestMerge(t *testing.T) {
 		{Dir: "d", Name: "b", Op: Write},
 		{Dir: "d", Name: "a", Op: Write, IsDir: true},
 		{Op: Overflow},
+		{Dir: "d/x", Op: Gone},
 		{Op: Overflow},
 	})
-	want := []Event{{Dir: "d", Name: "a", Op: Remove | Write, IsDir: true}, {Dir: "d", Name: "b", Op: Write}, {Op: Overflow}}
+	want := []Event{{Op: Overflow}, {Dir: "d/x", Op: Gone}, {Dir: "d", Name: "a", Op: Remove | Write, IsDir: true}, {Dir: "d", Name: "b", Op: Write}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("merge = %v, want %v", got, want)
 	}
