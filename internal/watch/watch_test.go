@@ -299,3 +299,30 @@ func TestMerge(t *testing.T) {
 		t.Errorf("merge = %v, want %v", got, want)
 	}
 }
+
+// BenchmarkPollTree measures one poll of a workspace tree of 1,000 task
+// directories (1,084 directories), the fallback's cost per interval.
+func BenchmarkPollTree(b *testing.B) {
+	root := b.TempDir()
+	w := New(time.Hour)
+	defer w.Close()
+	for i := range 1000 {
+		dir := filepath.Join(root, fmt.Sprintf("org%d", i%4), fmt.Sprintf("repo%d", i%16), fmt.Sprintf("task%d", i))
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "status.json"), []byte("{}"), 0o644)
+		os.WriteFile(filepath.Join(dir, "status.json.lock"), nil, 0o644)
+	}
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if d.IsDir() {
+			w.Add(p)
+		}
+		return nil
+	})
+	b.ReportAllocs()
+	for b.Loop() {
+		w.pollAll()
+		if len(w.queue) != 0 {
+			b.Fatal(w.queue)
+		}
+	}
+}
