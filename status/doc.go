@@ -121,9 +121,10 @@
 // (a *CorruptError with the offset) and the walk or the watch goes on.
 //
 // Watches see changes through the documents' directories (inotify on
-// Linux, through package syscall; polling every 500ms elsewhere, or when
-// inotify instances or watches run out), so a replace by rename is one
-// change, read once it is complete. Guaranteed:
+// Linux, through package syscall; elsewhere, or when inotify instances or
+// watches run out, polling every 500ms, or every 20 times a poll's cost
+// for a large tree), so a replace by rename is one change, read once it is
+// complete. Guaranteed:
 //
 //   - After a change is committed, the watch yields that state or a later
 //     one: the last state of a burst is always yielded. States committed

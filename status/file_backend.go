@@ -167,10 +167,9 @@ type entry struct {
 	key  string
 	refs int // guarded by registry.mu
 
-	mu      sync.Mutex
-	queue   []*request
-	leading bool
-
+	mu       sync.Mutex
+	queue    []*request
+	leading  bool
 	observed atomic.Int32 // requests in flight with an Observer (observe.go)
 }
 
@@ -205,7 +204,7 @@ type request struct {
 	panicVal any
 	ok       bool // apply succeeded; its change is in the batch's write
 
-	trace // for an Observer (observe.go)
+	tr *trace // non-nil when an Observer follows the call (observe.go)
 }
 
 func (r *request) signal() {
@@ -346,7 +345,6 @@ func (e *entry) lead(r *request) {
 	e.runBatch(r, batch)
 	unlock()
 	completed = true
-	wrote(r, batch)
 	e.finish(batch)
 }
 
@@ -409,7 +407,7 @@ func (e *entry) runBatch(leader *request, batch []*request) {
 	if cur == nil {
 		write = func() error { return removeDoc(e.key) }
 	}
-	if err := e.traced(leader, write); err != nil {
+	if err := e.traced(batch, write); err != nil {
 		for _, q := range batch {
 			if q.ok {
 				q.err = pathError(q.op, q.b.path, err)

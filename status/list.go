@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/agentstate/core/fs"
 )
@@ -50,14 +49,13 @@ type Dir[T any] struct {
 	root    string
 	pattern string
 	maxSize int64
-	poll    time.Duration
 	codec   *codec
 }
 
 // NewDir returns the Dir of documents named like pattern under root.
 func NewDir[T any](root, pattern string, opts ...Option) *Dir[T] {
 	o := collect(opts)
-	return &Dir[T]{root: root, pattern: pattern, maxSize: o.maxSize, poll: o.poll, codec: codecFor[T]()}
+	return &Dir[T]{root: root, pattern: pattern, maxSize: o.maxSize, codec: codecFor[T]()}
 }
 
 // List yields every status document (StatusFile) under root, in the order

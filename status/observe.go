@@ -37,8 +37,10 @@ type Call struct {
 	// in-process queue, the wait for the file lock and the read. For a
 	// call that failed before its fn ran, the time until it failed.
 	Wait time.Duration
-	// Lock is, of Wait, how long the leader of the call's batch waited
-	// for the file lock (other processes holding it).
+	// Lock is how long the leader of the call's batch waited for the file
+	// lock (other processes holding it): part of the leader's Wait, and
+	// overlapping the Wait of a call that queued meanwhile. It is measured
+	// when an observed call was queued as the wait began.
 	Lock time.Duration
 	// Batch is the number of calls applied in the call's batch, itself
 	// included; 0 if it never joined one (its ctx ended first).
@@ -88,9 +90,9 @@ func observerFrom(ctx context.Context) *Observer {
 	return o
 }
 
-// A trace records, for an observed request, what its Call reports. The
-// engine fills it in only when the request's entry has observed requests
-// in flight (entry.observed), so unobserved calls read no clock.
+// A trace records, for an observed request, what its Call reports. It is
+// allocated only for observed requests, and the engine reads clocks only
+// while its entry has observed requests in flight (entry.observed).
 type trace struct {
 	obs    *Observer
 	called time.Time // when the call began
@@ -108,23 +110,24 @@ func (e *entry) observe(r *request) (done func()) {
 	if o == nil {
 		return func() {}
 	}
-	r.obs, r.called = o, time.Now()
+	r.tr = &trace{obs: o, called: time.Now()}
 	e.observed.Add(1)
 	return func() { e.observed.Add(-1) }
 }
 
 // report sends r's Call to its Observer.
 func (r *request) report() {
-	if r.obs == nil {
+	t := r.tr
+	if t == nil {
 		return
 	}
-	end := r.fnAt
+	end := t.fnAt
 	if end.IsZero() {
 		end = time.Now()
 	}
-	r.obs.Done(Call{
-		Path: r.b.path, Op: r.op, Wait: end.Sub(r.called), Lock: r.lock,
-		Batch: r.batch, Write: r.write, Leader: r.leader, Err: r.err,
+	t.obs.Done(Call{
+		Path: r.b.path, Op: r.op, Wait: end.Sub(t.called), Lock: t.lock,
+		Batch: t.batch, Write: t.write, Leader: t.leader, Err: r.err,
 	})
 }
 
@@ -144,32 +147,34 @@ func since(t time.Time) time.Duration {
 	return time.Since(t)
 }
 
-// traced runs write and records its duration in the leader's trace.
-func (e *entry) traced(leader *request, write func() error) error {
+// traced runs the batch's write and records its duration in the batch's
+// observed requests.
+func (e *entry) traced(batch []*request, write func() error) error {
 	t := e.clock()
 	err := write()
-	leader.write = since(t)
+	if d := since(t); d > 0 {
+		for _, q := range batch {
+			if q.tr != nil {
+				q.tr.write = d
+			}
+		}
+	}
 	return err
 }
 
-// joined records, in each request of a batch, what the batch reports.
+// joined records, in each observed request of a batch, what the batch
+// reports.
 func joined(leader *request, batch []*request, lock time.Duration) {
 	for _, q := range batch {
-		q.batch, q.lock, q.leader = len(batch), lock, q == leader
-	}
-}
-
-// wrote copies the leader's write duration into every request of its
-// batch.
-func wrote(leader *request, batch []*request) {
-	for _, q := range batch {
-		q.write = leader.write
+		if q.tr != nil {
+			q.tr.batch, q.tr.lock, q.tr.leader = len(batch), lock, q == leader
+		}
 	}
 }
 
 // started records when r's fn starts, for an observed r.
 func (r *request) started() {
-	if r.obs != nil {
-		r.fnAt = time.Now()
+	if r.tr != nil {
+		r.tr.fnAt = time.Now()
 	}
 }

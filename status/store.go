@@ -17,7 +17,6 @@ type options struct {
 	backend func(path string) Backend
 	perm    os.FileMode
 	maxSize int64
-	poll    time.Duration // watches: poll at this interval (tests); 0: inotify where available
 }
 
 // WithBackend replaces the default file backend: open is called once per
@@ -62,7 +61,6 @@ type Stamper interface{ Stamp(now time.Time) }
 type Store[T any] struct {
 	b     Backend
 	codec *codec
-	poll  time.Duration // see options
 }
 
 // NewStore returns a Store for the document at path. By default the document
@@ -76,7 +74,7 @@ func NewStore[T any](path string, opts ...Option) *Store[T] {
 	} else {
 		b = newFileBackend(path, o.perm, o.maxSize)
 	}
-	return &Store[T]{b: b, codec: codecFor[T](), poll: o.poll}
+	return &Store[T]{b: b, codec: codecFor[T]()}
 }
 
 // Mutate runs fn on the current document under the document's lock and

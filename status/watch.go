@@ -62,7 +62,7 @@ func (s *Store[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 			return
 		}
 		dir, base := filepath.Dir(key), filepath.Base(key)
-		w := watch.New(s.poll)
+		w := watch.New(watchPoll)
 		defer w.Close()
 		// Watch first, then read: a change in between is seen twice at
 		// worst (and yielded once), never missed.
@@ -121,7 +121,7 @@ func (d *Dir[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 			fail(err)
 			return
 		}
-		w := watch.New(d.poll)
+		w := watch.New(watchPoll)
 		defer w.Close()
 		if err := w.Add(root); err != nil {
 			fail(pathError("watch", root, unwrapPath(err)))
@@ -296,8 +296,6 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// withPoll makes watches poll at interval d instead of using inotify
-// (tests: the fallback's behaviour on any system).
-func withPoll(d time.Duration) Option {
-	return func(o *options) { o.poll = d }
-}
+// watchPoll > 0 makes watches poll at that interval instead of using
+// inotify; tests set it to check the fallback on any system.
+var watchPoll time.Duration

@@ -20,7 +20,11 @@ import (
 // the polling fallback.
 func watchModes(t *testing.T, test func(t *testing.T, opts ...Option)) {
 	t.Run("native", func(t *testing.T) { test(t) })
-	t.Run("poll", func(t *testing.T) { test(t, withPoll(time.Millisecond)) })
+	t.Run("poll", func(t *testing.T) {
+		watchPoll = time.Millisecond
+		t.Cleanup(func() { watchPoll = 0 })
+		test(t)
+	})
 }
 
 // bounded is the context of a watch in a test: a watch that never yields
