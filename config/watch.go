@@ -74,6 +74,9 @@ func (c *Config) WatchFile(ctx context.Context, path string, opts ...WatchOption
 			fail(errors.New("nil context"))
 			return
 		}
+		if ctx.Err() != nil {
+			return
+		}
 		base := filepath.Base(path)
 		w := watch.New(o.poll)
 		defer w.Close()

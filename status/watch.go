@@ -55,6 +55,8 @@ func (s *Store[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 		case !ok:
 			fail(errors.ErrUnsupported)
 			return
+		case ctx.Err() != nil:
+			return
 		}
 		key, err := docPath(b.path)
 		if err != nil {
@@ -115,6 +117,9 @@ func (d *Dir[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 		fail := func(err error) { yield(Entry[T]{Path: root}, err) }
 		if ctx == nil {
 			fail(pathError("watch", root, errNilContext))
+			return
+		}
+		if ctx.Err() != nil {
 			return
 		}
 		if err := d.check("watch"); err != nil {

@@ -814,3 +814,18 @@ func TestWatchDirReplacedDirectory(t *testing.T) {
 		gather(t, p, root, contains("t/status.json=3"))
 	})
 }
+
+// A watch whose ctx has ended yields nothing, not even the current state.
+func TestWatchEndedContext(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, StatusFile)
+	setRuns(t, path, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for e, err := range Watch(ctx, path) {
+		t.Errorf("Watch yielded %+v, %v", e, err)
+	}
+	for e, err := range WatchDir(ctx, root) {
+		t.Errorf("WatchDir yielded %+v, %v", e, err)
+	}
+}
