@@ -91,27 +91,23 @@ func (c *Config) WatchFile(ctx context.Context, path string, opts ...WatchOption
 		if err := c.reload(path, &o); err != nil && !yield(err) {
 			return
 		}
+		// The file's name, or a name starting with "..": Kubernetes swaps
+		// its "..data" link to update a ConfigMap volume.
+		match := func(n string) bool { return n == base || strings.HasPrefix(n, "..") }
 		for {
-			evs, err := w.Next(ctx)
+			gone, err := w.WaitFor(ctx, match)
 			if err != nil {
 				if ctx.Err() == nil {
 					fail(err)
 				}
 				return
 			}
-			changed, gone := false, false
-			for _, ev := range evs {
-				changed = changed || ev.Name == base || strings.HasPrefix(ev.Name, "..") || ev.Op&watch.Overflow != 0
-				gone = gone || ev.Op&watch.Gone != 0
-			}
 			if gone {
 				fail(fmt.Errorf("directory removed or moved: %w", os.ErrNotExist))
 				return
 			}
-			if changed {
-				if err := c.reload(path, &o); err != nil && !yield(err) {
-					return
-				}
+			if err := c.reload(path, &o); err != nil && !yield(err) {
+				return
 			}
 		}
 	}

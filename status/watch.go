@@ -81,19 +81,14 @@ func (s *Store[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 			return
 		}
 		for {
-			evs, err := w.Next(ctx)
+			gone, err := w.WaitFor(ctx, func(n string) bool { return n == base })
 			if err != nil {
 				if ctx.Err() == nil {
 					fail(err)
 				}
 				return
 			}
-			changed, gone := false, false
-			for _, ev := range evs {
-				changed = changed || ev.Name == base || ev.Op&watch.Overflow != 0
-				gone = gone || ev.Op&watch.Gone != 0
-			}
-			if (changed || gone) && !look() {
+			if !look() {
 				return
 			}
 			if gone {

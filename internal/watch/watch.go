@@ -249,6 +249,26 @@ func (w *Watcher) Next(ctx context.Context) ([]Event, error) {
 	}
 }
 
+// WaitFor waits until an entry whose name satisfies match changes, events
+// were lost (Overflow: the entry may have changed), or a watched directory
+// is Gone; it reports whether one is gone. It returns Next's errors.
+func (w *Watcher) WaitFor(ctx context.Context, match func(name string) bool) (gone bool, err error) {
+	for {
+		evs, err := w.Next(ctx)
+		if err != nil {
+			return false, err
+		}
+		changed := false
+		for _, ev := range evs {
+			changed = changed || ev.Op&Overflow != 0 || ev.Op&Gone == 0 && match(ev.Name)
+			gone = gone || ev.Op&Gone != 0
+		}
+		if changed || gone {
+			return gone, nil
+		}
+	}
+}
+
 // wait blocks until the inotify instance has events, until the next poll
 // is due, or until ctx ends.
 func (w *Watcher) wait(ctx context.Context) error {

@@ -326,3 +326,27 @@ func BenchmarkPollTree(b *testing.B) {
 		}
 	}
 }
+
+// WaitFor returns on a change of a matching name, not of others, and
+// reports a directory gone.
+func TestWaitFor(t *testing.T) {
+	modes(t, func(t *testing.T, newWatcher func() *Watcher) {
+		w := newWatcher()
+		defer w.Close()
+		dir := newDir(t, w)
+		fs.WriteAtomic(filepath.Join(dir, "other"), nil, 0o644)
+		fs.WriteAtomic(filepath.Join(dir, "doc"), nil, 0o644)
+		isDoc := func(n string) bool { return n == "doc" }
+		gone, err := w.WaitFor(within(t), isDoc)
+		if gone || err != nil {
+			t.Fatalf("after a change of doc: gone %v, %v", gone, err)
+		}
+		os.RemoveAll(dir)
+		for !gone && err == nil { // doc's removal may come first
+			gone, err = w.WaitFor(within(t), isDoc)
+		}
+		if !gone || err != nil {
+			t.Fatalf("after the directory's removal: gone %v, %v", gone, err)
+		}
+	})
+}
