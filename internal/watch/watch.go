@@ -136,41 +136,33 @@ func (w *Watcher) Close() error {
 	return err
 }
 
-// Add starts watching the directory dir (links are followed). Adding a
-// directory that is already watched does nothing.
-func (w *Watcher) Add(dir string) error {
+// Add starts watching the directory at path (links are followed). Adding
+// a directory that is already watched does nothing.
+func (w *Watcher) Add(path string) error {
 	if w.dirs == nil {
 		return os.ErrClosed
 	}
-	if _, ok := w.dirs[dir]; ok {
+	if _, ok := w.dirs[path]; ok {
 		return nil
 	}
 	if w.in != nil {
-		wd, err := w.in.add(dir)
-		if err == nil {
-			w.addWatched(dir, wd)
+		wd, err := w.in.add(path)
+		switch {
+		case err == nil && w.byWD[wd] == nil:
+			d := &dir{path: path, wd: wd}
+			w.dirs[path] = d
+			w.byWD[wd] = d
 			return nil
+		case err == nil:
+			// The kernel gives one watch per inode: this directory is
+			// already watched under another name (a bind mount, a
+			// link), whose events its watch reports. Poll this name.
+		case !errLimit(err):
+			return &os.PathError{Op: "watch", Path: path, Err: err}
 		}
-		if !errLimit(err) {
-			return &os.PathError{Op: "watch", Path: dir, Err: err}
-		}
-		// Out of watches: poll this one.
+		// Out of watches, or shared: poll this one.
 	}
-	return w.addPolled(dir)
-}
-
-// addWatched records dir under its inotify watch. The kernel gives one
-// watch per inode: a directory already watched under another name (it was
-// renamed, or is reached through a link) gets the same descriptor, and the
-// events go to the newest name; the old name is reported Gone.
-func (w *Watcher) addWatched(path string, wd int32) {
-	if old := w.byWD[wd]; old != nil {
-		delete(w.dirs, old.path)
-		w.queue = append(w.queue, Event{Dir: old.path, Op: Gone})
-	}
-	d := &dir{path: path, wd: wd}
-	w.dirs[path] = d
-	w.byWD[wd] = d
+	return w.addPolled(path)
 }
 
 func (w *Watcher) addPolled(path string) error {

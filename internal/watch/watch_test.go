@@ -350,3 +350,41 @@ func TestWaitFor(t *testing.T) {
 		}
 	})
 }
+
+// One directory added under two names (a link here; a bind mount alike):
+// the kernel has one watch for it, so the second name is polled, and both
+// names report.
+func TestSameDirectoryTwice(t *testing.T) {
+	w := New(0)
+	defer w.Close()
+	if w.in == nil {
+		t.Skip("no inotify on " + runtime.GOOS)
+	}
+	dir := newDir(t, w)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(link); err != nil {
+		t.Fatal(err)
+	}
+	if w.polled != 1 || !w.Watching(dir) || !w.Watching(link) {
+		t.Fatalf("polled %d, watching %v %v", w.polled, w.Watching(dir), w.Watching(link))
+	}
+	w.poll = time.Millisecond
+	fs.WriteAtomic(filepath.Join(dir, "doc"), nil, 0o644)
+	got := map[string]bool{}
+	ctx := within(t)
+	for !got[dir] || !got[link] {
+		evs, err := w.Next(ctx)
+		if err != nil {
+			t.Fatalf("Next: %v (seen %v)", err, got)
+		}
+		for _, e := range evs {
+			if e.Op&Gone != 0 {
+				t.Fatalf("%v: a name lost its watch", e)
+			}
+			got[e.Dir] = got[e.Dir] || e.Name == "doc"
+		}
+	}
+}
