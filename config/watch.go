@@ -53,7 +53,11 @@ func WithEnv(prefix string, environ []string) WatchOption {
 // Changes are seen through the file's directory (inotify on Linux, polling
 // every 500ms elsewhere, as for status.Watch): a replace by rename, as
 // [Config.SaveFile], editors and configuration tools write, is one
-// change; a file written in place is read when it is closed. A file that
+// change. A file written in place is read when it is closed, but a poll
+// (or, with inotify, a change of a ".." name) can read it half-written:
+// that load fails and is yielded, or, if the truncated file still parses,
+// it is published, and the complete file follows. Write configuration by
+// rename. A file that
 // is a symbolic link is reloaded when the link or a name in its directory
 // starting with ".." changes, which covers Kubernetes ConfigMap volumes
 // (their "..data" link is swapped), but not when the link's target is

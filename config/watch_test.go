@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -18,7 +19,12 @@ func withPoll(d time.Duration) WatchOption { return func(o *watchOptions) { o.po
 
 // watchModes runs a test with inotify (Linux) and with polling.
 func watchModes(t *testing.T, test func(t *testing.T, opts ...WatchOption)) {
-	t.Run("native", func(t *testing.T) { test(t) })
+	t.Run("native", func(t *testing.T) {
+		if runtime.GOOS != "linux" {
+			t.Skip("the native watch polls on " + runtime.GOOS)
+		}
+		test(t)
+	})
 	t.Run("poll", func(t *testing.T) { test(t, withPoll(time.Millisecond)) })
 }
 
@@ -98,17 +104,24 @@ func TestWatchFileOncePerRealChange(t *testing.T) {
 		if ch := r.next(); !slices.Equal(ch.Keys, []string{"db.host"}) || c.String("db.host") != "b" {
 			t.Fatalf("change %v, db.host=%q", ch.Keys, c.String("db.host"))
 		}
+		// A write in place is read when it is closed; a poll can come
+		// between its truncation and its write, so with polling the test
+		// writes by rename only.
+		inPlace := save
+		if len(opts) == 0 {
+			inPlace = func(t *testing.T, path, content string) { os.WriteFile(path, []byte(content), 0o644) }
+		}
 		// Not changes: the same content again (by rename and in place), a
 		// touch, a chmod, the same content reformatted, another file.
 		save(t, path, "db:\n  host: b\nworkers: 2\n")
-		os.WriteFile(path, []byte("db:\n  host: b\nworkers: 2\n"), 0o644)
+		inPlace(t, path, "db:\n  host: b\nworkers: 2\n")
 		later := time.Now().Add(time.Hour)
 		os.Chtimes(path, later, later)
 		os.Chmod(path, 0o600)
 		save(t, path, "workers: 2\ndb: {host: b}\n")
 		save(t, filepath.Join(dir, "other.yaml"), "x: 1\n")
 		// A real change: it must be the next one seen.
-		os.WriteFile(path, []byte("db:\n  host: b\nworkers: 3\n"), 0o644) // in place
+		inPlace(t, path, "db:\n  host: b\nworkers: 3\n")
 		if ch := r.next(); !slices.Equal(ch.Keys, []string{"workers"}) || c.Int("workers") != 3 {
 			t.Fatalf("change %v after no-op rewrites, want [workers] only", ch.Keys)
 		}
