@@ -41,8 +41,9 @@ func WatchDir(ctx context.Context, root string) iter.Seq2[Entry[Status], error] 
 // exist), then each change: a new value, a Removed entry, or an error for
 // a document that cannot be read, until ctx ends or the loop stops. See
 // Listing and watching documents in the package doc for what is
-// guaranteed. The document's directory must exist. Backends other than the file backend
-// yield errors.ErrUnsupported (etcdstore has its own Watch).
+// guaranteed. The document's directory must exist. Backends other than
+// the file backend yield errors.ErrUnsupported (etcdstore has its own
+// Watch).
 func (s *Store[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 	return func(yield func(Entry[T], error) bool) {
 		name := s.b.Name()
