@@ -80,7 +80,8 @@
 // [Config.FromEnv] then overrides keys from environment variables
 // (AGENTS_DISPATCH__MAX_WORKERS for "dispatch.max_workers"), each typed
 // like the value it replaces, all in one write. [Decode] turns a section
-// into a struct, or any other type, as a copy.
+// into a struct, or any other type, as a copy. [Config.WatchFile] reloads
+// the file (and, with [WithEnv], its overrides) whenever it changes.
 //
 // # Not guaranteed
 //

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentstate/core/fs"
 )
@@ -90,12 +91,14 @@ func (b *fileBackend) update(ctx context.Context, op string, apply func(cur []by
 	defer release(e)
 
 	r := &request{b: b, op: op, ctx: ctx, apply: apply, wake: make(chan struct{}, 1), ran: make(chan struct{}, 1)}
+	defer e.observe(r)()
 	if e.enqueue(r) || e.wait(r) {
 		e.lead(r)
 	}
 	if r.panicked {
 		panic(r.panicVal)
 	}
+	r.report()
 	return r.err
 }
 
@@ -164,9 +167,10 @@ type entry struct {
 	key  string
 	refs int // guarded by registry.mu
 
-	mu      sync.Mutex
-	queue   []*request
-	leading bool
+	mu       sync.Mutex
+	queue    []*request
+	leading  bool
+	observed atomic.Int32 // requests in flight with an Observer (observe.go)
 }
 
 type reqState int
@@ -199,6 +203,8 @@ type request struct {
 	panicked bool
 	panicVal any
 	ok       bool // apply succeeded; its change is in the batch's write
+
+	tr *trace // non-nil when an Observer follows the call (observe.go)
 }
 
 func (r *request) signal() {
@@ -291,7 +297,9 @@ func (e *entry) handOff() {
 // lead runs one batch with r (the head of the queue) as leader.
 func (e *entry) lead(r *request) {
 	e.gather()
+	t := e.clock()
 	unlock, err := lockFile(r.ctx, e.key+LockSuffix, r.b.perm)
+	lock := since(t)
 	if err != nil {
 		// Our own wait ended (ctx) or the lock file is unusable: leave the
 		// queue and let the next caller lead with its own context.
@@ -316,6 +324,7 @@ func (e *entry) lead(r *request) {
 		q.state = taken
 	}
 	e.mu.Unlock()
+	joined(r, batch, lock)
 
 	completed := false
 	defer func() {
@@ -398,7 +407,7 @@ func (e *entry) runBatch(leader *request, batch []*request) {
 	if cur == nil {
 		write = func() error { return removeDoc(e.key) }
 	}
-	if err := write(); err != nil {
+	if err := e.traced(batch, write); err != nil {
 		for _, q := range batch {
 			if q.ok {
 				q.err = pathError(q.op, q.b.path, err)
@@ -434,6 +443,7 @@ func (r *request) run(cur []byte) (out []byte, err error) {
 			}
 		}
 	}()
+	r.started()
 	out, err = r.apply(cur)
 	normal = true
 	return out, err
