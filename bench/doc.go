@@ -13,5 +13,8 @@
 //	go run . [-rounds 5] [-window 1.5s] [-quick] [-only a,b] [-o report.md]
 //
 // It is a nested module so that the peers (modernc.org/sqlite,
-// go.etcd.io/bbolt) never become dependencies of the root module.
+// go.etcd.io/bbolt) never become dependencies of the root module. The
+// module also holds the peer comparisons of packages fs (bench/fs:
+// natefinch/atomic, renameio) and config (bench/config: koanf), which run
+// with make bench and make test.
 package main

@@ -13,7 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/agentstate/core/config"
-	"github.com/google/go-cmp/cmp"
+	"github.com/agentstate/core/internal/deepdiff"
 )
 
 func mustSet(t *testing.T, c *config.Config, key string, v any) {
@@ -69,7 +69,7 @@ func TestCopyInCopyOut(t *testing.T) {
 	ports, _ := config.Decode[[]any](c, "db.ports")
 	ports[0] = 99
 
-	if diff := cmp.Diff(want, c.All()); diff != "" {
+	if diff := deepdiff.Diff(want, c.All()); diff != "" {
 		t.Fatalf("stored value changed (-want +got):\n%s", diff)
 	}
 }
@@ -89,10 +89,10 @@ func TestDottedKeys(t *testing.T) {
 		"host": "x", "port": 5432,
 		"opts": map[string]any{"tls": true, "timeout": "3s"},
 	}}
-	if diff := cmp.Diff(want, c.All()); diff != "" {
+	if diff := deepdiff.Diff(want, c.All()); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"db.host", "db.opts.timeout", "db.opts.tls", "db.port"}, c.Keys()); diff != "" {
+	if diff := deepdiff.Diff([]string{"db.host", "db.opts.timeout", "db.opts.tls", "db.port"}, c.Keys()); diff != "" {
 		t.Fatalf("Keys (-want +got):\n%s", diff)
 	}
 	// Set through a non-section: error, nothing changed.
@@ -116,7 +116,7 @@ func TestDottedKeys(t *testing.T) {
 	if v, ok := c.Get("a.b"); !ok || len(v.(map[string]any)) != 0 {
 		t.Fatalf("a.b after delete = %v, %v", v, ok)
 	}
-	if diff := cmp.Diff([]string{"a.b", "db.host", "db.opts.timeout", "db.opts.tls", "db.port"}, c.Keys()); diff != "" {
+	if diff := deepdiff.Diff([]string{"a.b", "db.host", "db.opts.timeout", "db.opts.tls", "db.port"}, c.Keys()); diff != "" {
 		t.Fatalf("Keys with an empty section (-want +got):\n%s", diff)
 	}
 	if c.Delete("a.b.c") || c.Delete("nope") || c.Delete("") || c.Delete("db.host.x") {
@@ -226,7 +226,7 @@ func TestSupportedValuesRoundTrip(t *testing.T) {
 		if !ok {
 			t.Fatalf("Get(%q) missing", k)
 		}
-		if diff := cmp.Diff(v, got); diff != "" {
+		if diff := deepdiff.Diff(v, got); diff != "" {
 			t.Fatalf("Get(%q) (-want +got):\n%s", k, diff)
 		}
 	}
@@ -256,7 +256,7 @@ func TestTypedGetters(t *testing.T) {
 	}
 	check := func(name string, got, want any) {
 		t.Helper()
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := deepdiff.Diff(want, got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", name, diff)
 		}
 	}
@@ -347,12 +347,12 @@ func TestFeatureFlags(t *testing.T) {
 	if !c.Enabled("a") || c.Enabled("b") {
 		t.Fatal("Enable/Disable")
 	}
-	if diff := cmp.Diff([]string{"a", "b"}, s.EnabledFeatures()); diff != "" {
+	if diff := deepdiff.Diff([]string{"a", "b"}, s.EnabledFeatures()); diff != "" {
 		t.Fatal(diff)
 	}
 	got := c.EnabledFeatures()
 	got[0] = "mutated"
-	if diff := cmp.Diff([]string{"a"}, c.EnabledFeatures()); diff != "" {
+	if diff := deepdiff.Diff([]string{"a"}, c.EnabledFeatures()); diff != "" {
 		t.Fatal(diff)
 	}
 }
@@ -368,7 +368,7 @@ func TestLoadPreservesIntegers(t *testing.T) {
 		"port": int64(8080), "ratio": 0.5, "exp": 1000.0, "big": 2e19, "neg": int64(-3),
 		"list": []any{int64(1), 2.5}, "db": map[string]any{"host": "x", "max": int64(9007199254740993)},
 	}
-	if diff := cmp.Diff(want, c.All()); diff != "" {
+	if diff := deepdiff.Diff(want, c.All()); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
 	if c.Int("port") != 8080 || c.Int("exp") != 1000 || c.String("db.host") != "x" {
@@ -432,7 +432,7 @@ func TestSaveIsDeterministicAndRoundTrips(t *testing.T) {
 	}
 	want := "{\n  \"a\": {\n    \"b\": true,\n    \"y\": [\n      1,\n      \"two\"\n    ]\n  },\n" +
 		"  \"d\": 1500000000,\n  \"t\": \"2026-01-01T00:00:00Z\",\n  \"z\": 1\n}\n"
-	if diff := cmp.Diff(want, first.String()); diff != "" {
+	if diff := deepdiff.Diff(want, first.String()); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
 	for range 5 {

@@ -1,6 +1,19 @@
 // Package config stores configuration values that many goroutines read and
 // a few write, without ever sharing mutable state with its callers.
 //
+// # Examples
+//
+// Runnable examples with their output, checked by go test (example_test.go,
+// example_formats_test.go): dotted keys and sections (Example); getters
+// returning copies (ExampleConfig_Get); values Set refuses
+// (ExampleConfig_Set_unsupported); a wrongly typed or missing key
+// (ExampleConfig_Lookup); snapshots (ExampleConfig_Snapshot); change
+// callbacks (ExampleConfig_OnChange); JSON and YAML files
+// (ExampleConfig_Load, ExampleConfig_Save, ExampleConfig_LoadYAML);
+// environment overrides (ExampleConfig_FromEnv); a section into a struct
+// (ExampleDecode); feature flags (ExampleConfig_Enabled). pkg.go.dev and
+// go doc -http show them; plain go doc does not.
+//
 // # Guarantees
 //
 //   - Copy in, copy out. Set stores a deep copy of its value; every getter
@@ -67,7 +80,8 @@
 // [Config.FromEnv] then overrides keys from environment variables
 // (AGENTS_DISPATCH__MAX_WORKERS for "dispatch.max_workers"), each typed
 // like the value it replaces, all in one write. [Decode] turns a section
-// into a struct, or any other type, as a copy.
+// into a struct, or any other type, as a copy. [Config.WatchFile] reloads
+// the file (and, with [WithEnv], its overrides) whenever it changes.
 //
 // # Not guaranteed
 //

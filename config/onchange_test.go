@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentstate/core/config"
-	"github.com/google/go-cmp/cmp"
+	"github.com/agentstate/core/internal/deepdiff"
 )
 
 type recorder struct {
@@ -47,7 +47,7 @@ func TestOnChangeOncePerRealChange(t *testing.T) {
 
 	check := func(name string, r *recorder, want []string) {
 		t.Helper()
-		if diff := cmp.Diff(want, r.calls()); diff != "" {
+		if diff := deepdiff.Diff(want, r.calls()); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", name, diff)
 		}
 	}
@@ -89,7 +89,7 @@ func TestOnChangeReentrantSetIsOrdered(t *testing.T) {
 	cancelSelf := func() {}
 	cancelSelf = c.OnChange(func(config.Change) { cancelSelf() }) // cancel from inside
 	mustSet(t, c, "n", 1)
-	if diff := cmp.Diff([]int64{1, 2, 3, 4, 5}, r.news); diff != "" {
+	if diff := deepdiff.Diff([]int64{1, 2, 3, 4, 5}, r.news); diff != "" {
 		t.Fatalf("delivery order (-want +got):\n%s", diff)
 	}
 }
@@ -115,7 +115,7 @@ func TestOnChangePanicKeepsDelivering(t *testing.T) {
 		mustSet(t, c, "n", 1)
 	}()
 	mustSet(t, c, "n", 2)
-	if diff := cmp.Diff([]int64{2}, r.news); diff != "" {
+	if diff := deepdiff.Diff([]int64{2}, r.news); diff != "" {
 		// The change to 1 was being delivered when the first callback
 		// panicked; it is dropped for the rest of that delivery.
 		t.Fatalf("(-want +got):\n%s", diff)
@@ -132,7 +132,7 @@ func TestOnChangeLoadIsOneChange(t *testing.T) {
 	if err := c.Load(strings.NewReader(`{"keep": 1, "new": {"x": true}}`)); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"drop,new.x"}, r.calls()); diff != "" {
+	if diff := deepdiff.Diff([]string{"drop,new.x"}, r.calls()); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
 }

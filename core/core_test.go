@@ -16,9 +16,8 @@ import (
 
 	"github.com/agentstate/core/config"
 	"github.com/agentstate/core/fs"
+	"github.com/agentstate/core/internal/deepdiff"
 	"github.com/agentstate/core/status"
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func newCore(t *testing.T, opts ...Option) *Core {
@@ -256,7 +255,7 @@ func TestWorkspaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Workspace{{"acme", "api", "fix-42"}, {"acme", "api", "fix-7"}, {"acme", "web", "t1"}, {"beta", "cli", "t"}}
-	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+	if diff := deepdiff.Diff(want, got); diff != "" {
 		t.Fatalf("Workspaces (-want +got):\n%s", diff)
 	}
 	// Every listed workspace has a StatusPath that exists.

@@ -85,3 +85,8 @@ func SweepTemp(dir string, olderThan time.Duration) (removed []string, err error
 	}
 	return removed, wrap("sweep temp", dir, err)
 }
+
+// IsTemp reports whether name, a file's base name, has the shape of the
+// temp files that writes create (".<base>.<16 hex digits>.tmp"): a file
+// that a crash may have left behind, and that SweepTemp removes.
+func IsTemp(name string) bool { return isTempName(name) }

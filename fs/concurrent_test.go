@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/agentstate/core/internal/payload"
 )
 
 // readersVsWriters runs 4 lock-free readers of path against 2 writers that
@@ -26,7 +28,7 @@ func readersVsWriters(t *testing.T, path string, writes int, stopOnInvalid bool,
 				b, err := os.ReadFile(path)
 				total.Add(1)
 				if err == nil {
-					_, err = checkPayload(b)
+					_, err = payload.Check(b)
 				}
 				if err != nil {
 					bad.Add(1)
@@ -64,10 +66,6 @@ func readersVsWriters(t *testing.T, path string, writes int, stopOnInvalid bool,
 	return bad.Load(), total.Load()
 }
 
-// payloadSize varies the size so that torn reads also show as length
-// mismatches, not only checksum mismatches.
-func payloadSize(seq int) int { return 100 + (seq%5)*4000 }
-
 func TestConcurrentReadersSeeWholeFiles(t *testing.T) {
 	writes := 60
 	if os.Getenv("SOAK") != "" {
@@ -75,14 +73,14 @@ func TestConcurrentReadersSeeWholeFiles(t *testing.T) {
 	}
 	fsys, dir := newFs(t)
 	path := filepath.Join(dir, "status.json")
-	if err := WriteAtomic(path, makePayload(0, 10), 0o644); err != nil {
+	if err := WriteAtomic(path, payload.Make(0, 10), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	invalid, reads := readersVsWriters(t, path, writes, false, func(seq int) error {
 		if seq%2 == 0 {
-			return fsys.WriteAtomic("status.json", makePayload(seq, payloadSize(seq)))
+			return fsys.WriteAtomic("status.json", payload.Make(seq, payload.Size(seq)))
 		}
-		return WriteAtomic(path, makePayload(seq, payloadSize(seq)), 0o644)
+		return WriteAtomic(path, payload.Make(seq, payload.Size(seq)), 0o644)
 	})
 	t.Logf("WriteAtomic: %d reads, %d invalid", reads, invalid)
 	if invalid != 0 {
@@ -95,11 +93,11 @@ func TestConcurrentReadersSeeWholeFiles(t *testing.T) {
 // os.WriteFile must catch torn reads, or the harness proves nothing.
 func TestConcurrentReadersControl(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "status.json")
-	if err := os.WriteFile(path, makePayload(0, 10), 0o644); err != nil {
+	if err := os.WriteFile(path, payload.Make(0, 10), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	invalid, reads := readersVsWriters(t, path, 20000, true, func(seq int) error {
-		return os.WriteFile(path, makePayload(seq, payloadSize(seq)), 0o644)
+		return os.WriteFile(path, payload.Make(seq, payload.Size(seq)), 0o644)
 	})
 	t.Logf("CONTROL os.WriteFile: %d reads, %d invalid", reads, invalid)
 	if invalid == 0 {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentstate/core/internal/payload"
 )
 
 func init() { helpers["crash-writers"] = crashWritersMain }
@@ -31,7 +33,7 @@ func crashWritersMain() {
 		target := filepath.Join(dir, fmt.Sprint("task", g), "status.json")
 		wg.Go(func() {
 			for ; ; seq++ {
-				if err := crashWrite(target, makePayload(seq, 300+(seq%5)*2000), inPlace); err != nil {
+				if err := crashWrite(target, payload.Make(seq, 300+(seq%5)*2000), inPlace); err != nil {
 					fmt.Fprintln(os.Stderr, err)
 					os.Exit(1)
 				}
@@ -65,7 +67,7 @@ func runSharedCrashHarness(t *testing.T, inPlace bool, kills int) (invalid int) 
 		if err := os.Mkdir(sub, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := WriteAtomic(filepath.Join(sub, "status.json"), makePayload(0, 100), 0o644); err != nil {
+		if err := WriteAtomic(filepath.Join(sub, "status.json"), payload.Make(0, 100), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		next[g] = 1
@@ -115,14 +117,14 @@ func runSharedCrashHarness(t *testing.T, inPlace bool, kills int) (invalid int) 
 			if err != nil {
 				t.Fatal(err)
 			}
-			seq, verr := checkPayload(b)
+			seq, verr := payload.Check(b)
 			switch {
 			case verr != nil:
 				invalid++
 				if !inPlace {
 					t.Fatalf("kill %d: %s is not a complete payload: %v", k+1, target, verr)
 				}
-				if err := WriteAtomic(target, makePayload(next[g], 100), 0o644); err != nil {
+				if err := WriteAtomic(target, payload.Make(next[g], 100), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				seq = next[g]

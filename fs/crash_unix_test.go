@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/agentstate/core/internal/payload"
 )
 
 func init() { helpers["crash-writer"] = crashWriterMain }
@@ -23,7 +25,7 @@ func crashWriterMain() {
 	seq, _ := strconv.Atoi(os.Getenv("FS_SEQ"))
 	inPlace := os.Getenv("FS_INPLACE") == "1"
 	for ; ; seq++ {
-		if err := crashWrite(target, makePayload(seq, 500+(seq%7)*3000), inPlace); err != nil {
+		if err := crashWrite(target, payload.Make(seq, 500+(seq%7)*3000), inPlace); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -60,7 +62,7 @@ func runCrashHarness(t *testing.T, inPlace bool, maxKills int, stopOnInvalid boo
 	}
 	dir := t.TempDir()
 	target := filepath.Join(dir, "status.json")
-	if err := WriteAtomic(target, makePayload(0, 100), 0o644); err != nil {
+	if err := WriteAtomic(target, payload.Make(0, 100), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var res crashResult
@@ -102,7 +104,7 @@ func runCrashHarness(t *testing.T, inPlace bool, maxKills int, stopOnInvalid boo
 		if err != nil {
 			t.Fatalf("kill %d: %v", res.kills, err)
 		}
-		seq, verr := checkPayload(b)
+		seq, verr := payload.Check(b)
 		switch {
 		case verr != nil:
 			res.invalid++
@@ -113,7 +115,7 @@ func runCrashHarness(t *testing.T, inPlace bool, maxKills int, stopOnInvalid boo
 				return res
 			}
 			// Repair so that the next round starts from a valid file.
-			if err := WriteAtomic(target, makePayload(next, 100), 0o644); err != nil {
+			if err := WriteAtomic(target, payload.Make(next, 100), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			seq = next

@@ -9,6 +9,17 @@
 // descriptor; write; fsync; close; rename it over the destination; fsync
 // the directory.
 //
+// # Examples
+//
+// Runnable examples with their output, checked by go test (example_test.go):
+// replacing a file (ExampleWriteAtomic) and telling "not written" from
+// "written, durability unknown" (ExampleWriteAtomic_durabilityUnknown);
+// writing inside a sandboxed root and being refused outside it
+// (ExampleFs_WriteAtomic); streaming a large file (ExampleFs_WriteAtomicFrom);
+// sweeping a killed writer's temp files (ExampleFs_SweepTemp); creating
+// durable directories (ExampleMkdirAll). pkg.go.dev and go doc -http show
+// them; plain go doc does not.
+//
 // # Guaranteed
 //
 //   - Readers that take no lock see the old content or the new one, never an

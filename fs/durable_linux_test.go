@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/agentstate/core/internal/payload"
 )
 
 // syncLog records, on one logical clock, when each member of a shared sync
@@ -209,14 +211,14 @@ func TestConcurrentReplacesShareSyncs(t *testing.T) {
 			t.Fatal(err)
 		}
 		target := filepath.Join(sub, "status.json")
-		if err := WriteAtomic(target, makePayload(0, 300), 0o644); err != nil {
+		if err := WriteAtomic(target, payload.Make(0, 300), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan struct{})
 		wg.Go(func() {
 			defer close(done)
 			for seq := 1; seq <= writes; seq++ {
-				if err := WriteAtomic(target, makePayload(seq, 300+seq*7), 0o644); err != nil {
+				if err := WriteAtomic(target, payload.Make(seq, 300+seq*7), 0o644); err != nil {
 					t.Error(err)
 					return
 				}
@@ -235,7 +237,7 @@ func TestConcurrentReplacesShareSyncs(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				seq, err := checkPayload(b)
+				seq, err := payload.Check(b)
 				if err != nil || seq < last {
 					t.Errorf("%s: read seq %d after %d (%v)", target, seq, last, err)
 					return
@@ -251,7 +253,7 @@ func TestConcurrentReplacesShareSyncs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if seq, err := checkPayload(b); err != nil || seq != writes {
+		if seq, err := payload.Check(b); err != nil || seq != writes {
 			t.Errorf("%s: seq %d (%v), want %d", sub, seq, err, writes)
 		}
 		assertNoTemp(t, sub)

@@ -4,12 +4,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/agentstate/core/internal/deepdiff"
 )
 
 // newFs returns an Fs on a fresh temp dir (and that dir's path).
@@ -136,7 +137,7 @@ func TestFsOutsideRoot(t *testing.T) {
 	if got := mustRead(t, outside); got != "precious" {
 		t.Fatalf("file outside the root was changed: %q", got)
 	}
-	if got := listDir(t, outer); !cmp.Equal(got, []string{"outside", "root"}) {
+	if got := listDir(t, outer); !slices.Equal(got, []string{"outside", "root"}) {
 		t.Fatalf("outer dir now holds %v", got)
 	}
 }
@@ -243,7 +244,7 @@ func TestFsBadInput(t *testing.T) {
 	if got := mustRead(t, filepath.Join(dir, "d/keep")); got != "keep" {
 		t.Fatalf("d/keep = %q", got)
 	}
-	if got := listDir(t, dir); !cmp.Equal(got, []string{"d"}) {
+	if got := listDir(t, dir); !slices.Equal(got, []string{"d"}) {
 		t.Errorf("root holds %v", got)
 	}
 	assertNoTemp(t, filepath.Join(dir, "d"))
@@ -274,7 +275,7 @@ func TestFsDirectoryOps(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	if diff := cmp.Diff([]string{"b", "f", "log"}, names); diff != "" {
+	if diff := deepdiff.Diff([]string{"b", "f", "log"}, names); diff != "" {
 		t.Fatalf("ReadDir (-want +got):\n%s", diff)
 	}
 	must(fsys.Rename("a/f", "a/b/g"))
@@ -347,13 +348,13 @@ func TestSweepTemp(t *testing.T) {
 	for i := range want {
 		want[i] = strings.TrimPrefix(want[i], "./")
 	}
-	if diff := cmp.Diff(want, removed); diff != "" {
+	if diff := deepdiff.Diff(want, removed); diff != "" {
 		t.Errorf("removed (-want +got):\n%s", diff)
 	}
 	left := listDir(t, dir)
 	wantLeft := append([]string{fresh, dirDecoy}, decoys...)
 	sortStrings(wantLeft)
-	if diff := cmp.Diff(wantLeft, left); diff != "" {
+	if diff := deepdiff.Diff(wantLeft, left); diff != "" {
 		t.Errorf("left (-want +got):\n%s", diff)
 	}
 	// Package-level variant, age 0 removes the fresh one too.

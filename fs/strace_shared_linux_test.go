@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentstate/core/internal/payload"
 )
 
 func init() { helpers["strace-shared"] = straceSharedMain }
@@ -22,7 +24,7 @@ func straceSharedMain() {
 		wg.Go(func() {
 			for i := range straceSharedWrites {
 				target := filepath.Join(root, fmt.Sprint("task", g), "status.json")
-				if err := WriteAtomic(target, makePayload(i, 300), 0o644); err != nil {
+				if err := WriteAtomic(target, payload.Make(i, 300), 0o644); err != nil {
 					fmt.Fprintln(os.Stderr, err)
 					os.Exit(1)
 				}
@@ -60,7 +62,7 @@ func TestSharedSyscallOrder(t *testing.T) {
 	})
 	syncfsCalls := 0
 	for _, ev := range events {
-		if ev.call == "syncfs" && ev.ret == 0 {
+		if ev.Call == "syncfs" && ev.Ret == 0 {
 			syncfsCalls++
 		}
 	}
@@ -69,13 +71,13 @@ func TestSharedSyscallOrder(t *testing.T) {
 	covered := func(after, before int, path string) bool {
 		for i := after + 1; i < before; i++ {
 			ev := events[i]
-			if ev.ret != 0 {
+			if ev.Ret != 0 {
 				continue
 			}
-			if (ev.call == "fsync" || ev.call == "fdatasync") && ev.path == path && ev.start > after {
+			if (ev.Call == "fsync" || ev.Call == "fdatasync") && ev.Path == path && ev.Start > after {
 				return true
 			}
-			if ev.call == "syncfs" && ev.start > after {
+			if ev.Call == "syncfs" && ev.Start > after {
 				return true
 			}
 		}
@@ -83,24 +85,24 @@ func TestSharedSyscallOrder(t *testing.T) {
 	}
 	renames := 0
 	for r, ev := range events {
-		if !strings.HasPrefix(ev.call, "rename") || ev.ret != 0 || filepath.Base(ev.newPath) != "status.json" {
+		if !strings.HasPrefix(ev.Call, "rename") || ev.Ret != 0 || filepath.Base(ev.NewPath) != "status.json" {
 			continue
 		}
 		renames++
 		lastWrite := -1
 		for i := range r {
-			if events[i].call == "write" && events[i].path == ev.path {
+			if events[i].Call == "write" && events[i].Path == ev.Path {
 				lastWrite = i
 			}
 		}
 		if lastWrite < 0 {
-			t.Fatalf("rename of %s: no write of it in the trace", ev.path)
+			t.Fatalf("rename of %s: no write of it in the trace", ev.Path)
 		}
-		if !covered(lastWrite, r, ev.path) {
-			t.Errorf("%s renamed onto %s without a sync after its last write", ev.path, ev.newPath)
+		if !covered(lastWrite, r, ev.Path) {
+			t.Errorf("%s renamed onto %s without a sync after its last write", ev.Path, ev.NewPath)
 		}
-		if !covered(r, len(events), filepath.Dir(ev.newPath)) {
-			t.Errorf("rename onto %s not followed by a sync of its directory", ev.newPath)
+		if !covered(r, len(events), filepath.Dir(ev.NewPath)) {
+			t.Errorf("rename onto %s not followed by a sync of its directory", ev.NewPath)
 		}
 	}
 	if renames != straceSharedWriters*straceSharedWrites {

@@ -1,6 +1,13 @@
 // Package logger provides a process-wide default *slog.Logger that is never
 // nil.
 //
+// # Examples
+//
+// Runnable examples with their output, checked by go test (example_test.go):
+// the logger before any setup (ExampleDefault) and installing one's own
+// handler, then restoring the previous logger (ExampleSetDefault).
+// pkg.go.dev and go doc -http show them; plain go doc does not.
+//
 // # Guarantees
 //
 //   - Default never returns nil, from the first call in any goroutine. It

@@ -14,7 +14,20 @@
 // document only if there is none yet (otherwise its error matches
 // os.ErrExist), so that of several creators exactly one wins. Store[T] does
 // the same for any JSON document type. MutateAll changes several documents
-// all or nothing (see Transactions).
+// all or nothing (see Transactions). List and WatchDir find and follow
+// the documents under a root, Watch follows one, and Quarantine moves a
+// corrupt one aside so that work can resume.
+//
+// # Examples
+//
+// Runnable examples with their output, checked by go test (example_test.go,
+// create_example_test.go): claiming a queued task (ExampleMutate), refusing
+// a stale state change (ExampleTransition), one of two creators winning
+// (ExampleCreate), keeping fields Status does not declare (ExampleRead), any
+// JSON document (ExampleNewStore), another program's own document type with
+// updated_at kept current (ExampleStamper), a truncated file left untouched
+// (ExampleCorruptError). pkg.go.dev and go doc -http show them; plain go
+// doc does not. docs/MIGRATION.md shows whole handlers moved to Mutate.
 //
 // # Guarantees
 //
@@ -115,6 +128,69 @@
 //     documented atomic and it has no directory fsync. Systems without flock
 //     return errors.ErrUnsupported.
 //
+// # Listing and watching documents
+//
+// List (Dir.All) yields every document under a root, whatever the layout;
+// Watch (Store.Watch) follows one document and WatchDir (Dir.Watch) every
+// document under a root, with the iterator shape of etcdstore.Watch: the
+// current state first, then each change, until ctx ends or the loop stops.
+// A document that cannot be read or decoded yields its Entry with an error
+// (a *CorruptError with the offset) and the walk or the watch goes on.
+//
+// Watches see changes through the documents' directories (inotify on
+// Linux, through package syscall; elsewhere, or when inotify instances or
+// watches run out, polling every 500ms, or every 20 times a poll's cost
+// for a large tree), so a replace by rename is one change, read once it is
+// complete. Guaranteed:
+//
+//   - After a change is committed, the watch yields that state or a later
+//     one: the last state of a burst is always yielded. States committed
+//     faster than the loop reads may be coalesced; a watcher that needs
+//     each step must record it in the document (a counter, a history).
+//   - Each yielded value is a whole committed version, never a torn read,
+//     and a document is yielded only when its bytes differ from what was
+//     last yielded for it: the same value is never yielded twice in a row
+//     (a rewrite of the same bytes, a touch or a chmod yields nothing). A
+//     document that cannot be read is reported once per distinct content
+//     or error; a removed one yields an Entry with Removed set.
+//   - Each document's states are yielded in commit order; between
+//     documents, in the order their changes were noticed.
+//   - No goroutine is started; the inotify instance or the polling ends
+//     with the loop or ctx (then the sequence ends without an error).
+//   - Subdirectories created under a Dir's root, or moved in, are followed
+//     and their documents reported; when the watched directory itself (the
+//     document's, or the root) is removed or moved, its documents are
+//     reported Removed and the sequence ends with an error matching
+//     os.ErrNotExist.
+//
+// Not guaranteed: files written in place (os.WriteFile, an editor) are
+// read when closed, but a read that another event causes meanwhile can see
+// them half-written and yield a *CorruptError before the value; polling
+// can miss a same-size replace within one timestamp tick on a file system
+// that reuses the freed inode at once, until the next change; network file
+// systems do not report other machines' writes. Linux allows 128 inotify
+// instances per user by default: prefer one WatchDir to many Watch calls.
+//
+// # Observing the file backend
+//
+// An Observer attached to a context with WithObserver receives one Call
+// per Mutate, Create and Remove made with that context: its wait for the
+// lock, the size of its batch, the durable write's duration and its error
+// (conflicts, corrupt documents refused, timeouts). It reaches the
+// package-level functions, which take no options, without global state;
+// a call without it costs one context lookup.
+//
+// # Recovering from a corrupt document
+//
+// Mutate refuses a corrupt document for ever, so that nothing is lost.
+// corestate fsck lists the corrupt documents under a root with their
+// offsets (and crash leftovers). Quarantine, under the document's lock,
+// moves a document that Mutate refuses aside to PATH.corrupt-<UTC time>,
+// keeping its bytes, so that work resumes from the zero T; it leaves a
+// usable document in place. No last-good copy is kept: a hard link to the
+// previous version would share the inode that an in-place writer corrupts,
+// and a real copy would double every write's I/O.
+//
 // # Group commit
 //
 // When several goroutines of one process mutate the same document at once,
@@ -204,7 +280,8 @@
 //
 // # Locking protocol (for programs in any language)
 //
-// To change a document at PATH (testdata/interop_counter.py follows it):
+// To change a document at PATH (internal/proof/status/testdata/interop_counter.py
+// in the repository follows it):
 //
 //  1. Open PATH.lock (the document's path with ".lock" appended) with a
 //     fresh open(2) for this acquisition, with O_RDWR|O_CREAT|O_NOFOLLOW|
@@ -238,7 +315,7 @@
 // apply.
 //
 // To change several documents in one transaction
-// (testdata/txn_agent.py follows it):
+// (internal/proof/status/testdata/txn_agent.py follows it):
 //
 //  1. Open every document's PATH.lock (step 1) and fstat it; take the
 //     locks in the order of (st_dev, st_ino), steps 2 and 3 for each. Two

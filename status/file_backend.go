@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentstate/core/fs"
 )
@@ -94,12 +95,14 @@ func (b *fileBackend) update(ctx context.Context, op string, apply func(cur []by
 
 	r := newRequest(b, e, op, ctx, nil)
 	r.apply = apply
+	defer e.observe(r)()
 	if e.enqueue(r) || e.wait(r) {
 		e.lead(r)
 	}
 	if r.panicked {
 		panic(r.panicVal)
 	}
+	r.report()
 	return r.err
 }
 
@@ -170,9 +173,10 @@ type entry struct {
 
 	fns fnCount // functions running on this entry's turn (see nested)
 
-	mu      sync.Mutex
-	queue   []*request
-	leading bool
+	mu       sync.Mutex
+	queue    []*request
+	leading  bool
+	observed atomic.Int32 // requests in flight with an Observer (observe.go)
 }
 
 type reqState int
@@ -210,6 +214,8 @@ type request struct {
 	panicVal any
 	ok       bool // apply succeeded; its change is in the batch's write
 	joined   bool // a transaction committed by another's leader (see joinTx)
+
+	tr *trace // non-nil when an Observer follows the call (observe.go)
 }
 
 // newRequest makes a request on e whose apply holds the turns of held
@@ -320,7 +326,9 @@ func (e *entry) handOff() {
 // lead runs one batch with r (the head of the queue) as leader.
 func (e *entry) lead(r *request) {
 	e.gather()
+	t := e.clock()
 	unlock, err := lockFile(r.ctx, e.key+LockSuffix, r.b.perm)
+	lock := since(t)
 	if err != nil {
 		// Our own wait ended (ctx) or the lock file is unusable: leave the
 		// queue and let the next caller lead with its own context.
@@ -338,6 +346,7 @@ func (e *entry) lead(r *request) {
 	}
 
 	batch := e.take(func(q *request) bool { return q.op != "" })
+	joined(r, batch, lock)
 
 	completed := false
 	defer func() {
@@ -421,7 +430,7 @@ func (e *entry) runBatch(leader *request, batch []*request) {
 	if cur == nil {
 		write = func() error { return removeDoc(e.key) }
 	}
-	if err := write(); err != nil {
+	if err := e.traced(batch, write); err != nil {
 		failApplied(batch, err)
 	}
 }
@@ -505,6 +514,7 @@ func (r *request) run(cur []byte) (out []byte, err error) {
 			}
 		}
 	}()
+	r.started()
 	out, err = runTracked(r, cur)
 	normal = true
 	return out, err

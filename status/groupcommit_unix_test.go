@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/agentstate/core/fs"
-	"github.com/google/go-cmp/cmp"
+	"github.com/agentstate/core/internal/deepdiff"
 )
 
 // holdLock takes the document's lock the way a foreign process would: a
@@ -245,11 +245,11 @@ func TestGroupCommitBatch(t *testing.T) {
 		if o.err != nil || o.panicVal != nil {
 			t.Fatalf("call %d: err %v panic %v", i, o.err, o.panicVal)
 		}
-		if diff := cmp.Diff(want, o.doc); diff != "" {
+		if diff := deepdiff.Diff(want, o.doc); diff != "" {
 			t.Errorf("call %d returned (-want +got):\n%s", i, diff)
 		}
 	}
-	if diff := cmp.Diff(want, readCounter(t, path)); diff != "" {
+	if diff := deepdiff.Diff(want, readCounter(t, path)); diff != "" {
 		t.Errorf("stored document (-want +got):\n%s", diff)
 	}
 	if *writes != 1 {

@@ -5,12 +5,30 @@ package status
 import (
 	"errors"
 	"os"
+	"syscall"
+	"unsafe"
+)
 
-	"golang.org/x/sys/windows"
+// LockFileEx and UnlockFileEx through the standard library's syscall
+// package, as cmd/go's lockedfile does, so that the package needs no module
+// beyond the standard library. kernel32.dll is a known DLL: the loader maps
+// the system copy whatever the search path.
+var (
+	kernel32         = syscall.NewLazyDLL("kernel32.dll")
+	procLockFileEx   = kernel32.NewProc("LockFileEx")
+	procUnlockFileEx = kernel32.NewProc("UnlockFileEx")
+)
+
+const (
+	lockfileFailImmediately = 0x00000001 // LOCKFILE_FAIL_IMMEDIATELY
+	lockfileExclusiveLock   = 0x00000002 // LOCKFILE_EXCLUSIVE_LOCK
+
+	errorLockViolation syscall.Errno = 33 // ERROR_LOCK_VIOLATION
 )
 
 type lockHandle struct {
-	f *os.File
+	f      *os.File
+	locked bool
 }
 
 func openLock(name string, _ os.FileMode) (*lockHandle, error) {
@@ -24,13 +42,12 @@ func openLock(name string, _ os.FileMode) (*lockHandle, error) {
 // tryLock locks the first byte of the lock file (never the document, which
 // readers must be able to open; Windows locks are mandatory).
 func (h *lockHandle) tryLock() (bool, error) {
-	ol := new(windows.Overlapped)
-	err := windows.LockFileEx(windows.Handle(h.f.Fd()),
-		windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
+	err := lockFileEx(h.f.Fd(), lockfileExclusiveLock|lockfileFailImmediately)
 	if err == nil {
+		h.locked = true
 		return true, nil
 	}
-	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) || errors.Is(err, windows.ERROR_IO_PENDING) {
+	if errors.Is(err, errorLockViolation) || errors.Is(err, syscall.ERROR_IO_PENDING) {
 		return false, nil
 	}
 	return false, &os.PathError{Op: "LockFileEx", Path: h.f.Name(), Err: err}
@@ -39,12 +56,47 @@ func (h *lockHandle) tryLock() (bool, error) {
 // id returns the identity (volume and file index) of the lock file: the
 // canonical order in which transactions take locks.
 func (h *lockHandle) id() (fileID, error) {
-	var fi windows.ByHandleFileInformation
-	if err := windows.GetFileInformationByHandle(windows.Handle(h.f.Fd()), &fi); err != nil {
+	var fi syscall.ByHandleFileInformation
+	if err := syscall.GetFileInformationByHandle(syscall.Handle(h.f.Fd()), &fi); err != nil {
 		return fileID{}, &os.PathError{Op: "GetFileInformationByHandle", Path: h.f.Name(), Err: err}
 	}
 	return fileID{uint64(fi.VolumeSerialNumber), uint64(fi.FileIndexHigh)<<32 | uint64(fi.FileIndexLow)}, nil
 }
 
-// close releases the lock with the handle.
-func (h *lockHandle) close() { h.f.Close() }
+// close releases the lock, then the handle. Closing the handle alone would
+// release it too, but Windows documents that release as happening at some
+// later time, which a waiting process would sit through.
+func (h *lockHandle) close() {
+	if h.locked {
+		unlockFileEx(h.f.Fd())
+		h.locked = false
+	}
+	h.f.Close()
+}
+
+// lockFileEx locks the file's first byte. The pointer conversion stays in
+// the Call expression, where the syscall package keeps ol alive.
+func lockFileEx(handle uintptr, flags uint32) error {
+	ol := new(syscall.Overlapped)
+	r, _, err := procLockFileEx.Call(handle, uintptr(flags), 0, 1, 0, uintptr(unsafe.Pointer(ol)))
+	return callErr(r, err)
+}
+
+// unlockFileEx unlocks the file's first byte.
+func unlockFileEx(handle uintptr) error {
+	ol := new(syscall.Overlapped)
+	r, _, err := procUnlockFileEx.Call(handle, 0, 1, 0, uintptr(unsafe.Pointer(ol)))
+	return callErr(r, err)
+}
+
+// callErr is the error of a call returning a Windows BOOL: nil when r is
+// nonzero, else the last error.
+func callErr(r uintptr, err error) error {
+	if r != 0 {
+		return nil
+	}
+	if errno, ok := err.(syscall.Errno); ok && errno != 0 {
+		return errno
+	}
+	return syscall.EINVAL
+}

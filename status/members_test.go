@@ -5,9 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/agentstate/core/internal/deepdiff"
 	"github.com/agentstate/core/internal/jsontext"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 // checkMembers compares members with encoding/json's own view of a valid
@@ -27,7 +26,7 @@ func checkMembers(t *testing.T, data []byte) {
 	if err != nil {
 		t.Fatalf("members(%q): %v", data, err)
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := deepdiff.Diff(want, got); diff != "" {
 		t.Errorf("members(%q) (-encoding/json +members):\n%s", data, diff)
 	}
 }

@@ -3,12 +3,8 @@ package status
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-
-	"github.com/agentstate/core/fs"
 )
 
 // Remove removes the status document at path and its lock file, under the
@@ -61,22 +57,5 @@ func removeDoc(key string) error {
 	if err := os.Remove(key + LockSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if err := syncDir(filepath.Dir(key)); err != nil {
-		return fmt.Errorf("%w: %w", fs.ErrDurabilityUnknown, err)
-	}
-	return nil
-}
-
-// syncDir makes the entries of directory dir durable (where a directory
-// can be synced: not on Windows, see package fs).
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return syncDir(filepath.Dir(key))
 }

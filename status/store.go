@@ -66,10 +66,7 @@ type Store[T any] struct {
 // is a file kept by the file backend (see the package doc for the locking
 // protocol); WithBackend selects another backend.
 func NewStore[T any](path string, opts ...Option) *Store[T] {
-	o := options{perm: 0o644, maxSize: DefaultMaxSize}
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := collect(opts)
 	var b Backend
 	if o.backend != nil {
 		b = o.backend(path)
@@ -125,6 +122,17 @@ func (s *Store[T]) Mutate(ctx context.Context, fn func(*T) error) (T, error) {
 		return zero, err
 	}
 	return result, nil
+}
+
+// collect applies opts to the defaults.
+func collect(opts []Option) options {
+	o := options{perm: 0o644, maxSize: DefaultMaxSize}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	return o
 }
 
 // current decodes cur and encodes it compactly (the "before" of no-change

@@ -367,12 +367,3 @@ func syncCommit(jpath string, docs []string) error {
 	}
 	return nil
 }
-
-func syncFile(name string) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
-}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -75,11 +76,12 @@ func (b *fileBackend) UpdateAll(ctx context.Context, docs []Backend, apply func(
 		}
 		return t.err
 	}
+	t := observedClock(parts)
 	if p, err := lockAll(ctx, parts); err != nil {
 		giveBackTurns(parts)
 		return pathError(op, p.b.path, err)
 	}
-	return runTx(parts, entries, len(docs), apply)
+	return runTx(parts, entries, len(docs), apply, since(t))
 }
 
 // txParts checks the documents of a transaction and returns them in the
@@ -291,7 +293,7 @@ func closeLocks(parts []*txPart) {
 // runTx runs a transaction whose turns and locks are held: it reads the
 // documents, applies the transaction and the calls that join it, commits,
 // releases the locks and hands each entry on.
-func runTx(parts []*txPart, entries []*entry, n int, apply func(cur [][]byte) ([][]byte, error)) error {
+func runTx(parts []*txPart, entries []*entry, n int, apply func(cur [][]byte) ([][]byte, error), lock time.Duration) error {
 	for _, p := range parts {
 		var err error
 		if p.orig, err = p.e.read(p.turn); err != nil {
@@ -327,6 +329,7 @@ func runTx(parts []*txPart, entries []*entry, n int, apply func(cur [][]byte) ([
 	// first turn waits in one of these queues.
 	for _, p := range parts {
 		p.batch = p.e.take(func(q *request) bool { return q.op == "mutate" || joins(q, parts) })
+		joined(p.turn, p.batch, lock)
 	}
 	taken = true
 	for _, p := range parts {
@@ -346,7 +349,7 @@ func runTx(parts []*txPart, entries []*entry, n int, apply func(cur [][]byte) ([
 			}
 		}
 	}
-	if names, werr := commitParts(parts); werr != nil {
+	if names, werr := tracedCommit(parts); werr != nil {
 		for _, p := range parts {
 			failApplied(p.batch, werr)
 		}
@@ -379,6 +382,34 @@ func runApply(lead *request, parts []*txPart, n int, apply func(cur [][]byte) ([
 		return nil, err
 	}
 	return out, checkOut(out, cur, parts)
+}
+
+// observedClock returns the time if any of the transaction's entries has
+// observed requests (see entry.clock), else zero.
+func observedClock(parts []*txPart) time.Time {
+	for _, p := range parts {
+		if t := p.e.clock(); !t.IsZero() {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
+// tracedCommit is commitParts, recording its duration in the observed
+// requests that joined the commit (see entry.traced).
+func tracedCommit(parts []*txPart) (string, error) {
+	t := observedClock(parts)
+	names, err := commitParts(parts)
+	if d := since(t); d > 0 {
+		for _, p := range parts {
+			for _, q := range p.batch {
+				if q.tr != nil {
+					q.tr.write = d
+				}
+			}
+		}
+	}
+	return names, err
 }
 
 // commitParts writes the documents that changed: one as Mutate does, more

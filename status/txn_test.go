@@ -663,3 +663,35 @@ func TestUpdateAllNilBackend(t *testing.T) {
 		}
 	}
 }
+
+// A Mutate call observed (WithObserver) that joins a transaction's commit
+// reports the batch it joined and the commit's write.
+func TestMutateAllJoinedCallObserved(t *testing.T) {
+	dir := t.TempDir()
+	reg, task := txDocs(t, dir)
+	seedTx(t, reg, task)
+	calls := make(chan Call, 1)
+	obs := &Observer{Done: func(c Call) { calls <- c }}
+	inside, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		MutateAll(context.Background(), []Doc{reg, task}, func(tx *Tx) error {
+			close(inside)
+			<-release
+			return spawn(reg, task)(tx)
+		})
+	})
+	<-inside
+	wg.Go(func() {
+		if _, err := reg.Mutate(WithObserver(context.Background(), obs), func(r *txReg) error { r.Agents = append(r.Agents, "x"); return nil }); err != nil {
+			t.Error(err)
+		}
+	})
+	waitQueued(t, reg.Name(), 2)
+	close(release)
+	wg.Wait()
+	c := <-calls
+	if c.Err != nil || c.Batch != 2 || c.Leader || c.Write <= 0 {
+		t.Fatalf("observed call %+v: want batch 2 (the transaction's turn and the call), not leader, a write", c)
+	}
+}

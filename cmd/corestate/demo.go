@@ -87,6 +87,8 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 
+	fmt.Fprintf(stderr, "demo: three sides run one after another (%s, %s, %s); the table follows when all are done\n",
+		sideName(modeControl), sideName(modeAtomic), sideName(modeMutate))
 	var results []sideResult
 	for _, mode := range []string{modeControl, modeAtomic, modeMutate} {
 		r, err := runSide(ctx, exe, cfg, mode, filepath.Join(dir, mode+".json"), stderr)
@@ -98,6 +100,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		results = append(results, r)
 	}
+	printSetup(stdout, cfg)
 	printTable(stdout, results)
 	return printVerdict(stdout, results, dir, cfg.dir != "")
 }

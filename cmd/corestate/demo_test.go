@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,26 +12,28 @@ import (
 
 // demoRow is one parsed row of the demo's table.
 type demoRow struct {
-	writers               string
-	attempted, lost, torn int64
+	lock, write                             string
+	attempted, lost, readerTorn, writerTorn int64
 }
 
+func (r demoRow) torn() int64 { return r.readerTorn + r.writerTorn }
+
+// parseDemoTable finds the table (after the setup line) in the demo's
+// output and returns its rows by side.
 func parseDemoTable(t *testing.T, out string) map[string]demoRow {
 	t.Helper()
 	lines := strings.Split(out, "\n")
-	if len(lines) < 4 || !strings.HasPrefix(lines[0], "mode ") || !strings.Contains(lines[1], "-+-") {
-		t.Fatalf("no table at the top of the output:\n%s", out)
+	head := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "side ") })
+	if head < 1 || len(lines) < head+5 || !strings.Contains(lines[head+1], "-+-") {
+		t.Fatalf("no table after a setup line in the output:\n%s", out)
 	}
 	for _, h := range tableHeader {
-		if !strings.Contains(lines[0], h) {
-			t.Errorf("header lacks %q: %s", h, lines[0])
+		if !strings.Contains(lines[head], h) {
+			t.Errorf("header lacks %q: %s", h, lines[head])
 		}
 	}
 	rows := make(map[string]demoRow)
-	if len(lines) < 5 {
-		t.Fatalf("table has fewer than 3 rows:\n%s", out)
-	}
-	for _, line := range lines[2:5] {
+	for _, line := range lines[head+2 : head+5] {
 		cells := strings.Split(line, "|")
 		if len(cells) != len(tableHeader) {
 			t.Fatalf("row has %d cells: %q", len(cells), line)
@@ -40,6 +43,7 @@ func parseDemoTable(t *testing.T, out string) map[string]demoRow {
 			if s == "all (corrupt)" {
 				return -1
 			}
+			s, _, _ = strings.Cut(s, " of ") // torn reads: readers, "N of reads"
 			n, err := strconv.ParseInt(s, 10, 64)
 			if err != nil {
 				t.Fatalf("cell %d of %q: %v", i, line, err)
@@ -47,8 +51,8 @@ func parseDemoTable(t *testing.T, out string) map[string]demoRow {
 			return n
 		}
 		rows[strings.TrimSpace(cells[0])] = demoRow{
-			writers:   strings.TrimSpace(cells[1]),
-			attempted: num(2), lost: num(3), torn: num(4),
+			lock: strings.TrimSpace(cells[1]), write: strings.TrimSpace(cells[2]),
+			attempted: num(3), lost: num(4), readerTorn: num(5), writerTorn: num(6),
 		}
 	}
 	return rows
@@ -70,16 +74,22 @@ func TestDemo(t *testing.T) {
 		r := corestate(t, args...).want(t, exitOK)
 		rows := parseDemoTable(t, r.stdout)
 		bare, atomic, mutate := rows["control: bare RMW"], rows["control: RMW+rename"], rows["status.Mutate"]
+		if setup := strings.ReplaceAll(r.stdout, "\n  ", " "); !strings.Contains(setup, "Each side: 3 processes × 4 goroutines make 25 read-modify-write updates each (300 in all)") {
+			t.Fatalf("no setup line for 3×4 writers and 300 updates:\n%s", r.stdout)
+		}
 		for name, row := range map[string]demoRow{"bare": bare, "atomic": atomic, "status.Mutate": mutate} {
-			if row.writers != "3×4" || row.attempted != 3*4*25 {
-				t.Fatalf("%s row: %+v, want 3×4 writers and 300 attempts\n%s", name, row, r.stdout)
+			if row.attempted != 3*4*25 {
+				t.Fatalf("%s row: %+v, want 300 attempts\n%s", name, row, r.stdout)
 			}
 		}
-		if mutate.lost != 0 || mutate.torn != 0 {
-			t.Fatalf("status.Mutate lost %d updates, saw %d torn reads\n%s", mutate.lost, mutate.torn, r.stdout)
+		if mutate.lock != "flock" || bare.lock != "none" || atomic.write != "rename, fsync each" {
+			t.Errorf("lock/write cells do not say how each side writes: %+v %+v %+v", bare, atomic, mutate)
 		}
-		if atomic.torn != 0 {
-			t.Fatalf("RMW+rename control saw %d torn reads; atomic writes must prevent them\n%s", atomic.torn, r.stdout)
+		if mutate.lost != 0 || mutate.torn() != 0 {
+			t.Fatalf("status.Mutate lost %d updates, saw %d torn reads\n%s", mutate.lost, mutate.torn(), r.stdout)
+		}
+		if atomic.torn() != 0 {
+			t.Fatalf("RMW+rename control saw %d torn reads; atomic writes must prevent them\n%s", atomic.torn(), r.stdout)
 		}
 		if !strings.Contains(r.stdout, "status.Mutate: OK") {
 			t.Errorf("no verdict line for status.Mutate:\n%s", r.stdout)
@@ -88,7 +98,7 @@ func TestDemo(t *testing.T) {
 			t.Errorf("no progress on stderr:\n%s", r.stderr)
 		}
 		t.Logf("run %d: bare control lost %d (-1: file left corrupt), %d torn reads; RMW+rename lost %d",
-			i, bare.lost, bare.torn, atomic.lost)
+			i, bare.lost, bare.torn(), atomic.lost)
 		bareLost = bareLost || bare.lost != 0
 		atomicLost = atomicLost || atomic.lost != 0
 		if bareLost && atomicLost {

@@ -10,6 +10,8 @@
 //	corestate incr [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
 //	corestate tx [--timeout D] [--max-size N] FILE [OP]... [-- FILE [OP]...]...
 //	corestate sweep [--older-than D] DIR
+//	corestate fsck [--name PATTERN] [--max-size N] ROOT
+//	corestate quarantine [--timeout D] [--max-size N] FILE
 //	corestate help [COMMAND]
 //
 // # demo
@@ -23,9 +25,17 @@
 // worker processes (corestate re-executes itself) of --goroutines goroutines,
 // each goroutine making --updates increments of the "runs" field, while
 // --readers goroutines of the parent read the file without a lock and count
-// torn reads (an empty file or one that does not decode). It prints a table:
+// torn reads (an empty file or one that does not decode). It prints what each
+// side ran, then a table with one row per side:
 //
-//	mode | writers (procs×goroutines) | updates attempted | updates lost | torn reads seen | throughput (kept updates/s)
+//	side | lock | write | attempted | lost | torn reads: readers | torn reads: writers | kept updates/s
+//
+// lock and write say how the side updates the file, which explains the
+// other columns: without a lock updates are lost, in-place writes tear, and
+// every fsync costs time (status.Mutate pays one per batch of waiting
+// goroutines). A writer that reads a torn file gives up its update. kept
+// updates/s counts only the updates that survived. A key under the table
+// says the same.
 //
 // The controls are expected to lose updates (and the bare one to show torn
 // reads); a run in which a control loses nothing is reported as such, not as
@@ -150,6 +160,42 @@
 // double quote is printed Go-quoted ("a\nb"), so one line is always one
 // path.
 //
+// # fsck
+//
+// fsck checks every document under ROOT without locking and changes
+// nothing. Documents are the files named like --name (default
+// status.json, a path.Match pattern) at any depth, found as status.List
+// finds them (directories whose name starts with "." are not entered,
+// links are not followed), and read by status.Read's rules. It prints one
+// line per finding, KIND, PATH and a detail separated by tabs (PATH quoted
+// as sweep quotes it):
+//
+//	corrupt      a document that does not decode, with the byte offset
+//	refused      a document larger than --max-size or not a regular file,
+//	             or a lock file that is not a regular file
+//	unreadable   a file or directory that could not be read
+//	temp         a temp file of an interrupted write (sweep removes it)
+//	lock         a lock file without its document (harmless)
+//	txn          a transaction marker, left for the next writer to recover
+//	quarantined  a copy that quarantine moved aside
+//
+// and a last line with the counts. It exits 3 when a document is corrupt
+// or refused (work on it is blocked until it is repaired or quarantined),
+// 7 when something could not be read, 2 when ROOT is missing, and 0
+// otherwise: leftovers alone are not failures.
+//
+// # quarantine
+//
+// quarantine moves FILE aside if every writer refuses it (status.Quarantine:
+// it does not decode by status.Read's rules, or it is larger than
+// --max-size), so that work can resume: under the document's lock (waiting
+// at most --timeout), FILE is renamed to FILE.corrupt-<UTC time> beside it
+// (with -2, -3... if that name is taken: nothing is ever replaced), and the
+// move is made durable. The bytes are kept as they were. It prints the new
+// path. A FILE that decodes is left in place and quarantine exits 9; a
+// missing FILE exits 2; a link, pipe or directory at FILE is not moved
+// (exit 7).
+//
 // # Output and exit codes
 //
 // Output is plain text without colour, stable for scripts. Errors go to
@@ -158,12 +204,13 @@
 //	0    success
 //	1    usage error (unknown command or flag, wrong arguments)
 //	2    not found (FILE, DIR, or a FIELD that get cannot find)
-//	3    corrupt document (the file does not decode as a JSON object); the file is untouched
+//	3    corrupt document (the file does not decode as a JSON object); the file is untouched; fsck: a document cannot be used
 //	4    timeout (set, incr, tx: a lock was not acquired within --timeout; demo: the run exceeded --timeout)
 //	5    bad field (a name or value that status.Status does not accept)
 //	6    demo failed (the status.Mutate side lost an update, saw a torn read, or erred)
 //	7    any other error (permission denied, I/O error...)
 //	8    conflict (set, incr, tx: an --if did not hold, a cap was reached, or a final status would be left); nothing is written
+//	9    not corrupt (quarantine: FILE decodes); nothing is moved
 //	130  interrupted (SIGINT or SIGTERM)
 //
 // # Signals

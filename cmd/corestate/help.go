@@ -14,6 +14,8 @@ Usage:
   corestate incr  [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
   corestate tx    [--timeout D] [--max-size N] FILE [OP]... [-- FILE [OP]...]...
   corestate sweep [--older-than D] DIR
+  corestate fsck  [--name PATTERN] [--max-size N] ROOT
+  corestate quarantine [--timeout D] [--max-size N] FILE
   corestate help  [COMMAND]
 
 Exit codes:
@@ -27,7 +29,12 @@ Exit codes:
   7    other error (permission, I/O...)
   8    conflict (an --if did not hold, a cap was reached, or a final status would
        be left); nothing written
+  9    not corrupt (quarantine: FILE decodes; nothing moved)
   130  interrupted
+
+fsck exits 3 when a document cannot be used (corrupt, or refused) and 7 when
+part of ROOT could not be read; leftovers alone (temp files, lock files without
+a document, transaction markers, quarantined copies) exit 0.
 
 Errors are one line on stderr starting with "corestate: ". No colour.
 `
@@ -38,9 +45,11 @@ Runs the CONTROL (bare read-modify-write, in-place os.WriteFile, no lock), a
 second control with atomic writes but no lock (RMW+rename), and status.Mutate,
 one after the other, each with PROCS worker processes of
 GOROUTINES goroutines making UPDATES increments each, while READERS goroutines
-read the file without a lock. Prints a table of updates attempted, lost, torn
-reads seen and throughput. Exits 6 if the status.Mutate side loses anything or
-sees a torn read; the controls are expected to lose and are not judged.
+read the file without a lock. Prints a table with, per side, how it locks and
+writes, updates attempted and lost, torn reads by the readers and by the
+writers, and updates kept per second. Exits 6 if the status.Mutate side loses
+anything or sees a torn read; the controls are expected to lose and are not
+judged.
 
 Flags:
   --procs N        worker processes per side (default 4)
@@ -142,17 +151,62 @@ Flags:
   --older-than D   minimum age (default 1h)
 `
 
+const helpFsck = `Usage: corestate fsck [--name PATTERN] [--max-size N] ROOT
+
+Checks every document under ROOT, at any depth (directories whose name starts
+with "." are not entered, links are not followed), and lists, one per line:
+
+  corrupt      PATH  at byte N: why      (does not decode: every writer refuses it)
+  refused      PATH  why                 (too large, not a regular file, or a lock
+                                          file that is not a regular file)
+  unreadable   PATH  why                 (permission denied, I/O error)
+  temp         PATH  age                 (left by an interrupted write; see sweep)
+  lock         PATH  no document         (harmless)
+  txn          PATH  transaction marker  (the next writer recovers it)
+  quarantined  PATH  a copy moved aside by quarantine
+
+Fields are separated by tabs; a PATH with a control character or bytes that
+are not UTF-8 is Go-quoted. A last line counts everything. fsck reads without
+locking and changes nothing. Documents are the files named like PATTERN,
+checked by status.Read's rules (as get reads them).
+
+Exit codes: 0 every document can be used (leftovers may be listed); 3 at
+least one corrupt or refused; 7 something could not be read; 2 ROOT missing.
+
+Flags:
+  --name PATTERN   documents are the files named like this (default status.json)
+  --max-size N     a document larger than N bytes is refused (default 16 MiB; 0 = no limit)
+`
+
+const helpQuarantine = `Usage: corestate quarantine [--timeout D] [--max-size N] FILE
+
+Moves a document that every writer refuses (corrupt, or larger than
+--max-size) aside, so that work can resume: under the document's lock, FILE
+is renamed to FILE.corrupt-<UTC time> (-2, -3... if taken) beside it, and the
+move is fsynced. Its bytes are kept as they were; nothing is ever replaced.
+Prints the new path. The next writer starts from an empty document.
+
+A FILE that decodes (by status.Read's rules) is left in place: exit 9. A
+missing FILE exits 2; a link or special file at FILE is not moved (exit 7).
+
+Flags:
+  --timeout D    wait at most D for the lock (default 30s; 0 = no limit)
+  --max-size N   a FILE larger than N bytes counts as unusable (default 16 MiB)
+`
+
 // printHelp writes the help for topic ("" for the overview) and reports
 // whether there is such a topic.
 func printHelp(w io.Writer, topic string) bool {
 	text, ok := map[string]string{
-		"":      helpMain,
-		"demo":  helpDemo,
-		"get":   helpGet,
-		"set":   helpSet,
-		"incr":  helpIncr,
-		"tx":    helpTx,
-		"sweep": helpSweep,
+		"":           helpMain,
+		"demo":       helpDemo,
+		"get":        helpGet,
+		"set":        helpSet,
+		"incr":       helpIncr,
+		"tx":         helpTx,
+		"sweep":      helpSweep,
+		"fsck":       helpFsck,
+		"quarantine": helpQuarantine,
 	}[topic]
 	if ok {
 		fmt.Fprint(w, text)

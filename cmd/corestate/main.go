@@ -27,6 +27,7 @@ const (
 	exitDemoFailed  = 6
 	exitError       = 7
 	exitConflict    = 8
+	exitNotCorrupt  = 9
 	exitInterrupted = 130
 )
 
@@ -128,6 +129,10 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cmdTx(ctx, rest, stdout)
 	case "sweep":
 		return cmdSweep(rest, stdout)
+	case "fsck":
+		return cmdFsck(rest, stdout)
+	case "quarantine":
+		return cmdQuarantine(ctx, rest, stdout)
 	case workerCommand:
 		return cmdWorker(ctx, rest, os.Stdin, stdout)
 	case "help", "-h", "-help", "--help":
@@ -151,6 +156,8 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.Is(err, errDemoFailed):
 		return exitDemoFailed
+	case errors.Is(err, errNotCorrupt):
+		return exitNotCorrupt
 	case errors.Is(err, status.ErrConflict):
 		return exitConflict
 	case errors.Is(err, status.ErrCorrupt):

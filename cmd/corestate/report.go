@@ -8,12 +8,34 @@ import (
 )
 
 var tableHeader = []string{
-	"mode", "writers (procs×goroutines)", "updates attempted",
-	"updates lost", "torn reads seen", "throughput (kept updates/s)",
+	"side", "lock", "write", "attempted", "lost", "torn reads: readers", "torn reads: writers", "kept updates/s",
+}
+
+// sideDesign is how a side updates the file: its lock and how it writes, the
+// columns that explain the others (what it loses, tears and keeps per
+// second).
+func sideDesign(mode string) (lock, write string) {
+	switch mode {
+	case modeControl:
+		return "none", "in place, no fsync"
+	case modeAtomic:
+		return "none", "rename, fsync each"
+	}
+	return "flock", "rename, fsync per batch"
+}
+
+// printSetup says, before the table, what each side ran.
+func printSetup(w io.Writer, cfg demoConfig) {
+	total := cfg.procs * cfg.goroutines * cfg.updates
+	wrap(w, fmt.Sprintf("Each side: %d processes × %d goroutines make %d read-modify-write updates each (%d in all) "+
+		"of one status.json, which %d goroutines read meanwhile without a lock.",
+		cfg.procs, cfg.goroutines, cfg.updates, total, cfg.readers))
+	fmt.Fprintln(w)
 }
 
 // printTable writes the demo's results as a plain-text table: text columns
-// left-aligned, numbers right-aligned, no colour.
+// left-aligned, numbers right-aligned, no colour. Below it, a key says what
+// the columns count.
 func printTable(w io.Writer, results []sideResult) {
 	rows := [][]string{tableHeader}
 	for _, r := range results {
@@ -21,12 +43,15 @@ func printTable(w io.Writer, results []sideResult) {
 		if r.finalCorrupt {
 			lost = "all (corrupt)"
 		}
+		lock, write := sideDesign(r.mode)
 		rows = append(rows, []string{
 			sideName(r.mode),
-			fmt.Sprintf("%d×%d", r.procs, r.goroutines),
+			lock,
+			write,
 			strconv.FormatInt(r.attempted, 10),
 			lost,
-			strconv.FormatInt(r.torn(), 10),
+			fmt.Sprintf("%d of %d", r.readerTorn, r.reads),
+			strconv.FormatInt(r.writerTorn, 10),
 			strconv.FormatFloat(r.throughput(), 'f', 0, 64),
 		})
 	}
@@ -40,7 +65,7 @@ func printTable(w io.Writer, results []sideResult) {
 		cells := make([]string, len(row))
 		for i, cell := range row {
 			pad := strings.Repeat(" ", width[i]-len([]rune(cell)))
-			if i < 2 || n == 0 {
+			if i < 3 || n == 0 {
 				cells[i] = cell + pad
 			} else {
 				cells[i] = pad + cell
@@ -55,6 +80,11 @@ func printTable(w io.Writer, results []sideResult) {
 			fmt.Fprintln(w, strings.Join(seps, "-+-"))
 		}
 	}
+	fmt.Fprintln(w)
+	wrap(w, "lost: attempted minus the final count. torn reads: reads that found an empty or partial file; "+
+		"a writer that read one gave up its update. kept updates/s: updates that survived, per second of "+
+		"wall time, so lost updates do not count; fsyncing the file and its directory costs time, and "+
+		"status.Mutate pays it once per batch (the goroutines of a process waiting at the same time share one write).")
 }
 
 // printVerdict explains the table in words and returns errDemoFailed if the
@@ -71,9 +101,6 @@ func printVerdict(w io.Writer, results []sideResult, dir string, kept bool) erro
 			failure = describeMutate(w, r)
 		}
 	}
-	wrap(w, "Throughput counts the updates that survived, per second of wall time. status.Mutate and "+
-		"RMW+rename fsync the file and its directory on every write (status.Mutate batches the "+
-		"goroutines of a process into one write); the bare control never fsyncs.")
 	if kept {
 		fmt.Fprintf(w, "Files kept in %s.\n", dir)
 	}
@@ -103,15 +130,14 @@ func describeControl(w io.Writer, r sideResult) {
 	default:
 		fmt.Fprintf(&b, "%s: lost NOTHING this run. The race depends on timing; more contention (--procs, --goroutines, --updates) usually shows it. Not a failure.", name)
 	}
-	fmt.Fprintf(&b, " Torn reads: %d of %d lock-free reads by the readers, %d by the writers themselves.", r.readerTorn, r.reads, r.writerTorn)
 	if r.errors > 0 {
 		fmt.Fprintf(&b, " %d updates failed with an error (first: %s).", r.errors, r.firstError)
 	}
 	switch r.mode {
 	case modeControl:
-		b.WriteString(" Expected: no lock (P4-9) and in-place writes (P4-10).")
+		b.WriteString(" Expected: without a lock, writers erase each other's updates, and in-place writes tear.")
 	case modeAtomic:
-		b.WriteString(" Expected: atomic writes stop torn reads, but without a lock stale copies still erase updates (P4-9).")
+		b.WriteString(" Expected: atomic writes stop torn reads, but without a lock stale copies still erase updates.")
 	}
 	wrap(w, b.String())
 }

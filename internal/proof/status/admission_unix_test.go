@@ -1,4 +1,4 @@
-//go:build unix
+//go:build darwin || dragonfly || freebsd || illumos || linux || netbsd || openbsd
 
 package status_test
 
@@ -99,22 +99,22 @@ func taskStore(dir, name string) *status.Store[status.Status] {
 
 func taskName(proc, g, k int) string { return fmt.Sprintf("p%d-g%d-k%d", proc, g, k) }
 
-var _ = register("admit", func(a childArgs, out *reporter) error {
-	reg := status.NewStore[registry](filepath.Join(a.Dir, "registry.json"))
+var _ = cpRegister("txadmit", func(a cpArgs, out *cpReporter) error {
+	reg := status.NewStore[registry](filepath.Join(a.Path, "registry.json"))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang fails; nothing is timed
 	defer cancel()
-	if err := gate(out); err != nil {
+	if err := cpGate(out); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup
 	errc := make(chan error, a.Goroutines)
 	for g := range a.Goroutines {
 		wg.Go(func() {
-			for k := range a.Ops {
-				task := taskStore(a.Dir, taskName(a.Proc, g, k))
+			for k := range a.Iterations {
+				task := taskStore(a.Path, taskName(a.Client, g, k))
 				backoff := time.Millisecond
 				spawn, finish := spawnTask, finishTask
-				if a.Variant == "two" {
+				if a.Writer == "two" {
 					spawn, finish = spawnTwo, finishTwo
 				}
 				for {
@@ -195,16 +195,16 @@ func admission(t *testing.T, variant string, procs, goroutines, perGoroutine, py
 	}
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
-	var cs []*child
+	var cs []*cpChild
 	for p := range procs {
-		cs = append(cs, startChild(t, "admit", childArgs{Dir: dir, Variant: variant, Proc: p, Goroutines: goroutines, Ops: perGoroutine, Seed: seed}))
+		cs = append(cs, cpStartGo(t, fmt.Sprintf("txadmit %d", p), "txadmit", cpArgs{Path: dir, Writer: variant, Client: p, Goroutines: goroutines, Iterations: perGoroutine, Seed: seed}))
 	}
 	if pyTasks > 0 {
-		pyArgs := []string{filepath.Join("..", "..", "..", "status", "testdata", "txn_agent.py"), "spawn", reg.Name()}
+		pyArgs := []string{filepath.Join("testdata", "txn_agent.py"), "spawn", reg.Name()}
 		for k := range pyTasks {
 			pyArgs = append(pyArgs, create(fmt.Sprintf("py-%d", k)))
 		}
-		cs = append(cs, startCmd(t, "txn_agent.py", exec.Command("python3", pyArgs...)))
+		cs = append(cs, cpStart(t, "txn_agent.py", exec.Command("python3", pyArgs...), false))
 	}
 
 	// The observer: under the registry's lock, no transaction is half-way
@@ -242,7 +242,7 @@ func admission(t *testing.T, variant string, procs, goroutines, perGoroutine, py
 			}
 		}
 	})
-	release(t, cs)
+	cpRelease(t, cs)
 	for _, c := range cs {
 		for {
 			l, ok := c.next()

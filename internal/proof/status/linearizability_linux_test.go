@@ -26,20 +26,20 @@ import (
 // CONTROL makes each transaction two Mutate calls (a, then b): the
 // checker must find the history not linearizable.
 
-type linIn struct {
+type txLinIn struct {
 	Op     string // "tx", "a", "b" or "read"
 	DA, DB int
 }
 
-type linOut struct {
+type txLinOut struct {
 	A, B int
 	Err  string
 }
 
-type linRecord struct {
+type txLinRecord struct {
 	Client       int
-	In           linIn
-	Out          linOut
+	In           txLinIn
+	Out          txLinOut
 	Call, Return int64
 }
 
@@ -51,14 +51,14 @@ func monotonic() int64 {
 	return ts.Nano()
 }
 
-type linDocs struct{ a, b *status.Store[counter] }
+type txLinDocs struct{ a, b *status.Store[counter] }
 
-func openLinDocs(dir string) linDocs {
-	return linDocs{status.NewStore[counter](filepath.Join(dir, "a.json")), status.NewStore[counter](filepath.Join(dir, "b.json"))}
+func openTxLinDocs(dir string) txLinDocs {
+	return txLinDocs{status.NewStore[counter](filepath.Join(dir, "a.json")), status.NewStore[counter](filepath.Join(dir, "b.json"))}
 }
 
-func (d linDocs) do(ctx context.Context, variant string, in linIn) linOut {
-	var out linOut
+func (d txLinDocs) do(ctx context.Context, variant string, in txLinIn) txLinOut {
+	var out txLinOut
 	var err error
 	switch in.Op {
 	case "tx":
@@ -67,7 +67,7 @@ func (d linDocs) do(ctx context.Context, variant string, in linIn) linOut {
 			if ca, err = d.a.Mutate(ctx, func(c *counter) error { c.N += in.DA; return nil }); err == nil {
 				cb, err = d.b.Mutate(ctx, func(c *counter) error { c.N += in.DB; return nil })
 			}
-			out = linOut{A: ca.N, B: cb.N}
+			out = txLinOut{A: ca.N, B: cb.N}
 			break
 		}
 		var tx *status.Tx
@@ -77,7 +77,7 @@ func (d linDocs) do(ctx context.Context, variant string, in linIn) linOut {
 			return nil
 		})
 		if err == nil {
-			out = linOut{A: d.a.In(tx).N, B: d.b.In(tx).N}
+			out = txLinOut{A: d.a.In(tx).N, B: d.b.In(tx).N}
 		}
 	case "a", "b":
 		s := d.a
@@ -86,11 +86,11 @@ func (d linDocs) do(ctx context.Context, variant string, in linIn) linOut {
 		}
 		var c counter
 		c, err = s.Mutate(ctx, func(c *counter) error { c.N += in.DA; return nil })
-		out = linOut{A: c.N}
+		out = txLinOut{A: c.N}
 	case "read":
 		var tx *status.Tx
 		if tx, err = status.LoadAll(ctx, d.a, d.b); err == nil {
-			out = linOut{A: d.a.In(tx).N, B: d.b.In(tx).N}
+			out = txLinOut{A: d.a.In(tx).N, B: d.b.In(tx).N}
 		}
 	}
 	if err != nil {
@@ -99,23 +99,23 @@ func (d linDocs) do(ctx context.Context, variant string, in linIn) linOut {
 	return out
 }
 
-var _ = register("lin", func(a childArgs, out *reporter) error {
-	d := openLinDocs(a.Dir)
+var _ = cpRegister("txlin", func(a cpArgs, out *cpReporter) error {
+	d := openTxLinDocs(a.Path)
 	ctx := context.Background()
-	if err := gate(out); err != nil {
+	if err := cpGate(out); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup
 	for g := range a.Goroutines {
-		client := a.Proc*a.Goroutines + g
+		client := a.Client*a.Goroutines + g
 		rng := rand.New(rand.NewPCG(a.Seed, uint64(client)))
 		wg.Go(func() {
-			for range a.Ops {
-				in := linIn{Op: []string{"tx", "tx", "a", "b", "read"}[rng.IntN(5)], DA: 1 + rng.IntN(5), DB: 1 + rng.IntN(5)}
+			for range a.Iterations {
+				in := txLinIn{Op: []string{"tx", "tx", "a", "b", "read"}[rng.IntN(5)], DA: 1 + rng.IntN(5), DB: 1 + rng.IntN(5)}
 				call := monotonic()
-				o := d.do(ctx, a.Variant, in)
+				o := d.do(ctx, a.Writer, in)
 				ret := monotonic()
-				out.json("op", linRecord{Client: client, In: in, Out: o, Call: call, Return: ret})
+				out.json("op", txLinRecord{Client: client, In: in, Out: o, Call: call, Return: ret})
 			}
 		})
 	}
@@ -123,10 +123,10 @@ var _ = register("lin", func(a childArgs, out *reporter) error {
 	return out.line("done")
 })
 
-var linModel = porcupine.Model{
+var txLinModel = porcupine.Model{
 	Init: func() any { return [2]int{} },
 	Step: func(state, input, output any) (bool, any) {
-		s, in, out := state.([2]int), input.(linIn), output.(linOut)
+		s, in, out := state.([2]int), input.(txLinIn), output.(txLinOut)
 		if out.Err != "" {
 			return false, s
 		}
@@ -142,22 +142,22 @@ var linModel = porcupine.Model{
 		return out.A == s[0] && out.B == s[1], s
 	},
 	DescribeOperation: func(input, output any) string {
-		in, out := input.(linIn), output.(linOut)
+		in, out := input.(txLinIn), output.(txLinOut)
 		return fmt.Sprintf("%s(%d,%d) -> (%d,%d) %s", in.Op, in.DA, in.DB, out.A, out.B, out.Err)
 	},
 }
 
-// linHistory runs procs children of goroutines clients and returns the
+// txLinHistory runs procs children of goroutines clients and returns the
 // merged history.
-func linHistory(t *testing.T, variant string, procs, goroutines, ops int) []porcupine.Operation {
+func txLinHistory(t *testing.T, variant string, procs, goroutines, ops int) []porcupine.Operation {
 	dir := t.TempDir()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
-	var cs []*child
+	var cs []*cpChild
 	for p := range procs {
-		cs = append(cs, startChild(t, "lin", childArgs{Dir: dir, Variant: variant, Proc: p, Goroutines: goroutines, Ops: ops, Seed: seed}))
+		cs = append(cs, cpStartGo(t, fmt.Sprintf("txlin %d", p), "txlin", cpArgs{Path: dir, Writer: variant, Client: p, Goroutines: goroutines, Iterations: ops, Seed: seed}))
 	}
-	release(t, cs)
+	cpRelease(t, cs)
 	var hist []porcupine.Operation
 	for _, c := range cs {
 		for {
@@ -165,7 +165,7 @@ func linHistory(t *testing.T, variant string, procs, goroutines, ops int) []porc
 			if !ok || l == "done" {
 				break
 			}
-			var r linRecord
+			var r txLinRecord
 			if err := json.Unmarshal([]byte(l[len("op "):]), &r); err != nil {
 				t.Fatalf("%s: %q: %v", c.name, l, err)
 			}
@@ -180,8 +180,8 @@ func linHistory(t *testing.T, variant string, procs, goroutines, ops int) []porc
 }
 
 func TestTxLinearizableAcrossProcesses(t *testing.T) {
-	hist := linHistory(t, "tx", 4, 2, 30)
-	res := porcupine.CheckOperationsTimeout(linModel, hist, time.Minute)
+	hist := txLinHistory(t, "tx", 4, 2, 30)
+	res := porcupine.CheckOperationsTimeout(txLinModel, hist, time.Minute)
 	if res != porcupine.Ok {
 		t.Fatalf("history of %d operations over two documents: %v, want linearizable", len(hist), res)
 	}
@@ -190,8 +190,8 @@ func TestTxLinearizableAcrossProcesses(t *testing.T) {
 
 // CONTROL: the same history with each transaction as two Mutate calls.
 func TestTxLinearizableControlTwoMutates(t *testing.T) {
-	hist := linHistory(t, "two", 4, 2, 30)
-	res := porcupine.CheckOperationsTimeout(linModel, hist, time.Minute)
+	hist := txLinHistory(t, "two", 4, 2, 30)
+	res := porcupine.CheckOperationsTimeout(txLinModel, hist, time.Minute)
 	if res != porcupine.Illegal {
 		t.Fatalf("CONTROL: two Mutate calls per transaction gave a history that checks as %v, want Illegal: the checker cannot see a torn transaction", res)
 	}

@@ -1,11 +1,15 @@
+//go:build darwin || dragonfly || freebsd || illumos || linux || netbsd || openbsd
+
 package status_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -36,24 +40,24 @@ func deadlockStores(dir string) []*status.Store[counter] {
 // deadlockSets lists overlapping sets; odd processes use each reversed.
 var deadlockSets = [][]int{{0, 1}, {1, 2, 3}, {3, 0}, {0, 1, 2, 3}, {2, 0}, {1, 3}}
 
-var _ = register("deadlock", func(a childArgs, out *reporter) error {
-	ss := deadlockStores(a.Dir)
-	if err := gate(out); err != nil {
+var _ = cpRegister("txdeadlock", func(a cpArgs, out *cpReporter) error {
+	ss := deadlockStores(a.Path)
+	if err := cpGate(out); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var timeouts, done int
 	for g := range a.Goroutines {
-		rng := rand.New(rand.NewPCG(a.Seed, uint64(a.Proc*a.Goroutines+g)))
+		rng := rand.New(rand.NewPCG(a.Seed, uint64(a.Client*a.Goroutines+g)))
 		wg.Go(func() {
-			for range a.Ops {
+			for range a.Iterations {
 				set := deadlockSets[rng.IntN(len(deadlockSets))]
 				docs := make([]status.Doc, len(set))
 				for i, j := range set {
 					docs[i] = ss[j]
 				}
-				if (a.Proc+g)%2 == 1 {
+				if (a.Client+g)%2 == 1 {
 					for i, j := 0, len(docs)-1; i < j; i, j = i+1, j-1 {
 						docs[i], docs[j] = docs[j], docs[i]
 					}
@@ -90,15 +94,15 @@ var _ = register("deadlock", func(a childArgs, out *reporter) error {
 // The nested child holds document Proc%2 in a Mutate, reports "holding",
 // waits for the parent's line, then asks for the other document with a
 // short deadline: the CONTROL's hand-nested opposite order.
-var _ = register("nested", func(a childArgs, out *reporter) error {
-	ss := deadlockStores(a.Dir)
-	first, second := ss[a.Proc%2], ss[1-a.Proc%2]
+var _ = cpRegister("txnested", func(a cpArgs, out *cpReporter) error {
+	ss := deadlockStores(a.Path)
+	first, second := ss[a.Client%2], ss[1-a.Client%2]
 	_, err := first.Mutate(context.Background(), func(c *counter) error {
 		c.N++
 		if err := out.line("holding"); err != nil {
 			return err
 		}
-		if _, err := stdin.ReadString('\n'); err != nil {
+		if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
 			return err
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -120,11 +124,11 @@ func TestTxNoDeadlockAcrossProcesses(t *testing.T) {
 	dir := t.TempDir()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
-	var cs []*child
+	var cs []*cpChild
 	for p := range procs {
-		cs = append(cs, startChild(t, "deadlock", childArgs{Dir: dir, Proc: p, Goroutines: goroutines, Ops: rounds, Seed: seed}))
+		cs = append(cs, cpStartGo(t, fmt.Sprintf("txdeadlock %d", p), "txdeadlock", cpArgs{Path: dir, Client: p, Goroutines: goroutines, Iterations: rounds, Seed: seed}))
 	}
-	release(t, cs)
+	cpRelease(t, cs)
 	total := 0
 	for _, c := range cs {
 		var done, timeouts int
@@ -164,7 +168,7 @@ func docsOf(ss []*status.Store[counter]) []status.Doc {
 // deadline ends the wait (then the other process gets through).
 func TestTxDeadlockControlNestedMutates(t *testing.T) {
 	dir := t.TempDir()
-	cs := []*child{startChild(t, "nested", childArgs{Dir: dir, Proc: 0}), startChild(t, "nested", childArgs{Dir: dir, Proc: 1})}
+	cs := []*cpChild{cpStartGo(t, "txnested 0", "txnested", cpArgs{Path: dir, Client: 0}), cpStartGo(t, "txnested 1", "txnested", cpArgs{Path: dir, Client: 1})}
 	for _, c := range cs {
 		c.expect(t, "holding")
 	}

@@ -1,4 +1,4 @@
-package fs
+package fs_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
+
+	"github.com/agentstate/core/fs"
 )
 
 // entry is the model of one name: a directory, or a file with content.
@@ -94,7 +96,7 @@ func TestFsStateMachine(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer os.RemoveAll(dir)
-		fsys, err := New(dir)
+		fsys, err := fs.New(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package fs
+package fs_test
 
 import (
 	"os"
@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	natefinch "github.com/natefinch/atomic"
+
+	"github.com/agentstate/core/fs"
 )
 
 // These tests document why writes do not go through natefinch/atomic
-// v1.0.1 (the originally requested dependency), next to what this package
-// does. TestNatefinchDifferences (strace) covers the missing directory
-// fsync and the user-file-like temp names. Each assertion on natefinch is a
+// v1.0.1, next to what package fs does. TestNatefinchDifferences (strace)
+// covers the missing directory fsync and the user-file-like temp names. Each assertion on natefinch is a
 // fact about that version: if it fails, the peer changed and the RFC needs
 // updating.
 
@@ -25,7 +26,7 @@ func TestNatefinchNewFileMode(t *testing.T) {
 	if err := natefinch.WriteFile(theirs, strings.NewReader("{}")); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteAtomic(ours, []byte("{}"), 0o644); err != nil {
+	if err := fs.WriteAtomic(ours, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ft, _ := os.Stat(theirs)
@@ -46,12 +47,12 @@ func TestNatefinchReplacesSymlink(t *testing.T) {
 		keeps bool
 	}{
 		{"natefinch", func(link string) error { return natefinch.WriteFile(link, strings.NewReader("new")) }, false},
-		{"ours", func(link string) error { return WriteAtomic(link, []byte("new"), 0o644) }, true},
+		{"ours", func(link string) error { return fs.WriteAtomic(link, []byte("new"), 0o644) }, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			target, link := filepath.Join(dir, "real.json"), filepath.Join(dir, "link.json")
-			mustWrite(t, target, "old", 0o644)
+			writeFile(t, target, "old")
 			if err := os.Symlink("real.json", link); err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +64,7 @@ func TestNatefinchReplacesSymlink(t *testing.T) {
 				t.Fatal(err)
 			}
 			isLink := fi.Mode()&os.ModeSymlink != 0
-			targetNow := mustRead(t, target)
+			targetNow := readFile(t, target)
 			t.Logf("%s: link kept=%v, target=%q", tt.name, isLink, targetNow)
 			if isLink != tt.keeps {
 				t.Errorf("link kept = %v, want %v", isLink, tt.keeps)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentstate/core/config"
+	"github.com/agentstate/core/internal/sharecheck"
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 )
@@ -15,24 +16,6 @@ import (
 // manipulated by the simplest possible code, with no sharing (it keeps its
 // own copies of everything).
 type model struct{ root map[string]any }
-
-func plainCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = plainCopy(e)
-		}
-		return m
-	case []any:
-		s := make([]any, len(x))
-		for i, e := range x {
-			s[i] = plainCopy(e)
-		}
-		return s
-	}
-	return v
-}
 
 func (m *model) set(key string, v any) bool {
 	segs := strings.Split(key, ".")
@@ -51,7 +34,7 @@ func (m *model) set(key string, v any) bool {
 		}
 		cur = sub
 	}
-	cur[segs[len(segs)-1]] = plainCopy(v)
+	cur[segs[len(segs)-1]] = sharecheck.PlainCopy(v)
 	return true
 }
 
@@ -75,7 +58,7 @@ func (m *model) get(key string) (any, bool) {
 		return nil, false
 	}
 	v, ok := sec[last]
-	return plainCopy(v), ok
+	return sharecheck.PlainCopy(v), ok
 }
 
 func (m *model) del(key string) bool {
@@ -109,28 +92,6 @@ func (m *model) keys() []string {
 		out = []string{}
 	}
 	return out
-}
-
-// scribble mutates v in place, as deeply as it can: what a careless caller
-// does to a map it passed to Set or got from a getter.
-func scribble(v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		for _, e := range x {
-			scribble(e)
-		}
-		for k := range x {
-			x[k] = "scribbled"
-		}
-		x["scribbled"] = true
-	case []any:
-		for _, e := range x {
-			scribble(e)
-		}
-		for i := range x {
-			x[i] = "scribbled"
-		}
-	}
 }
 
 var (
@@ -186,7 +147,7 @@ func TestConfigStateMachine(t *testing.T) {
 					t.Fatalf("Set(%q): unexpected error %v", key, err)
 				}
 				if rapid.Bool().Draw(t, "mutate passed value") {
-					scribble(v)
+					sharecheck.Scribble(v)
 				}
 			},
 			"get": func(t *rapid.T) {
@@ -200,20 +161,20 @@ func TestConfigStateMachine(t *testing.T) {
 					t.Fatalf("Get(%q) (-model +config):\n%s", key, diff)
 				}
 				if rapid.Bool().Draw(t, "mutate returned value") {
-					scribble(got)
+					sharecheck.Scribble(got)
 				}
 			},
 			"value": func(t *rapid.T) {
 				key := keyGen.Draw(t, "key")
 				if got, err := config.Decode[map[string]any](c, key); err == nil {
-					scribble(got)
+					sharecheck.Scribble(got)
 				}
 				if got, err := config.Decode[[]any](c.Snapshot(), key); err == nil {
-					scribble(got)
+					sharecheck.Scribble(got)
 				}
 			},
 			"all": func(t *rapid.T) {
-				scribble(c.All())
+				sharecheck.Scribble(c.All())
 			},
 			"delete": func(t *rapid.T) {
 				key := keyGen.Draw(t, "key")
@@ -222,7 +183,7 @@ func TestConfigStateMachine(t *testing.T) {
 				}
 			},
 			"snapshot": func(t *rapid.T) {
-				snaps = append(snaps, savedSnapshot{c.Snapshot(), plainCopy(m.root).(map[string]any)})
+				snaps = append(snaps, savedSnapshot{c.Snapshot(), sharecheck.PlainCopy(m.root).(map[string]any)})
 				if len(snaps) > 4 {
 					snaps = snaps[1:]
 				}

@@ -16,7 +16,7 @@ import (
 //     flattened dotted key (the usual hand-rolled store, at its best);
 //   - koanf: github.com/knadh/koanf/v2, loaded through its Set.
 //
-// Run: go test -run='^$' -bench=. -benchmem -cpu 1,2 ./config
+// Run (in bench/): go test -run='^$' -bench=. -benchmem -cpu 1,2 ./config
 
 var sinkInt int
 var sinkString string

@@ -4,7 +4,6 @@ package status_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -25,9 +24,11 @@ import (
 // status is running and names them; every transaction toggles one task
 // (queued -> running or back), counts itself in the registry's total and
 // in the task's runs, all in one MutateAll. Child processes run such
-// transactions and are SIGKILLed: at random moments, and at every step of
-// the commit sequence (the commit hook kills the child there). After each
-// kill the parent, as the next locker (LoadAll), requires the invariant:
+// transactions and are SIGKILLed at random moments; the Python agent
+// kills itself at every step of its commit. (Go children killed at every
+// step of theirs, through the package's commit hook, are tested inside
+// status/.) After each kill the parent, as the next locker (LoadAll),
+// requires the invariant:
 // active_count == the number of running tasks, agents == their names,
 // total == the sum of the tasks' runs; and no acknowledged transaction may
 // be lost. The CONTROL does the same change as two Mutate calls and is
@@ -145,24 +146,12 @@ func (f cpFleet) check(ctx context.Context) (int, error) {
 
 // The txkillee child toggles random tasks in a.Goroutines goroutines until
 // it is killed, reporting "call" before and "ack" after each transaction.
-// Writer "step:NAME" instead runs one transaction that kills the child at
-// the commit step NAME; Writer "two" is the CONTROL (each change as two
-// Mutate calls, see toggleTwo), and "two-once" makes one such change with
-// "between" reported (and the child blocked) between the calls.
+// Writer "two" is the CONTROL (each change as two Mutate calls, see
+// toggleTwo), and "two-once" makes one such change with "between" reported
+// (and the child blocked) between the calls.
 var _ = cpRegister("txkillee", func(a cpArgs, w *cpReporter) error {
 	ctx := context.Background()
 	f := cpOpenFleet(a.Path, a.Iterations)
-	if step, ok := strings.CutPrefix(a.Writer, "step:"); ok {
-		status.SetCommitHook(func(s string) bool {
-			if s == step {
-				w.line("dying")
-				syscall.Kill(os.Getpid(), syscall.SIGKILL)
-				select {} // until the signal lands
-			}
-			return false
-		})
-		return f.toggle(ctx, int(a.Seed)%a.Iterations)
-	}
 	if a.Writer == "two-once" {
 		i := int(a.Seed) % a.Iterations
 		s, err := f.tasks[i].Load()
@@ -322,6 +311,14 @@ func cpTxKillRounds(t *testing.T, writer string) (string, cpKillStats, error) {
 	return dir, st, nil
 }
 
+// txnSteps are the steps of a commit of two documents, in order, as the
+// Python agent (and the package's own commit hook) name them; from
+// "journal" on, the transaction is committed.
+var txnSteps = []string{
+	"marker 0", "temp 0", "marker 1", "temp 1", "prepared", "journal", "committed",
+	"renamed 0", "renamed 1", "installed", "forgotten", "unmarked 0", "unmarked 1",
+}
+
 // cpTxLeftovers lists the commit files (markers, new contents, journals)
 // in dir's tree.
 func cpTxLeftovers(t *testing.T, dir string) []string {
@@ -334,45 +331,6 @@ func cpTxLeftovers(t *testing.T, dir string) []string {
 		return err
 	})
 	return found
-}
-
-// cpCommitSteps records the steps of one commit of two documents.
-func cpCommitSteps(t *testing.T) []string {
-	t.Helper()
-	_, f := cpMakeFleet(t, 1)
-	var steps []string
-	status.SetCommitHook(func(s string) bool { steps = append(steps, s); return false })
-	defer status.SetCommitHook(nil)
-	if err := f.toggle(context.Background(), 0); err != nil {
-		t.Fatal(err)
-	}
-	return steps
-}
-
-func TestCrossprocTxSIGKILLAtEveryStep(t *testing.T) {
-	steps := cpCommitSteps(t)
-	commit := slices.Index(steps, "journal")
-	if commit < 0 {
-		t.Fatalf("steps %v", steps)
-	}
-	for k, step := range steps {
-		t.Run(step, func(t *testing.T) {
-			dir, f := cpMakeFleet(t, 2)
-			c := cpStartGo(t, "txkillee", "txkillee", cpArgs{Path: dir, Writer: "step:" + step, Iterations: 2, Seed: 1})
-			c.expect(t, "dying")
-			cpKilled(t, c, func(string) {})
-			got, err := f.check(context.Background())
-			if err != nil {
-				t.Fatalf("invariant broken for the next locker: %v", err)
-			}
-			if want := min(k/commit, 1); got != want {
-				t.Fatalf("%d transactions committed, want %d (killed at %q)", got, want, step)
-			}
-			if l := cpTxLeftovers(t, dir); len(l) > 0 {
-				t.Fatalf("left after recovery: %v", l)
-			}
-		})
-	}
 }
 
 // CONTROL: the same change as two Mutate calls, killed between them,
@@ -393,10 +351,8 @@ func TestCrossprocTxSIGKILLControlTwoMutates(t *testing.T) {
 }
 
 // The Python agent (testdata/txn_agent.py) follows the documented protocol
-// from outside Go. Killed at every step of its own commit, the Go lockers
-// complete or undo what it left; as the next locker of one document after
-// a Go commit killed at every step, it decides as Go decides for the other
-// document (a wrong decision breaks the invariant).
+// from outside Go: killed at every step of its own commit, it leaves files
+// that the Go lockers complete or undo.
 
 func cpTxAgent(args ...string) *exec.Cmd {
 	return exec.Command("python3", append([]string{filepath.Join("testdata", "txn_agent.py")}, args...)...)
@@ -404,9 +360,8 @@ func cpTxAgent(args ...string) *exec.Cmd {
 
 func TestCrossprocTxPythonKilledAtEveryStep(t *testing.T) {
 	cpNeedPython(t)
-	steps := cpCommitSteps(t)
-	commit := slices.Index(steps, "journal")
-	for k, step := range steps {
+	commit := slices.Index(txnSteps, "journal")
+	for k, step := range txnSteps {
 		t.Run(step, func(t *testing.T) {
 			dir, f := cpMakeFleet(t, 1)
 			c := cpStart(t, "txn_agent.py", cpTxAgent("toggle", f.reg.Name(), f.tasks[0].Name(), "--die-at", step), false)
@@ -424,44 +379,5 @@ func TestCrossprocTxPythonKilledAtEveryStep(t *testing.T) {
 				t.Fatalf("left after recovery: %v", l)
 			}
 		})
-	}
-}
-
-func TestCrossprocTxPythonRecovers(t *testing.T) {
-	cpNeedPython(t)
-	steps := cpCommitSteps(t)
-	commit := slices.Index(steps, "journal")
-	for k, step := range steps {
-		// The Python agent recovers one document, the registry or the
-		// task in turn: each is recovered by Python after a kill at
-		// every other step.
-		for _, doc := range []string{[]string{"registry", "task"}[k%2]} {
-			t.Run(step+"/"+doc, func(t *testing.T) {
-				dir, f := cpMakeFleet(t, 1)
-				c := cpStartGo(t, "txkillee", "txkillee", cpArgs{Path: dir, Writer: "step:" + step, Iterations: 1})
-				c.expect(t, "dying")
-				cpKilled(t, c, func(string) {})
-				path := f.reg.Name()
-				if doc == "task" {
-					path = f.tasks[0].Name()
-				}
-				if out, err := cpTxAgent("recover", path).CombinedOutput(); err != nil {
-					t.Fatalf("python recover: %v\n%s", err, out)
-				}
-				if _, err := os.Lstat(path + ".txn"); !errors.Is(err, os.ErrNotExist) {
-					t.Fatalf("the Python agent left the marker of %s", doc)
-				}
-				got, err := f.check(context.Background())
-				if err != nil {
-					t.Fatalf("Python recovered the %s, Go the rest: %v", doc, err)
-				}
-				if want := min(k/commit, 1); got != want {
-					t.Fatalf("%d transactions committed, want %d (killed at %q)", got, want, step)
-				}
-				if l := cpTxLeftovers(t, dir); len(l) > 0 {
-					t.Fatalf("left after recovery: %v", l)
-				}
-			})
-		}
 	}
 }

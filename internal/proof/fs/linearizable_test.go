@@ -1,4 +1,4 @@
-package fs
+package fs_test
 
 import (
 	"fmt"
@@ -11,7 +11,9 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/agentstate/core/fs"
 	"github.com/agentstate/core/internal/linhist"
+	"github.com/agentstate/core/internal/payload"
 )
 
 // registerOp is the input of one operation on the file seen as a register.
@@ -70,7 +72,7 @@ func registerHistory(t *testing.T, writesEach, readsEach int, write func(v int) 
 					if err != nil {
 						return -1
 					}
-					seq, err := checkPayload(b)
+					seq, err := payload.Check(b)
 					if err != nil {
 						return -1
 					}
@@ -94,12 +96,16 @@ func registerHistory(t *testing.T, writesEach, readsEach int, write func(v int) 
 // torn read, and no read of a value older than a write that had already
 // returned.
 func TestWriteAtomicLinearizable(t *testing.T) {
-	fsys, _ := newFs(t)
-	if err := fsys.WriteAtomic("reg.json", makePayload(0, 64)); err != nil {
+	fsys, err := fs.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	if err := fsys.WriteAtomic("reg.json", payload.Make(0, 64)); err != nil {
 		t.Fatal(err)
 	}
 	ops := registerHistory(t, 30, 250,
-		func(v int) error { return fsys.WriteAtomic("reg.json", makePayload(v, payloadSize(v))) },
+		func(v int) error { return fsys.WriteAtomic("reg.json", payload.Make(v, payload.Size(v))) },
 		func() ([]byte, error) { return fsys.ReadFile("reg.json") })
 	res := porcupine.CheckOperationsTimeout(registerModel, ops, 20*time.Second)
 	t.Logf("%d operations: %s", len(ops), res)
@@ -112,12 +118,12 @@ func TestWriteAtomicLinearizable(t *testing.T) {
 // the in-place os.WriteFile must find a violation.
 func TestWriteAtomicLinearizableControl(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "reg.json")
-	if err := os.WriteFile(path, makePayload(0, 64), 0o644); err != nil {
+	if err := os.WriteFile(path, payload.Make(0, 64), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for attempt := 1; attempt <= 20; attempt++ {
 		ops := registerHistory(t, 200, 300,
-			func(v int) error { return os.WriteFile(path, makePayload(v, payloadSize(v)), 0o644) },
+			func(v int) error { return os.WriteFile(path, payload.Make(v, payload.Size(v)), 0o644) },
 			func() ([]byte, error) { return os.ReadFile(path) })
 		res := porcupine.CheckOperationsTimeout(registerModel, ops, 20*time.Second)
 		if res == porcupine.Illegal {

@@ -1,6 +1,6 @@
 //go:build !windows
 
-package fs
+package fs_test
 
 import (
 	"os"

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentstate/core/fs"
+	"github.com/agentstate/core/status"
+)
+
+// errUnusable marks fsck's finding of documents that Mutate refuses (exit
+// 3, as for one corrupt document); errNotCorrupt quarantine's refusal to
+// move a usable document (exit 9).
+var (
+	errUnusable   = fmt.Errorf("documents cannot be used: %w", status.ErrCorrupt)
+	errNotCorrupt = errors.New("not corrupt")
+)
+
+// txnSuffix names the marker that a multi-document transaction leaves next
+// to a document until it is recovered: fsck reports it and leaves it.
+const txnSuffix = ".txn"
+
+// A finding is one line of fsck's report.
+type finding struct {
+	kind, path, detail string
+}
+
+// fsckReport counts what fsck found.
+type fsckReport struct {
+	docs, corrupt, refused, unreadable int
+	temps, locks, txns, quarantined    int
+}
+
+func cmdFsck(args []string, stdout io.Writer) error {
+	fl := newFlags("fsck")
+	name := fl.String("name", status.StatusFile, "documents are the files named like this (path.Match pattern)")
+	var maxSize int64
+	maxSizeFlag(fl, &maxSize)
+	pos, err := parseFlags(fl, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: fsck wants ROOT, got %d arguments", errUsage, len(pos))
+	}
+	if _, err := filepath.Match(*name, ""); err != nil || *name == "" || strings.ContainsRune(*name, '/') {
+		return fmt.Errorf("%w: fsck: --name %q is not a file name pattern", errUsage, *name)
+	}
+	root := pos[0]
+	if fi, err := os.Stat(root); err != nil {
+		return fmt.Errorf("fsck: %w", err)
+	} else if !fi.IsDir() {
+		return fmt.Errorf("%w: fsck: %s is not a directory", errUsage, root)
+	}
+	var r fsckReport
+	werr := filepath.WalkDir(root, func(path string, d iofs.DirEntry, err error) error {
+		if err != nil {
+			r.unreadable++
+			return report(stdout, finding{"unreadable", path, errText(path, err)})
+		}
+		if d.IsDir() {
+			if path == root {
+				return nil
+			}
+			if strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir // as status.List: .git, caches
+			}
+			if strings.HasSuffix(d.Name(), status.LockSuffix) {
+				if f, ok := r.checkLock(path); ok {
+					return report(stdout, f)
+				}
+			}
+			if match, _ := filepath.Match(*name, d.Name()); match {
+				r.docs++
+				r.refused++
+				return report(stdout, finding{"refused", path, "a directory where a document belongs: every writer refuses it"})
+			}
+			return nil
+		}
+		f, ok := r.check(path, d.Name(), *name, maxSize)
+		if !ok {
+			return nil
+		}
+		return report(stdout, f)
+	})
+	if werr != nil {
+		return werr // stdout failed
+	}
+	if _, err := fmt.Fprintf(stdout, "checked %d documents: %d corrupt, %d refused, %d unreadable; %d temp files, %d lock files without a document, %d transaction markers, %d quarantined copies\n",
+		r.docs, r.corrupt, r.refused, r.unreadable, r.temps, r.locks, r.txns, r.quarantined); err != nil {
+		return err
+	}
+	switch {
+	case r.corrupt+r.refused > 0:
+		return fmt.Errorf("fsck %s: %d %w (corestate quarantine FILE moves one aside)", root, r.corrupt+r.refused, errUnusable)
+	case r.unreadable > 0:
+		return fmt.Errorf("fsck %s: %d files or directories could not be read", root, r.unreadable)
+	}
+	return nil
+}
+
+// check classifies one file; ok is false for a file that is nothing to
+// report (a usable document, another file).
+func (r *fsckReport) check(path, base, pattern string, maxSize int64) (f finding, ok bool) {
+	switch {
+	case fs.IsTemp(base):
+		r.temps++
+		return finding{"temp", path, "left by an interrupted write " + age(path) + " (corestate sweep removes it)"}, true
+	case strings.HasSuffix(base, status.LockSuffix):
+		return r.checkLock(path)
+	case strings.HasSuffix(base, txnSuffix):
+		r.txns++
+		return finding{"txn", path, "transaction marker: the next writer of its documents recovers it; left in place"}, true
+	case strings.Contains(base, status.QuarantineSuffix):
+		r.quarantined++
+		return finding{"quarantined", path, "a document moved aside by quarantine; its bytes as they were"}, true
+	}
+	if match, _ := filepath.Match(pattern, base); !match {
+		return f, false
+	}
+	r.docs++
+	_, err := status.NewStore[status.Status](path, status.WithMaxSize(maxSize)).Load()
+	var ce *status.CorruptError
+	switch {
+	case err == nil:
+		return f, false
+	case errors.As(err, &ce):
+		r.corrupt++
+		return finding{"corrupt", path, fmt.Sprintf("at byte %d: %v", ce.Offset, ce.Err)}, true
+	case errors.Is(err, fs.ErrTooLarge), errors.Is(err, fs.ErrNotRegular):
+		r.refused++
+		return finding{"refused", path, errText(path, err)}, true
+	}
+	r.unreadable++
+	return finding{"unreadable", path, errText(path, err)}, true
+}
+
+// checkLock reports a lock file whose document is missing (harmless: the
+// next writer uses it), and one that is not a regular file (every writer
+// refuses it).
+func (r *fsckReport) checkLock(path string) (finding, bool) {
+	fi, err := os.Lstat(path)
+	if err == nil && !fi.Mode().IsRegular() {
+		r.refused++
+		return finding{"refused", path, fmt.Sprintf("lock file is not a regular file (%v): every writer of its document refuses it", fi.Mode().Type())}, true
+	}
+	if _, err := os.Lstat(strings.TrimSuffix(path, status.LockSuffix)); errors.Is(err, os.ErrNotExist) {
+		r.locks++
+		return finding{"lock", path, "no document beside it (harmless: the next writer uses it)"}, true
+	}
+	return finding{}, false
+}
+
+func report(w io.Writer, f finding) error {
+	_, err := fmt.Fprintf(w, "%s\t%s\t%s\n", f.kind, quoteName(f.path), oneLine(f.detail))
+	return err
+}
+
+// errText is err's message without the path, which the line shows.
+func errText(path string, err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return strings.TrimPrefix(err.Error(), "status: read "+path+": ")
+}
+
+// age says how old the file at path is.
+func age(path string) string {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%v ago", time.Since(fi.ModTime()).Round(time.Second))
+}
+
+func cmdQuarantine(ctx context.Context, args []string, stdout io.Writer) error {
+	fl := newFlags("quarantine")
+	timeout := fl.Duration("timeout", 30*time.Second, "wait at most this long for the lock (0: no limit)")
+	var maxSize int64
+	maxSizeFlag(fl, &maxSize)
+	pos, err := parseFlags(fl, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: quarantine wants FILE, got %d arguments", errUsage, len(pos))
+	}
+	if *timeout < 0 {
+		return fmt.Errorf("%w: quarantine: --timeout must not be negative (0 waits without limit)", errUsage)
+	}
+	path := pos[0]
+	ctx, cancel := withTimeout(ctx, *timeout)
+	defer cancel()
+	moved, err := status.NewStore[status.Status](path, status.WithMaxSize(maxSize)).Quarantine(ctx)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("quarantine %s: lock not acquired within --timeout %v: %w", path, *timeout, context.DeadlineExceeded)
+	case err != nil:
+		return err // names the path
+	case moved == "":
+		return fmt.Errorf("quarantine %s: %w: it decodes, nothing was moved", path, errNotCorrupt)
+	}
+	_, err = fmt.Fprintln(stdout, quoteName(moved))
+	return err
+}

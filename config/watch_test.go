@@ -1,0 +1,301 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentstate/core/fs"
+)
+
+func withPoll(d time.Duration) WatchOption { return func(o *watchOptions) { o.poll = d } }
+
+// watchModes runs a test with inotify (Linux) and with polling.
+func watchModes(t *testing.T, test func(t *testing.T, opts ...WatchOption)) {
+	t.Run("native", func(t *testing.T) {
+		if runtime.GOOS != "linux" {
+			t.Skip("the native watch polls on " + runtime.GOOS)
+		}
+		test(t)
+	})
+	t.Run("poll", func(t *testing.T) { test(t, withPoll(time.Millisecond)) })
+}
+
+// reloader runs WatchFile in its goroutine, as a service does, and
+// records the changes its OnChange sees and the errors it yields.
+type reloader struct {
+	t       *testing.T
+	changes chan Change
+	errs    chan error
+	stop    func()
+}
+
+func startReloader(t *testing.T, c *Config, path string, keys []string, opts ...WatchOption) *reloader {
+	r := &reloader{t: t, changes: make(chan Change, 64), errs: make(chan error, 64)}
+	cancelSub := c.OnChange(func(ch Change) { r.changes <- ch }, keys...)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for err := range c.WatchFile(ctx, path, opts...) {
+			r.errs <- err
+		}
+	})
+	r.stop = func() { cancel(); wg.Wait(); cancelSub() }
+	t.Cleanup(r.stop)
+	return r
+}
+
+// next returns the next change; a watch that stays silent fails the test
+// when the bound passes (a failure, not a timing assertion).
+func (r *reloader) next() Change {
+	r.t.Helper()
+	select {
+	case ch := <-r.changes:
+		return ch
+	case err := <-r.errs:
+		r.t.Fatalf("reload failed: %v", err)
+	case <-time.After(30 * time.Second):
+		r.t.Fatal("no change seen")
+	}
+	return Change{}
+}
+
+func (r *reloader) nextErr() error {
+	r.t.Helper()
+	select {
+	case ch := <-r.changes:
+		r.t.Fatalf("change %v, want an error", ch.Keys)
+	case err := <-r.errs:
+		return err
+	case <-time.After(30 * time.Second):
+		r.t.Fatal("no error seen")
+	}
+	return nil
+}
+
+func save(t *testing.T, path, content string) {
+	t.Helper()
+	if err := fs.WriteAtomic(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Every real change fires OnChange once; a rewrite of the same content, a
+// touch, a chmod or a change to another file fires nothing.
+func TestWatchFileOncePerRealChange(t *testing.T) {
+	watchModes(t, func(t *testing.T, opts ...WatchOption) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "agents.yaml")
+		save(t, path, "db:\n  host: a\nworkers: 2\n")
+		c := New()
+		if err := c.LoadFile(path); err != nil {
+			t.Fatal(err)
+		}
+		r := startReloader(t, c, path, nil, opts...)
+
+		save(t, path, "db:\n  host: b\nworkers: 2\n")
+		if ch := r.next(); !slices.Equal(ch.Keys, []string{"db.host"}) || c.String("db.host") != "b" {
+			t.Fatalf("change %v, db.host=%q", ch.Keys, c.String("db.host"))
+		}
+		// A write in place is read when it is closed; a poll can come
+		// between its truncation and its write, so with polling the test
+		// writes by rename only.
+		inPlace := save
+		if len(opts) == 0 {
+			inPlace = func(t *testing.T, path, content string) { os.WriteFile(path, []byte(content), 0o644) }
+		}
+		// Not changes: the same content again (by rename and in place), a
+		// touch, a chmod, the same content reformatted, another file.
+		save(t, path, "db:\n  host: b\nworkers: 2\n")
+		inPlace(t, path, "db:\n  host: b\nworkers: 2\n")
+		later := time.Now().Add(time.Hour)
+		os.Chtimes(path, later, later)
+		os.Chmod(path, 0o600)
+		save(t, path, "workers: 2\ndb: {host: b}\n")
+		save(t, filepath.Join(dir, "other.yaml"), "x: 1\n")
+		// A real change: it must be the next one seen.
+		inPlace(t, path, "db:\n  host: b\nworkers: 3\n")
+		if ch := r.next(); !slices.Equal(ch.Keys, []string{"workers"}) || c.Int("workers") != 3 {
+			t.Fatalf("change %v after no-op rewrites, want [workers] only", ch.Keys)
+		}
+	})
+}
+
+// A load that fails is an error and changes nothing; the repair is one
+// change.
+func TestWatchFileBadContent(t *testing.T) {
+	watchModes(t, func(t *testing.T, opts ...WatchOption) {
+		path := filepath.Join(t.TempDir(), "agents.json")
+		save(t, path, `{"workers": 2}`)
+		c := New()
+		c.LoadFile(path)
+		r := startReloader(t, c, path, nil, opts...)
+		save(t, path, `{"workers": `)
+		var ce *Error
+		if err := r.nextErr(); !errors.As(err, &ce) || ce.Op != "load" || ce.Key != path {
+			t.Fatalf("got %v, want a load error naming %s", err, path)
+		}
+		if c.Int("workers") != 2 {
+			t.Fatal("a failed load changed the config")
+		}
+		os.Remove(path)
+		if err := r.nextErr(); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("removed file: %v", err)
+		}
+		save(t, path, `{"workers": 4}`)
+		if ch := r.next(); !slices.Equal(ch.Keys, []string{"workers"}) || c.Int("workers") != 4 {
+			t.Fatalf("repair: %v", ch.Keys)
+		}
+	})
+}
+
+// The first load happens once the watch is in place: a change between an
+// earlier LoadFile and WatchFile is not missed, and a file that did not
+// change is not a change.
+func TestWatchFileFirstLoad(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agents.json")
+	save(t, path, `{"workers": 2}`)
+	c := New()
+	c.LoadFile(path)
+	save(t, path, `{"workers": 5}`) // before the watch
+	r := startReloader(t, c, path, nil)
+	if ch := r.next(); !slices.Equal(ch.Keys, []string{"workers"}) {
+		t.Fatalf("first load: %v", ch.Keys)
+	}
+}
+
+// Kubernetes mounts a ConfigMap key as a link through "..data", a link to
+// a timestamped directory that is swapped by rename.
+func TestWatchFileConfigMapSwap(t *testing.T) {
+	watchModes(t, func(t *testing.T, opts ...WatchOption) {
+		dir := t.TempDir()
+		version := func(name, content string) {
+			os.Mkdir(filepath.Join(dir, name), 0o755)
+			os.WriteFile(filepath.Join(dir, name, "agents.json"), []byte(content), 0o644)
+			os.Symlink(name, filepath.Join(dir, "..data_tmp"))
+			if err := os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		version("..v1", `{"workers": 1}`)
+		path := filepath.Join(dir, "agents.json")
+		os.Symlink("..data/agents.json", path)
+		c := New()
+		c.LoadFile(path)
+		r := startReloader(t, c, path, nil, opts...)
+		version("..v2", `{"workers": 2}`)
+		if ch := r.next(); !slices.Equal(ch.Keys, []string{"workers"}) || c.Int("workers") != 2 {
+			t.Fatalf("after the swap: %v workers=%d", ch.Keys, c.Int("workers"))
+		}
+	})
+}
+
+// With WithEnv, a reload publishes the file and its overrides in one
+// write: a key pinned by the environment fires nothing when the file
+// changes something else.
+func TestWatchFileWithEnv(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agents.json")
+	environ := []string{"AGENTS_DB__PORT=6543"}
+	save(t, path, `{"db": {"port": 5432}, "workers": 2}`)
+	c := New()
+	c.LoadFile(path)
+	c.FromEnv("AGENTS", environ)
+	r := startReloader(t, c, path, []string{"db.port", "workers"}, WithEnv("AGENTS", environ))
+	save(t, path, `{"db": {"port": 5432}, "workers": 3}`)
+	if ch := r.next(); !slices.Equal(ch.Keys, []string{"workers"}) {
+		t.Fatalf("change %v, want [workers] only", ch.Keys)
+	}
+	if c.Int64("db.port") != 6543 {
+		t.Fatalf("db.port = %d: the override was dropped", c.Int64("db.port"))
+	}
+}
+
+// CONTROL for TestWatchFileWithEnv: reloading as the package doc's
+// start-up code does (LoadFile, then FromEnv: two writes) fires OnChange
+// for the pinned key twice on a change that did not touch it, and lets
+// readers see the file's value in between. The test requires it.
+func TestControlReloadInTwoWritesDoubleFires(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agents.json")
+	environ := []string{"AGENTS_DB__PORT=6543"}
+	save(t, path, `{"db": {"port": 5432}, "workers": 2}`)
+	c := New()
+	c.LoadFile(path)
+	c.FromEnv("AGENTS", environ)
+	var fired []int64
+	c.OnChange(func(ch Change) { fired = append(fired, ch.New.Int64("db.port")) }, "db.port")
+	save(t, path, `{"db": {"port": 5432}, "workers": 3}`)
+	c.LoadFile(path) // the naive reload
+	c.FromEnv("AGENTS", environ)
+	if len(fired) < 2 {
+		t.Fatalf("CONTROL: db.port fired %v: the harness cannot tell", fired)
+	}
+	t.Logf("CONTROL: db.port fired %d times (%v) for a change to workers", len(fired), fired)
+}
+
+// Cancelling ctx ends the loop; removing the directory ends it with an
+// error matching os.ErrNotExist. Nothing keeps running (goleak).
+func TestWatchFileEnds(t *testing.T) {
+	watchModes(t, func(t *testing.T, opts ...WatchOption) {
+		dir := filepath.Join(t.TempDir(), "etc")
+		os.Mkdir(dir, 0o755)
+		path := filepath.Join(dir, "agents.json")
+		save(t, path, `{}`)
+		c := New()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		for err := range c.WatchFile(ctx, path, opts...) {
+			t.Errorf("cancelled watch yielded %v", err)
+		}
+
+		errs := make(chan error, 16)
+		go func() {
+			defer close(errs)
+			for err := range c.WatchFile(context.Background(), path, opts...) {
+				errs <- err
+			}
+		}()
+		// Wait until the watch has loaded once: a change is then seen.
+		r := &reloader{t: t, changes: make(chan Change, 1), errs: errs}
+		cancelSub := c.OnChange(func(ch Change) { r.changes <- ch })
+		defer cancelSub()
+		save(t, path, `{"a": 1}`)
+		r.next()
+		os.RemoveAll(dir)
+		var last error
+		for err := range errs {
+			last = err
+		}
+		if !errors.Is(last, os.ErrNotExist) || !strings.Contains(last.Error(), "directory removed") {
+			t.Fatalf("last error %v, want the directory's removal", last)
+		}
+	})
+}
+
+func TestWatchFileErrors(t *testing.T) {
+	c := New()
+	for name, tc := range map[string]struct {
+		ctx  context.Context
+		path string
+		want string
+	}{
+		"nil context":       {nil, "x.json", "config: watch x.json: nil context"},
+		"missing directory": {context.Background(), "/nonexistent/x.json", "config: watch /nonexistent/x.json: directory /nonexistent: no such file"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for err := range c.WatchFile(tc.ctx, tc.path) {
+				got = append(got, err.Error())
+			}
+			if len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {
+				t.Errorf("got %q, want one error starting %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,178 @@
+package status
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentstate/core/fs"
+)
+
+// StatusFile is the name of a workspace's status document, the one that
+// List and WatchDir find.
+const StatusFile = "status.json"
+
+// An Entry is one document that List or a watch reports: where it is and
+// what it holds.
+type Entry[T any] struct {
+	// Path is the document's file: the Dir's root joined with the
+	// document's path under it, or the Store's path.
+	Path string
+	// Value is the document as Store.Load decodes it; the zero T when
+	// Removed.
+	Value T
+	// Removed reports that the document no longer exists (watches only).
+	Removed bool
+}
+
+// A Dir is the set of documents of type T kept in files named like pattern
+// anywhere under a root directory, whatever the layout between them:
+// "<root>/<org>/<repo>/<task>/status.json" as well as any other depth. It
+// lists them (All) and follows their changes (Watch).
+//
+// A document is a file whose name matches pattern (path.Match syntax,
+// against the name alone: "status.json", "*.json") and that is neither a
+// lock file (LockSuffix) nor the temp file of a write in progress or
+// interrupted (fs.IsTemp). Directories whose name starts with "." (.git,
+// caches) and symbolic links to directories are not entered; a symbolic
+// link, pipe or device named like a document is reported with an error
+// matching fs.ErrNotRegular, without being opened. The root itself may be
+// a link.
+//
+// Documents are read as Store.Load reads them, without the lock: each is a
+// complete version (writers replace files by rename), decoded by the same
+// rules, limited in size by WithMaxSize (other options do not apply).
+type Dir[T any] struct {
+	root    string
+	pattern string
+	maxSize int64
+	codec   *codec
+}
+
+// NewDir returns the Dir of documents named like pattern under root.
+func NewDir[T any](root, pattern string, opts ...Option) *Dir[T] {
+	o := collect(opts)
+	return &Dir[T]{root: root, pattern: pattern, maxSize: o.maxSize, codec: codecFor[T]()}
+}
+
+// List yields every status document (StatusFile) under root, in the order
+// of Dir.All: NewDir[Status](root, StatusFile).All().
+func List(root string) iter.Seq2[Entry[Status], error] {
+	return NewDir[Status](root, StatusFile).All()
+}
+
+// All yields every document under the root with its value. A document that
+// cannot be read or decoded yields its Entry (with only Path set) and the
+// error, a *CorruptError with the byte offset for a corrupt one, and the
+// walk goes on; so does it past a directory it cannot read (that error
+// names the directory). A missing root, a root that is not a directory or
+// a malformed pattern yields one error and ends the sequence.
+//
+// Order: in each directory its documents by name, then its subdirectories
+// by name, depth first. A document written or removed during the walk may
+// or may not be seen; each one seen is a complete version.
+func (d *Dir[T]) All() iter.Seq2[Entry[T], error] {
+	return func(yield func(Entry[T], error) bool) {
+		if err := d.check("list"); err != nil {
+			yield(Entry[T]{Path: d.root}, err)
+			return
+		}
+		d.walk(filepath.Clean(d.root), walker[T]{
+			enter: func(string) error { return nil },
+			doc: func(path string) bool {
+				data, err := readDoc(path, path, d.maxSize)
+				if data == nil && err == nil {
+					return true // removed since the listing
+				}
+				e, err := d.decode(path, data, err)
+				return yield(e, err)
+			},
+			fail: func(path string, err error) bool { return yield(Entry[T]{Path: path}, err) },
+		})
+	}
+}
+
+// check refuses a pattern that cannot name a file.
+func (d *Dir[T]) check(op string) error {
+	_, err := filepath.Match(d.pattern, "")
+	switch {
+	case d.pattern == "", strings.ContainsAny(d.pattern, `/`+string(filepath.Separator)):
+		err = fmt.Errorf("%w: pattern %q must match a file name, not a path", fs.ErrInvalidName, d.pattern)
+	case err != nil:
+		err = fmt.Errorf("pattern %q: %w", d.pattern, err)
+	}
+	if err != nil {
+		return pathError(op, d.root, err)
+	}
+	return nil
+}
+
+// isDoc reports whether the file name names a document.
+func (d *Dir[T]) isDoc(name string) bool {
+	ok, _ := filepath.Match(d.pattern, name)
+	return ok && !strings.HasSuffix(name, LockSuffix) && !fs.IsTemp(name)
+}
+
+// decode turns what readDoc returned for path into an Entry.
+func (d *Dir[T]) decode(path string, data []byte, err error) (Entry[T], error) {
+	if err != nil {
+		return Entry[T]{Path: path}, err
+	}
+	v, _, err := decode[T](d.codec, path, data)
+	if err != nil {
+		return Entry[T]{Path: path}, err
+	}
+	return Entry[T]{Path: path, Value: v}, nil
+}
+
+// A walker is what walk calls: enter before a directory is listed, doc
+// for each document, fail for a directory that cannot be entered or read.
+// doc and fail return false to stop the walk.
+type walker[T any] struct {
+	enter func(dir string) error
+	doc   func(path string) bool
+	fail  func(path string, err error) bool
+}
+
+// walk visits dir and the directories under it (see Dir for which) and
+// reports whether it went to the end.
+func (d *Dir[T]) walk(dir string, w walker[T]) bool {
+	if err := w.enter(dir); err != nil {
+		return w.fail(dir, listError(dir, err))
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return w.fail(dir, listError(dir, err))
+	}
+	var subdirs []string
+	for _, e := range ents {
+		switch name := e.Name(); {
+		case e.IsDir():
+			if !strings.HasPrefix(name, ".") {
+				subdirs = append(subdirs, name)
+			}
+		case d.isDoc(name):
+			if !w.doc(filepath.Join(dir, name)) {
+				return false
+			}
+		}
+	}
+	for _, name := range subdirs {
+		if !d.walk(filepath.Join(dir, name), w) {
+			return false
+		}
+	}
+	return true
+}
+
+// listError names dir once: the os error's own path is dropped.
+func listError(dir string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return pathError("list", dir, err)
+}

@@ -1,0 +1,180 @@
+package status
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// An Observer receives measurements of the file backend's work: how long
+// each call waited for its turn and the lock, how many calls shared its
+// write, how long the write took, and how the call ended (a conflict, a
+// corrupt document refused, a timeout). Wire it to metrics (Prometheus,
+// OpenTelemetry) or to log/slog; the package depends on neither.
+//
+// An Observer is attached to a context with WithObserver, so that it
+// reaches the package-level functions (Mutate, Create, Remove), which take
+// no options, as well as every Store, without global state: calls made with
+// a context that carries it are reported, others are not. Attach it once to
+// a service's base context; context.WithoutCancel keeps it.
+//
+// Without an Observer the cost is one context lookup per call; see
+// BenchmarkObserver.
+type Observer struct {
+	// Done is called once per Mutate, Create or Remove on the file
+	// backend, in the caller's goroutine, after the lock was released and
+	// before the call returns. It must be safe for concurrent use (calls
+	// on other goroutines report at the same time) and should be quick.
+	// A call whose fn panics is not reported.
+	Done func(Call)
+}
+
+// A Call is the report of one call; see Observer.
+type Call struct {
+	Path string // the document, as the caller named it
+	Op   string // "mutate" (Mutate, Create) or "remove"
+	// Wait is the time from the call until its fn ran under the lock: the
+	// in-process queue, the wait for the file lock and the read. For a
+	// call that failed before its fn ran, the time until it failed.
+	Wait time.Duration
+	// Lock is how long the leader of the call's batch waited for the file
+	// lock (other processes holding it): part of the leader's Wait, and
+	// overlapping the Wait of a call that queued meanwhile. It is measured
+	// when an observed call was queued as the wait began.
+	Lock time.Duration
+	// Batch is the number of calls applied in the call's batch, itself
+	// included; 0 if it never joined one (its ctx ended first).
+	Batch int
+	// Write is the duration of the batch's durable write or removal; 0
+	// if nothing was written.
+	Write time.Duration
+	// Leader reports that the call led its batch. Count Batch, Lock and
+	// Write only for leaders to get one figure per write.
+	Leader bool
+	// Err is the call's result: errors.Is it with ErrConflict,
+	// ErrCorrupt, fs.ErrTooLarge, context.DeadlineExceeded...
+	Err error
+}
+
+// LogValue lets log/slog log a Call as a group of its fields.
+func (c Call) LogValue() slog.Value {
+	attrs := []slog.Attr{
+		slog.String("path", c.Path),
+		slog.String("op", c.Op),
+		slog.Duration("wait", c.Wait),
+		slog.Duration("lock", c.Lock),
+		slog.Int("batch", c.Batch),
+		slog.Duration("write", c.Write),
+		slog.Bool("leader", c.Leader),
+	}
+	if c.Err != nil {
+		attrs = append(attrs, slog.String("err", c.Err.Error()))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+type observerKey struct{}
+
+// WithObserver returns a copy of ctx that carries o: Mutate, Create and
+// Remove calls on the file backend made with it report to o. A nil o, or
+// one without Done, leaves calls unobserved.
+func WithObserver(ctx context.Context, o *Observer) context.Context {
+	return context.WithValue(ctx, observerKey{}, o)
+}
+
+func observerFrom(ctx context.Context) *Observer {
+	o, _ := ctx.Value(observerKey{}).(*Observer)
+	if o == nil || o.Done == nil {
+		return nil
+	}
+	return o
+}
+
+// A trace records, for an observed request, what its Call reports. It is
+// allocated only for observed requests, and the engine reads clocks only
+// while its entry has observed requests in flight (entry.observed).
+type trace struct {
+	obs    *Observer
+	called time.Time // when the call began
+	fnAt   time.Time // when its fn began
+	batch  int
+	lock   time.Duration
+	write  time.Duration
+	leader bool
+}
+
+// observe starts the trace of r if its context carries an Observer, and
+// returns the function that ends it.
+func (e *entry) observe(r *request) (done func()) {
+	o := observerFrom(r.ctx)
+	if o == nil {
+		return func() {}
+	}
+	r.tr = &trace{obs: o, called: time.Now()}
+	e.observed.Add(1)
+	return func() { e.observed.Add(-1) }
+}
+
+// report sends r's Call to its Observer.
+func (r *request) report() {
+	t := r.tr
+	if t == nil {
+		return
+	}
+	end := t.fnAt
+	if end.IsZero() {
+		end = time.Now()
+	}
+	t.obs.Done(Call{
+		Path: r.b.path, Op: r.op, Wait: end.Sub(t.called), Lock: t.lock,
+		Batch: t.batch, Write: t.write, Leader: t.leader, Err: r.err,
+	})
+}
+
+// clock returns the time if the entry has observed requests, else zero.
+func (e *entry) clock() time.Time {
+	if e.observed.Load() == 0 {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+// since returns the time since t, or 0 for a zero t.
+func since(t time.Time) time.Duration {
+	if t.IsZero() {
+		return 0
+	}
+	return time.Since(t)
+}
+
+// traced runs the batch's write and records its duration in the batch's
+// observed requests.
+func (e *entry) traced(batch []*request, write func() error) error {
+	t := e.clock()
+	err := write()
+	if d := since(t); d > 0 {
+		for _, q := range batch {
+			if q.tr != nil {
+				q.tr.write = d
+			}
+		}
+	}
+	return err
+}
+
+// joined records, in each observed request of a batch, what the batch
+// reports.
+func joined(leader *request, batch []*request, lock time.Duration) {
+	for _, q := range batch {
+		if q.tr != nil {
+			q.tr.batch, q.tr.lock, q.tr.leader = len(batch), lock, q == leader
+		}
+	}
+}
+
+// started records when r's fn starts, for an observed r.
+func (r *request) started() {
+	if r.tr != nil {
+		r.tr.fnAt = time.Now()
+	}
+}

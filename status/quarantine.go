@@ -1,0 +1,155 @@
+package status
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/agentstate/core/fs"
+)
+
+// QuarantineSuffix, then the time in UTC ("20260102T150405Z") and, if that
+// name is taken, "-2", "-3"..., is appended to a document's path to name
+// the file that Quarantine moves it to: status.json becomes
+// status.json.corrupt-20260102T150405Z.
+const QuarantineSuffix = ".corrupt-"
+
+// Quarantine moves the status document at path aside if it cannot be used;
+// see Store.Quarantine.
+func Quarantine(ctx context.Context, path string) (moved string, err error) {
+	return NewStore[Status](path).Quarantine(ctx)
+}
+
+// Quarantine moves the document aside if Mutate refuses it — it does not
+// decode as T (a *CorruptError), or it is larger than the store's limit
+// (fs.ErrTooLarge) — so that work can resume: the next Mutate finds no
+// document and starts from the zero T. It returns the file the document
+// was moved to (see QuarantineSuffix). A document that decodes is left in
+// place, and Quarantine returns "" and nil.
+//
+// Nothing is lost: the document's file is renamed, not copied or
+// rewritten, so its bytes, mode and owner stay as they were; the new name
+// is one that did not exist (an earlier quarantined copy is never
+// replaced). The move happens under the document's lock, after waiting for
+// it as Mutate does (honouring ctx), so no writer is half-way through, and
+// it is durable when Quarantine returns (the file and its directory are
+// fsynced). The lock file stays.
+//
+// A missing document is an error matching os.ErrNotExist; a link, pipe or
+// directory at the path one matching fs.ErrNotRegular: neither is moved.
+// Backends other than the file backend return errors.ErrUnsupported.
+func (s *Store[T]) Quarantine(ctx context.Context) (moved string, err error) {
+	name := s.b.Name()
+	b, ok := s.b.(*fileBackend)
+	switch {
+	case ctx == nil:
+		return "", pathError("quarantine", name, errNilContext)
+	case !ok:
+		return "", pathError("quarantine", name, errors.ErrUnsupported)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", pathError("quarantine", name, err)
+	}
+	key, err := docPath(b.path)
+	if err != nil {
+		return "", pathError("quarantine", name, err)
+	}
+	// A fresh descriptor's flock excludes this process's Mutate leaders
+	// too: they lock through descriptors of their own.
+	unlock, err := lockFile(ctx, key+LockSuffix, b.perm)
+	if err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return "", pathError("quarantine", name, err)
+	}
+	defer unlock()
+	data, err := readDoc(name, key, b.maxSize)
+	switch {
+	case errors.Is(err, fs.ErrTooLarge):
+	case err != nil:
+		return "", err
+	case data == nil:
+		return "", pathError("quarantine", name, os.ErrNotExist)
+	default:
+		if _, _, err := decode[T](s.codec, name, data); err == nil {
+			return "", nil
+		}
+	}
+	moved, err = moveAside(key, time.Now())
+	if err != nil {
+		return "", pathError("quarantine", name, err)
+	}
+	if key != name {
+		moved = name + moved[len(key):] // named as the caller named the document
+	}
+	return moved, nil
+}
+
+// moveAside renames the file at key to a new name beside it (see
+// QuarantineSuffix) and makes the move durable. The new name is reserved
+// first with O_EXCL, so the rename never replaces another file.
+func moveAside(key string, now time.Time) (string, error) {
+	if err := syncFile(key); err != nil {
+		return "", err
+	}
+	base := key + QuarantineSuffix + now.UTC().Format("20060102T150405Z")
+	for i := 1; i <= 1000; i++ {
+		name := base
+		if i > 1 {
+			name = fmt.Sprintf("%s-%d", base, i)
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		f.Close()
+		if err := os.Rename(key, name); err != nil {
+			os.Remove(name)
+			return "", err
+		}
+		return name, syncDir(filepath.Dir(key))
+	}
+	return "", fmt.Errorf("%w: %s-2 to -1000 are all taken", os.ErrExist, base)
+}
+
+// syncFile makes the document's bytes durable before they move: a
+// document written without fsync by another program may have none yet.
+// It opens without blocking and syncs only a regular file (something else
+// planted meanwhile is refused, and not moved).
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return err
+	} else if !fi.Mode().IsRegular() {
+		return fs.ErrNotRegular
+	}
+	return f.Sync()
+}
+
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil // a directory cannot be synced there (see package fs)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %w", fs.ErrDurabilityUnknown, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("%w: %w", fs.ErrDurabilityUnknown, err)
+	}
+	return nil
+}

@@ -1,0 +1,302 @@
+package status
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentstate/core/internal/watch"
+)
+
+// errDirGone ends a watch whose directory was removed or moved.
+var errDirGone = fmt.Errorf("directory removed or moved: %w", os.ErrNotExist)
+
+// Watch follows the status document at path: NewStore[Status](path).Watch.
+//
+//	for e, err := range status.Watch(ctx, path) {
+//		if err != nil {
+//			log.Print(err) // e.g. a corrupt document; the watch goes on
+//			continue
+//		}
+//		fmt.Println(e.Value.State)
+//	}
+func Watch(ctx context.Context, path string) iter.Seq2[Entry[Status], error] {
+	return NewStore[Status](path).Watch(ctx)
+}
+
+// WatchDir follows every status document (StatusFile) under root:
+// NewDir[Status](root, StatusFile).Watch.
+func WatchDir(ctx context.Context, root string) iter.Seq2[Entry[Status], error] {
+	return NewDir[Status](root, StatusFile).Watch(ctx)
+}
+
+// Watch yields the document's current state (nothing if it does not
+// exist), then each change: a new value, a Removed entry, or an error for
+// a document that cannot be read, until ctx ends or the loop stops. See
+// Listing and watching documents in the package doc for what is
+// guaranteed. The document's directory must exist. Backends other than
+// the file backend yield errors.ErrUnsupported (etcdstore has its own
+// Watch).
+func (s *Store[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
+	return func(yield func(Entry[T], error) bool) {
+		name := s.b.Name()
+		fail := func(err error) { yield(Entry[T]{Path: name}, pathError("watch", name, err)) }
+		b, ok := s.b.(*fileBackend)
+		switch {
+		case ctx == nil:
+			fail(errNilContext)
+			return
+		case !ok:
+			fail(errors.ErrUnsupported)
+			return
+		case ctx.Err() != nil:
+			return
+		}
+		key, err := docPath(b.path)
+		if err != nil {
+			fail(err)
+			return
+		}
+		dir, base := filepath.Dir(key), filepath.Base(key)
+		w := watch.New(watchPoll)
+		defer w.Close()
+		// Watch first, then read: a change in between is seen twice at
+		// worst (and yielded once), never missed.
+		if err := w.Add(dir); err != nil {
+			fail(unwrapPath(err))
+			return
+		}
+		t := newTracker[T](s.codec, b.maxSize)
+		look := func() bool {
+			e, err, changed := t.look(name, key)
+			return !changed || yield(e, err)
+		}
+		if !look() {
+			return
+		}
+		for {
+			gone, err := w.WaitFor(ctx, func(n string) bool { return n == base })
+			if err != nil {
+				if ctx.Err() == nil {
+					fail(err)
+				}
+				return
+			}
+			if !look() {
+				return
+			}
+			if gone {
+				fail(errDirGone)
+				return
+			}
+		}
+	}
+}
+
+// Watch yields every document under the root (as All does), then each
+// change: a new value, a Removed entry, or an error for a document that
+// cannot be read, until ctx ends or the loop stops. Directories created
+// under the root are watched from the moment they are seen, and the
+// documents already in them are reported; see Listing and watching
+// documents in the package doc for what is guaranteed. Each directory costs
+// one inotify watch.
+func (d *Dir[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
+	return func(yield func(Entry[T], error) bool) {
+		root := filepath.Clean(d.root)
+		fail := func(err error) { yield(Entry[T]{Path: root}, err) }
+		if ctx == nil {
+			fail(pathError("watch", root, errNilContext))
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err := d.check("watch"); err != nil {
+			fail(err)
+			return
+		}
+		w := watch.New(watchPoll)
+		defer w.Close()
+		if err := w.Add(root); err != nil {
+			fail(pathError("watch", root, unwrapPath(err)))
+			return
+		}
+		dw := &dirWatch[T]{d: d, w: w, t: newTracker[T](d.codec, d.maxSize), root: root, yield: yield}
+		if !dw.scan(root) {
+			return
+		}
+		for {
+			evs, err := w.Next(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					fail(pathError("watch", root, err))
+				}
+				return
+			}
+			for _, ev := range evs {
+				if !dw.apply(ev) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// A dirWatch is the state of one Dir.Watch.
+type dirWatch[T any] struct {
+	d     *Dir[T]
+	w     *watch.Watcher
+	t     *tracker[T]
+	root  string
+	yield func(Entry[T], error) bool
+}
+
+// apply handles one event; it reports false when the sequence must end.
+func (dw *dirWatch[T]) apply(ev watch.Event) bool {
+	switch {
+	case ev.Op&watch.Overflow != 0:
+		return dw.scan(dw.root)
+	case ev.Op&watch.Gone != 0:
+		if !dw.forget(ev.Dir) {
+			return false
+		}
+		if ev.Dir == dw.root {
+			dw.yield(Entry[T]{Path: dw.root}, pathError("watch", dw.root, errDirGone))
+			return false
+		}
+		return true
+	}
+	path := ev.Path()
+	if ev.IsDir || dw.w.Watching(path) {
+		if ev.Op&watch.Remove != 0 && !dw.forget(path) {
+			return false
+		}
+		fi, err := os.Lstat(path)
+		if err != nil || !fi.IsDir() || strings.HasPrefix(ev.Name, ".") || dw.w.Watching(path) {
+			return true
+		}
+		return dw.scan(path) // new, or moved in: its documents are news
+	}
+	if !dw.d.isDoc(ev.Name) {
+		return true
+	}
+	e, err, changed := dw.t.look(path, path)
+	return !changed || dw.yield(e, err)
+}
+
+// scan watches dir and the directories under it, reports their documents'
+// changes, and reports Removed for documents under dir that it did not
+// find.
+func (dw *dirWatch[T]) scan(dir string) bool {
+	found := make(map[string]bool)
+	ok := dw.d.walk(dir, walker[T]{
+		enter: dw.w.Add,
+		doc: func(path string) bool {
+			found[path] = true
+			e, err, changed := dw.t.look(path, path)
+			return !changed || dw.yield(e, err)
+		},
+		fail: func(path string, err error) bool { return dw.yield(Entry[T]{Path: path}, err) },
+	})
+	return ok && dw.removeUnder(dir, func(p string) bool { return !found[p] })
+}
+
+// forget stops watching dir and the directories under it and reports its
+// documents Removed.
+func (dw *dirWatch[T]) forget(dir string) bool {
+	dw.w.RemoveTree(dir)
+	return dw.removeUnder(dir, func(string) bool { return true })
+}
+
+// removeUnder reports Removed, in path order, for the documents under dir
+// that were reported present and for which gone is true.
+func (dw *dirWatch[T]) removeUnder(dir string, gone func(string) bool) bool {
+	var paths []string
+	for p := range dw.t.seen {
+		if under(p, dir) && gone(p) {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		delete(dw.t.seen, p)
+		if !dw.yield(Entry[T]{Path: p, Removed: true}, nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// under reports whether path is dir or inside it.
+func under(path, dir string) bool {
+	if path == dir {
+		return true
+	}
+	if !strings.HasSuffix(dir, string(filepath.Separator)) {
+		dir += string(filepath.Separator)
+	}
+	return strings.HasPrefix(path, dir)
+}
+
+// A tracker remembers what a watch last reported for each document, so
+// that it reports only changes.
+type tracker[T any] struct {
+	codec   *codec
+	maxSize int64
+	seen    map[string]string // path -> digest of the bytes, or the error, last reported
+}
+
+func newTracker[T any](c *codec, maxSize int64) *tracker[T] {
+	return &tracker[T]{codec: c, maxSize: maxSize, seen: make(map[string]string)}
+}
+
+// look reads the document at file (named name) and returns what to report
+// and whether it differs from what was last reported for it.
+func (t *tracker[T]) look(name, file string) (e Entry[T], err error, changed bool) {
+	data, err := readDoc(name, file, t.maxSize)
+	prev, had := t.seen[name]
+	var mark string
+	switch {
+	case err != nil:
+		mark = "error: " + err.Error()
+	case data == nil:
+		delete(t.seen, name)
+		return Entry[T]{Path: name, Removed: true}, nil, had
+	default:
+		sum := sha256.Sum256(data)
+		mark = string(sum[:])
+	}
+	if had && prev == mark {
+		return Entry[T]{}, nil, false
+	}
+	t.seen[name] = mark
+	if err != nil {
+		return Entry[T]{Path: name}, err, true
+	}
+	v, _, err := decode[T](t.codec, name, data)
+	if err != nil {
+		return Entry[T]{Path: name}, err, true
+	}
+	return Entry[T]{Path: name, Value: v}, nil, true
+}
+
+// unwrapPath drops an *os.PathError's own path, so that the caller names
+// the path once.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// watchPoll > 0 makes watches poll at that interval instead of using
+// inotify; tests set it to check the fallback on any system.
+var watchPoll time.Duration
