@@ -71,6 +71,10 @@
 // fsyncs would each pay for it. A write alone on its file system syncs its
 // own file and directory.
 //
+// BeginSync and SyncPoint.Sync give a multi-file protocol (the
+// transactions of package status) the same: one sync for a step that
+// changed several files and directories.
+//
 // Shared syncs are used on Linux 5.8 and later (before 5.8 syncfs did not
 // report write-back errors) for ext2/3/4, XFS and Btrfs; elsewhere every
 // write syncs on its own. The guarantees above are unchanged: each write

@@ -13,7 +13,8 @@
 // Read returns the current document without locking. Create stores a
 // document only if there is none yet (otherwise its error matches
 // os.ErrExist), so that of several creators exactly one wins. Store[T] does
-// the same for any JSON document type. List and WatchDir find and follow
+// the same for any JSON document type. MutateAll changes several documents
+// all or nothing (see Transactions). List and WatchDir find and follow
 // the documents under a root, Watch follows one, and Quarantine moves a
 // corrupt one aside so that work can resume.
 //
@@ -115,9 +116,14 @@
 //     fn's; the other calls of its batch are unaffected, except when it is
 //     the batch leader's own fn: then the rest of that batch fails with an
 //     error and nothing is written.
-//   - fn must not call Mutate on the same document: the nested call waits
-//     for the lock its caller holds, forever with context.Background(), or
-//     until its ctx ends.
+//   - fn must not call Mutate on the same document: the nested call would
+//     wait for the lock its caller holds. In the file backend such a call
+//     returns an error matching ErrNested at once when it is made by the
+//     goroutine running fn through the same path spelling (see ErrNested
+//     for how); it still waits, until its ctx ends, when it names the file
+//     through another path (a linked directory), when fn makes it in
+//     another goroutine and waits for it, or when more than 64 functions
+//     run at once in the process. The etcd backend does not detect it.
 //   - Windows compiles and locks with LockFileEx, but its rename is not
 //     documented atomic and it has no directory fsync. Systems without flock
 //     return errors.ErrUnsupported.
@@ -206,6 +212,59 @@
 // the same moment share their syncs (see fs.WriteAtomic), so each call
 // still returns only when its own document is durable.
 //
+// # Transactions
+//
+// MutateAll runs one function on several documents under all their locks
+// and commits, all or nothing, every change it made: a registry and the
+// status files of its tasks keep their shared invariants ("active_count is
+// the number of running tasks") through crashes and concurrent callers.
+// LoadAll reads several documents as they were at one moment. Inside the
+// function, Store.In returns a document as a *T:
+//
+//	_, err := status.MutateAll(ctx, []status.Doc{reg, task}, func(tx *status.Tx) error {
+//		r := reg.In(tx)
+//		if r.Active >= r.Max {
+//			return errFull // nothing is written
+//		}
+//		r.Active++
+//		return task.In(tx).Transition(status.Running, status.Queued)
+//	})
+//
+// The documents are a list of Stores, of any types, and In is a method of
+// the generic Store, so each is typed at the call site with no assertion:
+// Go has no generic methods on Tx, and typed forms for two or three
+// documents (a Mutate2(ctx, a, b, func(*A, *B) error)) would not cover a
+// registry with a variable number of tasks.
+//
+//   - Guaranteed: each document is presented and stored as Mutate does
+//     (unknown fields kept, Stampers stamped, no-change not written). If
+//     fn fails or panics, nothing is written. When MutateAll returns nil
+//     every change is durable. After a crash at any moment (a SIGKILL
+//     between two renames included), every later caller that takes a
+//     lock (Mutate, MutateAll, LoadAll, and programs following the
+//     protocol below) sees all of a transaction's documents or none. Locks
+//     are taken in one canonical order, so transactions over overlapping
+//     sets never deadlock, in one process or across processes.
+//   - Readers without a lock: Load of one document always returns a whole
+//     document, old or new. Loads of several documents may return one
+//     from before a transaction and another from after it: during a
+//     commit the documents are replaced one after another, and after a
+//     crash a document keeps its old version until the next caller that
+//     locks it completes the transaction. LoadAll never does.
+//   - In one process, a transaction takes its turn in each document's
+//     queue like a Mutate call (first come, first served, so neither
+//     starves the other). The Mutate calls queued behind it join its
+//     commit, and so do the transactions queued behind it whose documents
+//     are all among its own, each applied after it in its own goroutine
+//     (a failing one drops only its own change). A commit that changes one
+//     document writes it as Mutate does; two or more cost three shared
+//     syncs (see fs.BeginSync), however many calls joined.
+//   - Not supported: removing a document in a transaction; documents on
+//     different backends; two names of one file (os.ErrInvalid); document
+//     paths that are not valid UTF-8; a document name longer than 247
+//     bytes (PATH.txn.tmp must fit). fn may run more than once on the
+//     etcd backend. The recovery needs write access to the directories.
+//
 // # Waiting for the lock
 //
 // The lock is polled with LOCK_NB, so that waiting honours ctx without a
@@ -241,8 +300,9 @@
 //     descriptor, lstat PATH.lock; if the name is gone or has another
 //     device or inode, a tool deleted it (and someone may hold a lock on a
 //     new file of that name): close the descriptor and go back to step 1.
-//  4. Read PATH without following a symbolic link and only if it is a
-//     regular file (missing means "no document yet").
+//  4. If PATH.txn exists, complete or undo the transaction it belongs to
+//     (Recovery, below). Then read PATH without following a symbolic link
+//     and only if it is a regular file (missing means "no document yet").
 //  5. Write the new document to a temporary file in the same directory as
 //     PATH, fsync it, rename(2) it over PATH (Python: os.replace), then
 //     fsync the directory. Write nothing if you have no change. To remove
@@ -253,6 +313,64 @@
 // Readers just open and read PATH. On Windows the lock is an exclusive
 // LockFileEx on the first byte of PATH.lock, and steps 1 and 3 do not
 // apply.
+//
+// To change several documents in one transaction
+// (internal/proof/status/testdata/txn_agent.py follows it):
+//
+//  1. Open every document's PATH.lock (step 1) and fstat it; take the
+//     locks in the order of (st_dev, st_ino), steps 2 and 3 for each. Two
+//     documents with one identity are one file: refuse. If a lock file
+//     was replaced meanwhile (step 3), release every lock and start over.
+//     This order is the same in every process, whatever path names a file.
+//  2. Step 4 for every document.
+//  3. If one document changed, write it as in step 5; if two or more,
+//     commit them as below.
+//  4. Release the locks (step 6).
+//
+// To commit two or more changed documents, pick a fresh journal name
+// J = DIR/.txn-<16 random hex digits>.journal, an absolute path, DIR being
+// the directory of one of them:
+//
+//  1. For each changed PATH: create PATH.txn exclusively (O_CREAT|O_EXCL)
+//     holding J and a newline; remove any PATH.txn.tmp, create it
+//     exclusively with PATH's permission bits (and owner, if you may) and
+//     write the new document to it.
+//  2. fsync every PATH.txn, every PATH.txn.tmp and their directories (or
+//     call syncfs(2) once per file system).
+//  3. Create J exclusively, write {"documents": [...]} listing the changed
+//     documents' absolute paths, fsync J and DIR: the transaction is
+//     committed.
+//  4. Rename every PATH.txn.tmp over its PATH; fsync the directories.
+//  5. Remove J, then every PATH.txn.
+//
+// Recovery, by whoever holds PATH's lock and finds PATH.txn (if it is not
+// a regular file, stop with an error). Read J from it. The transaction is
+// committed if J is an absolute path whose name has the shape above, J is
+// a JSON object, and one of the documents it lists has a PATH.txn that is
+// the same file (st_dev, st_ino) as the one found; a missing or
+// incomplete J means it is not. If J cannot be read for another reason
+// (permissions, I/O), stop with an error: the outcome is unknown.
+//
+//   - Committed: fsync J, its directory, every listed document's
+//     PATH.txn.tmp and PATH.txn that still exist and their directories
+//     (the writer may have died before its syncs); if PATH.txn.tmp
+//     exists, rename it over PATH and fsync the directory. Then, unless
+//     another listed document still has a PATH.txn naming J, remove J.
+//   - Not committed: remove PATH.txn.tmp if it exists, and J if it exists
+//     but is not complete JSON.
+//   - Remove PATH.txn.
+//
+// Why this holds: J exists, complete, only after every marker and new
+// content is durable, and the documents are replaced only after J is; so
+// every locker of any document of the transaction decides the same way
+// from J, and completing is idempotent. J is removed only when no marker
+// needs it (a marker without J undoes, which is a no-op for a document
+// already installed). Each document is completed only under its own lock,
+// so single-document serialisation holds. A commit that crashed before J
+// leaves markers that undo; one that crashed after J, markers that
+// complete. The syncs order the steps for a power loss too, but the tests
+// kill processes (SIGKILL at every step); no power-loss test covers the
+// transactions.
 //
 // A document's own name may be at most 250 bytes where a file name may have
 // 255 (ext4, XFS, Btrfs, tmpfs, APFS): its lock file needs five more

@@ -89,8 +89,12 @@ func (b *fileBackend) update(ctx context.Context, op string, apply func(cur []by
 	}
 	e := acquire(key)
 	defer release(e)
+	if nested(e) {
+		return pathError(op, b.path, ErrNested)
+	}
 
-	r := &request{b: b, op: op, ctx: ctx, apply: apply, wake: make(chan struct{}, 1), ran: make(chan struct{}, 1)}
+	r := newRequest(b, e, op, ctx, nil)
+	r.apply = apply
 	defer e.observe(r)()
 	if e.enqueue(r) || e.wait(r) {
 		e.lead(r)
@@ -167,6 +171,8 @@ type entry struct {
 	key  string
 	refs int // guarded by registry.mu
 
+	fns fnCount // functions running on this entry's turn (see nested)
+
 	mu       sync.Mutex
 	queue    []*request
 	leading  bool
@@ -185,9 +191,13 @@ const (
 
 type request struct {
 	b     *fileBackend
-	op    string // "mutate" or "remove", for errors
+	e     *entry
+	op    string // "mutate" or "remove", for errors; "" for a transaction's turn
 	ctx   context.Context
 	apply func(cur []byte) ([]byte, error)
+	held  []*entry      // the entries whose turn its apply runs on (see nested)
+	tx    *txJoin       // the first turn of a transaction that another may join
+	one   [1]*entry     // held's storage for a call on one document
 	wake  chan struct{} // capacity 1: state changed to chosen, applying or finished
 	ran   chan struct{} // capacity 1: the apply told to run has returned or exited
 
@@ -203,8 +213,20 @@ type request struct {
 	panicked bool
 	panicVal any
 	ok       bool // apply succeeded; its change is in the batch's write
+	joined   bool // a transaction committed by another's leader (see joinTx)
 
 	tr *trace // non-nil when an Observer follows the call (observe.go)
+}
+
+// newRequest makes a request on e whose apply holds the turns of held
+// (nil: e's alone).
+func newRequest(b *fileBackend, e *entry, op string, ctx context.Context, held []*entry) *request {
+	r := &request{b: b, e: e, op: op, ctx: ctx, held: held, wake: make(chan struct{}, 1), ran: make(chan struct{}, 1)}
+	if held == nil {
+		r.one[0] = e
+		r.held = r.one[:]
+	}
+	return r
 }
 
 func (r *request) signal() {
@@ -215,7 +237,14 @@ func (r *request) signal() {
 }
 
 func (r *request) ctxErr() error {
-	return pathError(r.op, r.b.path, r.ctx.Err())
+	return pathError(r.opName(), r.b.path, r.ctx.Err())
+}
+
+func (r *request) opName() string {
+	if r.op == "" {
+		return "mutate all"
+	}
+	return r.op
 }
 
 // enqueue appends r and reports whether r must lead (nobody else does).
@@ -316,14 +345,7 @@ func (e *entry) lead(r *request) {
 		return
 	}
 
-	e.mu.Lock()
-	n := min(len(e.queue), maxBatch)
-	batch := slices.Clone(e.queue[:n])
-	e.queue = slices.Delete(e.queue, 0, n)
-	for _, q := range batch {
-		q.state = taken
-	}
-	e.mu.Unlock()
+	batch := e.take(func(q *request) bool { return q.op != "" })
 	joined(r, batch, lock)
 
 	completed := false
@@ -346,6 +368,23 @@ func (e *entry) lead(r *request) {
 	unlock()
 	completed = true
 	e.finish(batch)
+}
+
+// take removes the batch that the head of the queue leads: the head and
+// the requests behind it for which joins holds, at most maxBatch.
+func (e *entry) take(joins func(*request) bool) []*request {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 1
+	for n < min(len(e.queue), maxBatch) && joins(e.queue[n]) {
+		n++
+	}
+	batch := slices.Clone(e.queue[:n])
+	e.queue = slices.Delete(e.queue, 0, n)
+	for _, q := range batch {
+		q.state = taken
+	}
+	return batch
 }
 
 // gather lets callers that are about to queue join the next batch. Callers
@@ -376,31 +415,15 @@ var errGoexit = errors.New("batch abandoned: a mutate function called runtime.Go
 // runBatch reads the document once, applies each request of the batch in
 // order, and writes once if the bytes changed. The flock is held.
 func (e *entry) runBatch(leader *request, batch []*request) {
-	orig, err := readDoc(leader.b.path, e.key, leader.b.maxSize)
+	orig, err := e.read(leader)
 	if err != nil {
 		for _, q := range batch {
 			q.err = err
 		}
 		return
 	}
-	cur := orig
-	for _, q := range batch {
-		if q.ctx.Err() != nil {
-			q.err = q.ctxErr()
-			continue
-		}
-		out, err := e.apply(leader, q, cur)
-		if q.panicked || q.exited {
-			continue
-		}
-		if err != nil {
-			q.err = err
-			continue
-		}
-		q.ok = true
-		cur = out
-	}
-	if bytes.Equal(cur, orig) && (cur == nil) == (orig == nil) {
+	cur := e.applyAll(leader, batch, orig)
+	if unchanged(cur, orig) {
 		return
 	}
 	write := func() error { return writeFile(e.key, cur, leader.b.perm) }
@@ -408,10 +431,58 @@ func (e *entry) runBatch(leader *request, batch []*request) {
 		write = func() error { return removeDoc(e.key) }
 	}
 	if err := e.traced(batch, write); err != nil {
-		for _, q := range batch {
-			if q.ok {
-				q.err = pathError(q.op, q.b.path, err)
-			}
+		failApplied(batch, err)
+	}
+}
+
+// read completes a transaction that a crashed process left on the
+// document (see recoverDoc) and reads it. The flock is held.
+func (e *entry) read(leader *request) ([]byte, error) {
+	if err := recoverDoc(e.key); err != nil {
+		return nil, pathError(leader.opName(), leader.b.path, err)
+	}
+	return readDoc(leader.b.path, e.key, leader.b.maxSize)
+}
+
+// applyAll applies each request of batch in order, starting from cur, and
+// returns the result.
+func (e *entry) applyAll(leader *request, batch []*request, cur []byte) []byte {
+	for _, q := range batch {
+		cur = e.applyOne(leader, q, cur)
+	}
+	return cur
+}
+
+// applyOne applies q's apply on cur in q's batch, and returns the result
+// (cur itself if q fails).
+func (e *entry) applyOne(leader, q *request, cur []byte) []byte {
+	if q.ctx.Err() != nil {
+		q.err = q.ctxErr()
+		return cur
+	}
+	out, err := e.apply(leader, q, cur)
+	if q.panicked || q.exited {
+		return cur
+	}
+	if err != nil {
+		q.err = err
+		return cur
+	}
+	q.ok = true
+	return out
+}
+
+// unchanged reports whether a batch leaves the document as it was.
+func unchanged(cur, orig []byte) bool {
+	return bytes.Equal(cur, orig) && (cur == nil) == (orig == nil)
+}
+
+// failApplied records a failed write as the outcome of every request
+// whose change it held.
+func failApplied(batch []*request, err error) {
+	for _, q := range batch {
+		if q.ok {
+			q.err = pathError(q.opName(), q.b.path, err)
 		}
 	}
 }
@@ -444,7 +515,7 @@ func (r *request) run(cur []byte) (out []byte, err error) {
 		}
 	}()
 	r.started()
-	out, err = r.apply(cur)
+	out, err = runTracked(r, cur)
 	normal = true
 	return out, err
 }

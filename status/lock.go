@@ -30,6 +30,15 @@ func lockFile(ctx context.Context, name string, perm os.FileMode) (unlock func()
 	if err != nil {
 		return nil, err
 	}
+	if err := h.lock(ctx); err != nil {
+		return nil, err
+	}
+	return h.close, nil
+}
+
+// lock waits for the lock of h's file (see lockFile). On failure h is
+// closed.
+func (h *lockHandle) lock(ctx context.Context) error {
 	if !waitersAhead(h, 0) {
 		ok, err := h.tryLock()
 		if err != nil || ok {
@@ -55,17 +64,24 @@ func lockFile(ctx context.Context, name string, perm os.FileMode) (unlock func()
 		if err := w.wait(ctx, d); err != nil {
 			w.close()
 			h.close()
-			return nil, err
+			return err
 		}
 	}
 }
 
-func lockResult(h *lockHandle, err error) (func(), error) {
+func lockResult(h *lockHandle, err error) error {
 	if err != nil {
 		h.close()
-		return nil, err
 	}
-	return h.close, nil
+	return err
+}
+
+// A fileID identifies a lock file: device and inode (on Windows, volume
+// and file index).
+type fileID struct{ dev, ino uint64 }
+
+func (a fileID) less(b fileID) bool {
+	return a.dev < b.dev || a.dev == b.dev && a.ino < b.ino
 }
 
 // sleepCtx waits for d, or returns ctx's error when ctx ends first.

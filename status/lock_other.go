@@ -15,3 +15,4 @@ func openLock(name string, perm os.FileMode) (*lockHandle, error) {
 
 func (h *lockHandle) tryLock() (bool, error) { return false, errors.ErrUnsupported }
 func (h *lockHandle) close()                 {}
+func (h *lockHandle) id() (fileID, error)    { return fileID{}, errors.ErrUnsupported }

@@ -185,6 +185,16 @@ func (h *lockHandle) current() (bool, error) {
 	return fd.Dev == byName.Dev && fd.Ino == byName.Ino, nil
 }
 
+// id returns the identity (device and inode) of the file h has open: the
+// canonical order in which transactions take locks.
+func (h *lockHandle) id() (fileID, error) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(h.fd, &st); err != nil {
+		return fileID{}, &os.PathError{Op: "fstat", Path: h.name, Err: err}
+	}
+	return fileID{uint64(st.Dev), uint64(st.Ino)}, nil
+}
+
 // close releases the lock: the kernel drops a flock when the last
 // descriptor of its open file description closes.
 func (h *lockHandle) close() {

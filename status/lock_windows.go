@@ -53,6 +53,16 @@ func (h *lockHandle) tryLock() (bool, error) {
 	return false, &os.PathError{Op: "LockFileEx", Path: h.f.Name(), Err: err}
 }
 
+// id returns the identity (volume and file index) of the lock file: the
+// canonical order in which transactions take locks.
+func (h *lockHandle) id() (fileID, error) {
+	var fi syscall.ByHandleFileInformation
+	if err := syscall.GetFileInformationByHandle(syscall.Handle(h.f.Fd()), &fi); err != nil {
+		return fileID{}, &os.PathError{Op: "GetFileInformationByHandle", Path: h.f.Name(), Err: err}
+	}
+	return fileID{uint64(fi.VolumeSerialNumber), uint64(fi.FileIndexHigh)<<32 | uint64(fi.FileIndexLow)}, nil
+}
+
 // close releases the lock, then the handle. Closing the handle alone would
 // release it too, but Windows documents that release as happening at some
 // later time, which a waiting process would sit through.

@@ -3,12 +3,8 @@ package status
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-
-	"github.com/agentstate/core/fs"
 )
 
 // Remove removes the status document at path and its lock file, under the
@@ -61,16 +57,5 @@ func removeDoc(key string) error {
 	if err := os.Remove(key + LockSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if runtime.GOOS == "windows" {
-		return nil // a directory cannot be synced there (see package fs)
-	}
-	d, err := os.Open(filepath.Dir(key))
-	if err == nil {
-		err = d.Sync()
-		d.Close()
-	}
-	if err != nil {
-		return fmt.Errorf("%w: %w", fs.ErrDurabilityUnknown, err)
-	}
-	return nil
+	return syncDir(filepath.Dir(key))
 }

@@ -1,7 +1,6 @@
 package status
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -104,30 +103,18 @@ func (s *Store[T]) Mutate(ctx context.Context, fn func(*T) error) (T, error) {
 		return result, fmt.Errorf("status: mutate %s: %w", s.b.Name(), errNilContext)
 	}
 	err := s.b.Update(ctx, func(cur []byte) ([]byte, error) {
-		v, unknown, before, err := s.current(cur)
+		d, err := s.value(cur)
 		if err != nil {
 			return nil, err
 		}
-		if err := fn(&v); err != nil {
+		if err := fn(&d.v); err != nil {
 			return nil, err
 		}
-		after, err := s.codec.marshal(&v)
+		out, err := d.encode(cur, utcNow)
 		if err != nil {
-			return nil, fmt.Errorf("status: encode %s: %w", s.b.Name(), err)
+			return nil, err
 		}
-		if bytes.Equal(before, after) {
-			result = v
-			return cur, nil
-		}
-		if st, ok := any(&v).(Stamper); ok {
-			st.Stamp(time.Now().UTC())
-			if after, err = s.codec.marshal(&v); err != nil {
-				return nil, fmt.Errorf("status: encode %s: %w", s.b.Name(), err)
-			}
-		}
-		result = v
-		out := s.codec.encode(after, unknown)
-		s.codec.remember(out, &v, unknown, after)
+		result = d.v
 		return out, nil
 	})
 	if err != nil {

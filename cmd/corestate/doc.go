@@ -8,6 +8,7 @@
 //	corestate get [--json] [--max-size N] FILE [FIELD]
 //	corestate set [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
 //	corestate incr [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
+//	corestate tx [--timeout D] [--max-size N] FILE [OP]... [-- FILE [OP]...]...
 //	corestate sweep [--older-than D] DIR
 //	corestate fsck [--name PATTERN] [--max-size N] ROOT
 //	corestate quarantine [--timeout D] [--max-size N] FILE
@@ -104,6 +105,13 @@
 // nothing is written and the command exits 8 with a one-line error naming the
 // field, its current value and the values wanted.
 //
+// A guard FIELD<VALUE, FIELD<=VALUE, FIELD>VALUE or FIELD>=VALUE compares
+// numbers instead: VALUE is a JSON number or, otherwise, the name of
+// another field of the same document (a cap: --if
+// 'active_count<max_concurrent'). An absent or null field counts as 0, as
+// for incr; a value that is not a number exits 5. A guard's FIELD cannot
+// contain <, > or =.
+//
 // When set changes the status of a document whose status is a string (or
 // absent), it also applies status.Status.Transition: a final state
 // (completed, failed, merged, rejected; see status.State.Final) is never
@@ -119,6 +127,28 @@
 // integer, or an int64 (or field type) overflow exits 5 and writes nothing.
 // A negative N must follow "--" (incr FILE runs -- -1), or it reads as a
 // flag.
+//
+// # tx
+//
+// tx changes several documents in one transaction (status.MutateAll): the
+// arguments after tx's own flags are documents separated by "--", each a
+// FILE followed by OPs: --if GUARD (or --if=GUARD), as for set and incr;
+// FIELD=VALUE, as for set; FIELD+=N and FIELD-=N, as incr with N or -N.
+// Under the locks of every FILE (taken in the protocol's canonical order,
+// waiting at most --timeout), tx checks every guard and the status
+// transition rule of every document and applies the changes; then every
+// document that changed is written (with updated_at set, one time for all)
+// or none is, also if the process dies half-way: the next locker of any of
+// them completes or undoes the commit. If a guard does not hold, nothing is
+// written and tx exits 8. It prints the committed documents in the order
+// given, one after another (a JSON stream: jq -s reads it). Claim a task
+// and count it in its registry, refusing at the registry's cap:
+//
+//	corestate tx registry.json --if 'active_count<max_concurrent' active_count+=1 \
+//	          -- tasks/42/status.json --if status=queued status=running || exit
+//
+// Naming one file twice is a usage error (exit 1), so is FIELD changed
+// twice in one document.
 //
 // # sweep
 //
@@ -175,11 +205,11 @@
 //	1    usage error (unknown command or flag, wrong arguments)
 //	2    not found (FILE, DIR, or a FIELD that get cannot find)
 //	3    corrupt document (the file does not decode as a JSON object); the file is untouched; fsck: a document cannot be used
-//	4    timeout (set: the lock was not acquired within --timeout; demo: the run exceeded --timeout)
+//	4    timeout (set, incr, tx: a lock was not acquired within --timeout; demo: the run exceeded --timeout)
 //	5    bad field (a name or value that status.Status does not accept)
 //	6    demo failed (the status.Mutate side lost an update, saw a torn read, or erred)
 //	7    any other error (permission denied, I/O error...)
-//	8    conflict (set, incr: an --if did not hold, or a final status would be left); nothing is written
+//	8    conflict (set, incr, tx: an --if did not hold, a cap was reached, or a final status would be left); nothing is written
 //	9    not corrupt (quarantine: FILE decodes); nothing is moved
 //	130  interrupted (SIGINT or SIGTERM)
 //

@@ -5,19 +5,26 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentstate/core/status"
 )
 
-// A guard is one --if FIELD=VALUE[,VALUE...] of set and incr: the change is
-// made only if FIELD currently equals one of the values. It is checked
-// inside the same Mutate as the change, under the document's lock, so no
-// other writer can come between the check and the write.
+// A guard is one --if of set, incr and tx: FIELD=VALUE[,VALUE...] holds if
+// FIELD currently equals one of the values; FIELD<VALUE (or <=, >, >=)
+// holds if the number FIELD compares so with VALUE, a number or the name
+// of another field. It is checked inside the same Mutate as the change,
+// under the document's lock, so no other writer can come between the check
+// and the write.
 type guard struct {
 	text string            // as given, for messages
 	name string            // the field
-	alts []json.RawMessage // alternatives; nil means "absent (or null)"
+	op   string            // "=", "<", "<=", ">" or ">="
+	alts []json.RawMessage // "=": the alternatives; nil means "absent (or null)"
+	than string            // a comparison's right side: a number, or a field's name
+	ref  bool              // than names a field
 }
 
 // guardFlags collects the repeatable --if flag as written; the values are
@@ -53,10 +60,14 @@ func (g guardFlags) parse() ([]guard, error) {
 // as JSON (tags=["a","b"], note="a,b"); otherwise it is split at every
 // comma into alternatives (status=queued,blocked).
 func parseGuard(text string) (guard, error) {
-	name, value, ok := strings.Cut(text, "=")
-	if !ok {
-		return guard{}, fmt.Errorf("%w: --if %q is not FIELD=VALUE", errUsage, text)
+	i := strings.IndexAny(text, "<>=")
+	if i < 0 {
+		return guard{}, fmt.Errorf("%w: --if %q is not FIELD=VALUE or FIELD<VALUE", errUsage, text)
 	}
+	if text[i] != '=' {
+		return parseComparison(text, i)
+	}
+	name, value := text[:i], text[i+1:]
 	if name == "" {
 		return guard{}, fmt.Errorf("%w: --if %s: empty field name", errBadField, text)
 	}
@@ -69,7 +80,7 @@ func parseGuard(text string) (guard, error) {
 	if !json.Valid([]byte(value)) {
 		parts = strings.Split(value, ",")
 	}
-	g := guard{text: text, name: name}
+	g := guard{text: text, name: name, op: "="}
 	for _, p := range parts {
 		if strings.TrimSpace(p) == "null" {
 			g.alts = append(g.alts, nil)
@@ -89,8 +100,80 @@ func parseGuard(text string) (guard, error) {
 	return g, nil
 }
 
+// parseComparison parses FIELD<VALUE, FIELD<=VALUE, FIELD>VALUE or
+// FIELD>=VALUE, whose operator starts at text[i]. VALUE is a JSON number,
+// or else the name of another field of the document.
+func parseComparison(text string, i int) (guard, error) {
+	g := guard{text: text, name: text[:i], op: text[i : i+1]}
+	if i+1 < len(text) && text[i+1] == '=' {
+		g.op += "="
+	}
+	g.than = text[i+len(g.op):]
+	for _, name := range []string{g.name, g.than} {
+		if name == "" {
+			return guard{}, fmt.Errorf("%w: --if %s: a comparison needs a field and a number or field", errUsage, text)
+		}
+	}
+	if !utf8.ValidString(text) {
+		return guard{}, fmt.Errorf("%w: --if %q: not valid UTF-8", errBadField, text)
+	}
+	var n json.Number
+	g.ref = json.Unmarshal([]byte(g.than), &n) != nil
+	for _, name := range []string{g.name, g.than} {
+		if f, known := fieldByName[name]; known && (f.typ.Kind() < reflect.Int || f.typ.Kind() > reflect.Float64) {
+			return guard{}, fmt.Errorf("%w: --if %s: %s is not a number field (it holds %s)", errBadField, text, name, typeName(f.typ))
+		} else if !known && (name == g.name || g.ref) {
+			if err := checkUnknownName(name); err != nil {
+				return guard{}, fmt.Errorf("--if %s: %w", text, err)
+			}
+		}
+	}
+	return g, nil
+}
+
+// number returns the numeric value of field name in d: an absent or null
+// field counts as 0, as incr counts it.
+func number(d document, name string) (json.Number, error) {
+	raw, ok := d[name]
+	if !ok || string(compactJSON(raw)) == "null" {
+		return "0", nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return "", fmt.Errorf("%w %s: %s is not a number", errBadField, name, compactJSON(raw))
+	}
+	return n, nil
+}
+
+// compare checks a comparison guard.
+func (g guard) compare(d document) error {
+	x, err := number(d, g.name)
+	if err != nil {
+		return err
+	}
+	y, detail := json.Number(g.than), ""
+	if g.ref {
+		if y, err = number(d, g.than); err != nil {
+			return err
+		}
+		detail = fmt.Sprintf(", %s is %s", g.than, y)
+	}
+	c, ok := compareNumbers(x, y)
+	if !ok {
+		return fmt.Errorf("%w: --if %s: cannot compare %s with %s", errBadField, g.text, x, y)
+	}
+	holds := map[string]bool{"<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}[g.op]
+	if holds {
+		return nil
+	}
+	return &conflictError{guard: g, detail: fmt.Sprintf("%s is %s%s", g.name, x, detail)}
+}
+
 // check reports whether g holds on d, as a *conflictError if it does not.
 func (g guard) check(d document) error {
+	if g.op != "=" {
+		return g.compare(d)
+	}
 	got, present := d[g.name]
 	if present && string(compactJSON(got)) == "null" {
 		present = false
@@ -123,9 +206,13 @@ type conflictError struct {
 	guard   guard
 	got     json.RawMessage
 	present bool
+	detail  string // a comparison's values
 }
 
 func (e *conflictError) Error() string {
+	if e.detail != "" {
+		return fmt.Sprintf("conflict: --if %s does not hold: %s", e.guard.text, e.detail)
+	}
 	want := make([]string, len(e.guard.alts))
 	for i, a := range e.guard.alts {
 		if a == nil {
@@ -233,7 +320,17 @@ func numbersEqual(x, y json.Number) bool {
 	if x == y {
 		return true
 	}
+	c, ok := compareNumbers(x, y)
+	return ok && c == 0
+}
+
+// compareNumbers compares two decimal literals as numbersEqual does: -1,
+// 0 or +1, and whether both parsed.
+func compareNumbers(x, y json.Number) (int, bool) {
 	fx, _, errX := big.ParseFloat(string(x), 10, 256, big.ToNearestEven)
 	fy, _, errY := big.ParseFloat(string(y), 10, 256, big.ToNearestEven)
-	return errX == nil && errY == nil && fx.Cmp(fy) == 0
+	if errX != nil || errY != nil {
+		return 0, false
+	}
+	return fx.Cmp(fy), true
 }

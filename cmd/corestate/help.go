@@ -12,6 +12,7 @@ Usage:
   corestate get   [--json] [--max-size N] FILE [FIELD]
   corestate set   [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
   corestate incr  [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
+  corestate tx    [--timeout D] [--max-size N] FILE [OP]... [-- FILE [OP]...]...
   corestate sweep [--older-than D] DIR
   corestate fsck  [--name PATTERN] [--max-size N] ROOT
   corestate quarantine [--timeout D] [--max-size N] FILE
@@ -22,11 +23,12 @@ Exit codes:
   1    usage error
   2    not found (file, directory or field)
   3    corrupt document (left untouched)
-  4    timeout (set: lock wait; demo: whole run)
+  4    timeout (set, incr, tx: lock wait; demo: whole run)
   5    bad field (name or value not accepted)
   6    demo failed (status.Mutate lost an update or saw a torn read)
   7    other error (permission, I/O...)
-  8    conflict (an --if did not hold, or a final status would be left); nothing written
+  8    conflict (an --if did not hold, a cap was reached, or a final status would
+       be left); nothing written
   9    not corrupt (quarantine: FILE decodes; nothing moved)
   130  interrupted
 
@@ -86,7 +88,10 @@ hold, nothing is written and set exits 8 (conflict). Several --if must all
 hold; one --if holds if FIELD equals any of its comma-separated VALUEs
 (status=queued,blocked; a VALUE that is one JSON value is never split).
 Values compare as JSON values; null means "absent"; an absent status.Status
-field compares as its zero value (runs=0). Changing status away from a final
+field compares as its zero value (runs=0). --if FIELD<VALUE (or <=, >, >=)
+compares numbers: VALUE is a number or the name of another field, and an
+absent or null field counts as 0 (--if 'active_count<max_concurrent'; quote
+it for the shell). Changing status away from a final
 state (completed, failed, merged, rejected) also exits 8 unless an --if on
 status names that state. A safe claim from a shell:
 
@@ -105,12 +110,36 @@ document's lock, in one read-modify-write, and prints the committed document.
 An absent or null FIELD counts as 0. A current value that is not an integer,
 a field of status.Status that is not an integer, or an overflow exits 5 (bad
 field); nothing is written. updated_at is set to now when anything changes.
---if works as for set (exit 8 when a guard does not hold).
+--if works as for set (exit 8 when a guard does not hold), comparisons too.
 
 Flags:
   --timeout D            wait at most D for the lock (default 30s; 0 = no limit)
   --max-size N           refuse a FILE larger than N bytes (default 16 MiB; 0 = no limit)
   --if FIELD=VALUE,...   change only if FIELD is one of the VALUEs (repeatable)
+`
+
+const helpTx = `Usage: corestate tx [--timeout D] [--max-size N] FILE [OP]... [-- FILE [OP]...]...
+
+Changes several documents in one transaction (status.MutateAll): under all
+their locks it checks every guard and applies every change, then writes every
+document that changed, all or nothing, even if the process dies half-way.
+It prints the committed documents one after another, in the order given.
+The OPs of a FILE:
+
+  --if GUARD     as for set, comparisons included
+  FIELD=VALUE    as for set (status transitions included)
+  FIELD+=N       add N to an integer field, as incr; FIELD-=N subtracts
+
+updated_at is set to now in each document that changes. If a guard does not
+hold anywhere, nothing is written and tx exits 8 (conflict). Claim a task and
+count it in the registry, refusing at the cap:
+
+  corestate tx registry.json --if 'active_count<max_concurrent' active_count+=1 \
+            -- tasks/42/status.json --if status=queued status=running || exit
+
+Flags (before the first FILE):
+  --timeout D    wait at most D for the locks (default 30s; 0 = no limit)
+  --max-size N   refuse a FILE larger than N bytes (default 16 MiB; 0 = no limit)
 `
 
 const helpSweep = `Usage: corestate sweep [--older-than D] DIR
@@ -174,6 +203,7 @@ func printHelp(w io.Writer, topic string) bool {
 		"get":        helpGet,
 		"set":        helpSet,
 		"incr":       helpIncr,
+		"tx":         helpTx,
 		"sweep":      helpSweep,
 		"fsck":       helpFsck,
 		"quarantine": helpQuarantine,

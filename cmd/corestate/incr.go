@@ -70,19 +70,25 @@ func checkIntField(name string) error {
 // absent (or null) field counts as 0.
 func incr(ctx context.Context, store *status.Store[document], name string, n int64, guards []guard, now func() time.Time) (document, error) {
 	return commit(ctx, store, guards, now, func(d document) error {
-		var cur int64
-		if raw, ok := d[name]; ok && string(compactJSON(raw)) != "null" {
-			var err error
-			if cur, err = strconv.ParseInt(string(compactJSON(raw)), 10, 64); err != nil {
-				return fmt.Errorf("%w %s: current value %s is not an integer", errBadField, name, compactJSON(raw))
-			}
-		}
-		if (n > 0 && cur > math.MaxInt64-n) || (n < 0 && cur < math.MinInt64-n) || overflows(name, cur+n) {
-			return fmt.Errorf("%w %s: %d%+d overflows", errBadField, name, cur, n)
-		}
-		d[name] = strconv.AppendInt(nil, cur+n, 10)
-		return nil
+		return addInt(d, name, n)
 	}, false)
+}
+
+// addInt adds n to the integer field name of d; an absent (or null) field
+// counts as 0.
+func addInt(d document, name string, n int64) error {
+	var cur int64
+	if raw, ok := d[name]; ok && string(compactJSON(raw)) != "null" {
+		var err error
+		if cur, err = strconv.ParseInt(string(compactJSON(raw)), 10, 64); err != nil {
+			return fmt.Errorf("%w %s: current value %s is not an integer", errBadField, name, compactJSON(raw))
+		}
+	}
+	if (n > 0 && cur > math.MaxInt64-n) || (n < 0 && cur < math.MinInt64-n) || overflows(name, cur+n) {
+		return fmt.Errorf("%w %s: %d%+d overflows", errBadField, name, cur, n)
+	}
+	d[name] = strconv.AppendInt(nil, cur+n, 10)
+	return nil
 }
 
 // overflows reports whether v does not fit the Go type of a status.Status

@@ -125,6 +125,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cmdSet(ctx, rest, stdout)
 	case "incr":
 		return cmdIncr(ctx, rest, stdout)
+	case "tx":
+		return cmdTx(ctx, rest, stdout)
 	case "sweep":
 		return cmdSweep(rest, stdout)
 	case "fsck":

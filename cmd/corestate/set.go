@@ -13,10 +13,6 @@ import (
 	"github.com/agentstate/core/status"
 )
 
-// errUnchanged makes Mutate write nothing when set would not change the
-// document (the Store would otherwise rewrite a file whose layout differs).
-var errUnchanged = errors.New("unchanged")
-
 func cmdSet(ctx context.Context, args []string, stdout io.Writer) error {
 	wf, pos, err := parseWriteFlags("set", args, stdout)
 	if err != nil {
@@ -104,55 +100,66 @@ func lockError(cmd, path string, timeout time.Duration, err error) error {
 // as committed (or as found, when as changes nothing).
 func set(ctx context.Context, store *status.Store[document], as []assignment, guards []guard, now func() time.Time) (document, error) {
 	return commit(ctx, store, guards, now, func(d document) error {
-		if err := checkTransition(d, as, guards); err != nil {
-			return err
-		}
-		for _, a := range as {
-			if a.value == nil {
-				delete(d, a.name)
-			} else {
-				d[a.name] = a.value
-			}
-		}
-		return nil
+		return setFields(d, as, guards)
 	}, assigns(as, "updated_at"))
 }
 
+// setFields applies the assignments to d, after the status transition
+// rule (see checkTransition).
+func setFields(d document, as []assignment, guards []guard) error {
+	if err := checkTransition(d, as, guards); err != nil {
+		return err
+	}
+	for _, a := range as {
+		if a.value == nil {
+			delete(d, a.name)
+		} else {
+			d[a.name] = a.value
+		}
+	}
+	return nil
+}
+
 // commit is the one read-modify-write of set and incr: under the
-// document's lock it checks the guards, applies change to the current
-// document (an empty one if there is no file), and writes the result if it
-// differs, with updated_at set to now unless keepUpdatedAt. It returns the
-// document as committed, or as found when nothing changed. If a guard
-// fails or change returns an error, nothing is written.
+// document's lock it applies the guards and change (see change), and
+// returns the document as committed, or as found when nothing changed.
 func commit(ctx context.Context, store *status.Store[document], guards []guard, now func() time.Time, change func(document) error, keepUpdatedAt bool) (document, error) {
-	var found document
 	doc, err := store.Mutate(ctx, func(d *document) error {
-		found = maps.Clone(*d)
-		if *d == nil {
-			*d = document{} // no file yet
-		}
-		if err := checkGuards(*d, guards); err != nil {
-			return err
-		}
-		if err := change(*d); err != nil {
-			return err
-		}
-		if d.equal(found) {
-			return errUnchanged
-		}
-		if !keepUpdatedAt {
-			// What status.Mutate does on every change.
-			(*d)["updated_at"], _ = json.Marshal(now().UTC()) // a time always encodes
-		}
-		return nil
+		return applyChange(d, guards, now, change, keepUpdatedAt)
 	})
-	if errors.Is(err, errUnchanged) {
-		if found == nil {
-			found = document{}
-		}
-		return found, nil
+	if doc == nil && err == nil {
+		doc = document{} // no file, and nothing to write
 	}
 	return doc, err
+}
+
+// applyChange is one document's part of set, incr and tx, run under its
+// lock on *d (nil if there is no file): it checks the guards, applies
+// change to the document (an empty one if there is no file), and sets
+// updated_at to now unless keepUpdatedAt, or, if change left the document
+// equal to what was found, restores it exactly (so that nothing is
+// written). If a guard fails or change returns an error, the caller writes
+// nothing.
+func applyChange(d *document, guards []guard, now func() time.Time, change func(document) error, keepUpdatedAt bool) error {
+	found := maps.Clone(*d)
+	if *d == nil {
+		*d = document{} // no file yet
+	}
+	if err := checkGuards(*d, guards); err != nil {
+		return err
+	}
+	if err := change(*d); err != nil {
+		return err
+	}
+	if d.equal(found) {
+		*d = found
+		return nil
+	}
+	if !keepUpdatedAt {
+		// What status.Mutate does on every change.
+		(*d)["updated_at"], _ = json.Marshal(now().UTC()) // a time always encodes
+	}
+	return nil
 }
 
 // checkTransition applies the status package's transition rule when as

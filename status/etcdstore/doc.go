@@ -106,6 +106,25 @@
 // Resolve settles such an outcome later while the marker lives. Every other
 // error from Update means nothing was written.
 //
+// # Transactions
+//
+// status.MutateAll and status.LoadAll work on documents of one client
+// (UpdateAll): every document and its ModRevision are read at one
+// revision, fn runs, and every changed document is written by one etcd
+// transaction guarded by each document's ModRevision, with a commit marker
+// for an exactly-once outcome as above; it is all or nothing by etcd's
+// own atomicity, also when the client dies. A conflict re-runs fn on the
+// new documents (fn may run more than once). When the commit loses, or
+// writers queue on any document, the transaction takes a turn on every
+// document in the order of their keys (the same order in every process,
+// so transactions over overlapping sets never wait in a cycle) and hands
+// them all on with its commit. LoadAll is one read and takes no turn.
+// Documents of different clients, or outside the root, are refused. The
+// transaction does not join the in-process batches of its documents. A
+// Mutate that fn calls on a document of its own transaction is not
+// detected (status.ErrNested is the file backend's): it is a side effect
+// of fn, which this backend may run again.
+//
 // # Not guaranteed
 //
 //   - Turns make a hot key fair and keep it from collapsing, not fast: its

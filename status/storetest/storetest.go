@@ -11,8 +11,10 @@
 //	}
 //
 // The suite checks Store-level semantics (decoding, corruption, fn errors
-// and panics, no-change detection, unknown fields, context handling) and
-// mutual exclusion between Stores sharing one document. It does not check
+// and panics, no-change detection, unknown fields, context handling),
+// mutual exclusion between Stores sharing one document, and transactions
+// over several documents (status.MutateAll and status.LoadAll: all or
+// nothing, serialised with Mutate, read together). It does not check
 // cross-process exclusion or durability, which depend on the backend.
 package storetest
 
@@ -22,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 
@@ -70,6 +73,14 @@ func Run(t *testing.T, h Harness) {
 		{"ConcurrentIncrements", testConcurrentIncrements},
 		{"SeesPredecessors", testSeesPredecessors},
 		{"ReturnedEqualsLoad", testReturnedEqualsLoad},
+		{"TxAllOrNothing", testTxAllOrNothing},
+		{"TxFnErrorWritesNothing", testTxFnError},
+		{"TxCorrupt", testTxCorrupt},
+		{"TxUnknownFields", testTxUnknownFields},
+		{"TxRefusesBadDocuments", testTxRefuses},
+		{"TxCancelledContext", testTxCancelled},
+		{"TxConcurrentWithMutate", testTxConcurrent},
+		{"TxLoadAllConsistent", testTxLoadAll},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
 	}
@@ -434,4 +445,211 @@ func testReturnedEqualsLoad(t *testing.T, h Harness) {
 		}
 	}
 	t.Errorf("no Mutate returned count 4; returned %+v", last)
+}
+
+// pair returns two Stores on fresh documents of one backend.
+func (h Harness) pair(t *testing.T) (*status.Store[Doc], *status.Store[Doc]) {
+	return h.store(h.Path(t)), h.store(h.Path(t))
+}
+
+func testTxAllOrNothing(t *testing.T, h Harness) {
+	a, b := h.pair(t)
+	h.WriteRaw(t, a.Name(), []byte(`{"count": 1, "name": "a"}`))
+	tx, err := status.MutateAll(context.Background(), []status.Doc{a, b}, func(tx *status.Tx) error {
+		if got := a.In(tx).Count; got != 1 {
+			return fmt.Errorf("fn saw count %d in a, want 1", got)
+		}
+		a.In(tx).Count++
+		b.In(tx).Name = "created"
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("MutateAll: %v", err)
+	}
+	if a.In(tx).Count != 2 || b.In(tx).Name != "created" {
+		t.Errorf("returned Tx holds %+v and %+v", *a.In(tx), *b.In(tx))
+	}
+	ga, _ := a.Load()
+	gb, _ := b.Load()
+	if diff := cmp.Diff([]Doc{{Count: 2, Name: "a"}, {Name: "created"}}, []Doc{ga, gb}); diff != "" {
+		t.Errorf("documents after MutateAll (-want +got):\n%s", diff)
+	}
+}
+
+func testTxFnError(t *testing.T, h Harness) {
+	a, b := h.pair(t)
+	seed := []byte(`{"count": 1, "name": "seed"}`)
+	h.WriteRaw(t, a.Name(), seed)
+	errBoom := errors.New("boom")
+	_, err := status.MutateAll(context.Background(), []status.Doc{a, b}, func(tx *status.Tx) error {
+		a.In(tx).Count = 99
+		b.In(tx).Count = 99
+		return fmt.Errorf("fn: %w", errBoom)
+	})
+	if !errors.Is(err, errBoom) {
+		t.Fatalf("MutateAll error = %v, want one wrapping the fn error", err)
+	}
+	if got := h.mustRaw(t, a.Name()); !bytes.Equal(got, seed) {
+		t.Errorf("fn error: a changed to %q", got)
+	}
+	if got, ok := h.ReadRaw(t, b.Name()); ok {
+		t.Errorf("fn error: b created as %q", got)
+	}
+}
+
+func testTxCorrupt(t *testing.T, h Harness) {
+	a, b := h.pair(t)
+	h.WriteRaw(t, a.Name(), []byte(`{"count": 1}`))
+	h.WriteRaw(t, b.Name(), []byte(`{"count": `))
+	called := false
+	_, err := status.MutateAll(context.Background(), []status.Doc{a, b}, func(tx *status.Tx) error {
+		called = true
+		return nil
+	})
+	if !errors.Is(err, status.ErrCorrupt) || called {
+		t.Fatalf("MutateAll over a corrupt document: %v (fn called: %v); want ErrCorrupt, fn not called", err, called)
+	}
+	if got := h.mustRaw(t, a.Name()); string(got) != `{"count": 1}` {
+		t.Errorf("a changed to %q", got)
+	}
+}
+
+func testTxUnknownFields(t *testing.T, h Harness) {
+	a, b := h.pair(t)
+	h.WriteRaw(t, a.Name(), []byte(`{"count":1,"owner":{"id":7, "tags":["x"]},"ratio":1.50e3}`))
+	if _, err := status.MutateAll(context.Background(), []status.Doc{a, b}, func(tx *status.Tx) error {
+		a.In(tx).Count++
+		b.In(tx).Count++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(h.mustRaw(t, a.Name()), &members); err != nil {
+		t.Fatal(err)
+	}
+	if string(members["owner"]) != `{"id":7, "tags":["x"]}` || string(members["ratio"]) != `1.50e3` {
+		t.Errorf("unknown fields not kept byte for byte: %s", h.mustRaw(t, a.Name()))
+	}
+}
+
+func testTxRefuses(t *testing.T, h Harness) {
+	a, b := h.pair(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		docs []status.Doc
+		fn   func(*status.Tx) error
+	}{
+		{"twice", []status.Doc{a, b, a}, func(*status.Tx) error { return nil }},
+		{"undeclared", []status.Doc{a}, func(tx *status.Tx) error { b.In(tx).Count = 5; return nil }},
+		{"nil", []status.Doc{a, nil}, func(*status.Tx) error { return nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := status.MutateAll(ctx, tc.docs, func(tx *status.Tx) error {
+				a.In(tx).Count = 5
+				return tc.fn(tx)
+			})
+			if !errors.Is(err, os.ErrInvalid) {
+				t.Fatalf("got %v, want an error matching os.ErrInvalid", err)
+			}
+			for _, s := range []*status.Store[Doc]{a, b} {
+				if raw, ok := h.ReadRaw(t, s.Name()); ok {
+					t.Fatalf("a refused transaction wrote %s: %q", s.Name(), raw)
+				}
+			}
+		})
+	}
+}
+
+func testTxCancelled(t *testing.T, h Harness) {
+	a, b := h.pair(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	called := false
+	_, err := status.MutateAll(ctx, []status.Doc{a, b}, func(tx *status.Tx) error {
+		called = true
+		a.In(tx).Count = 1
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || called {
+		t.Fatalf("MutateAll with a cancelled context: %v (fn called: %v)", err, called)
+	}
+}
+
+// Transactions over a and b, and Mutate calls on a, from several
+// goroutines: nothing is lost, and each transaction counts in both.
+func testTxConcurrent(t *testing.T, h Harness) {
+	pa, pb := h.Path(t), h.Path(t)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			a, b := h.store(pa), h.store(pb)
+			for i := range 5 {
+				docs := []status.Doc{a, b}
+				if (g+i)%2 == 1 {
+					docs = []status.Doc{b, a} // order of the list does not matter
+				}
+				if _, err := status.MutateAll(context.Background(), docs, func(tx *status.Tx) error {
+					a.In(tx).Count++
+					b.In(tx).Count++
+					return nil
+				}); err != nil {
+					t.Errorf("MutateAll: %v", err)
+					return
+				}
+				if _, err := a.Mutate(context.Background(), func(d *Doc) error {
+					d.Seen = append(d.Seen, "m")
+					return nil
+				}); err != nil {
+					t.Errorf("Mutate: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	a, _ := h.store(pa).Load()
+	b, _ := h.store(pb).Load()
+	want := goroutines * 5
+	if a.Count != want || b.Count != want || len(a.Seen) != want {
+		t.Errorf("a %d, b %d, Mutates %d; want %d each", a.Count, b.Count, len(a.Seen), want)
+	}
+}
+
+// LoadAll reads the two documents at one moment: while transactions
+// increment both, every LoadAll sees equal counts.
+func testTxLoadAll(t *testing.T, h Harness) {
+	pa, pb := h.Path(t), h.Path(t)
+	a, b := h.store(pa), h.store(pb)
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Go(func() {
+		defer close(done)
+		for range 20 {
+			if _, err := status.MutateAll(context.Background(), []status.Doc{a, b}, func(tx *status.Tx) error {
+				a.In(tx).Count++
+				b.In(tx).Count++
+				return nil
+			}); err != nil {
+				t.Errorf("MutateAll: %v", err)
+				return
+			}
+		}
+	})
+	for reads := 0; ; reads++ {
+		select {
+		case <-done:
+			wg.Wait()
+			return
+		default:
+		}
+		tx, err := status.LoadAll(context.Background(), h.store(pb), h.store(pa))
+		if err != nil {
+			t.Fatalf("LoadAll: %v", err)
+		}
+		if ca, cb := h.store(pa).In(tx).Count, h.store(pb).In(tx).Count; ca != cb {
+			t.Fatalf("LoadAll %d read a=%d and b=%d: part of a transaction", reads, ca, cb)
+		}
+	}
 }

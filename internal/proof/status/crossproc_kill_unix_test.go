@@ -123,18 +123,7 @@ func cpKillRound(t *testing.T, path string, rng *rand.Rand, hold bool, beforeKil
 	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		l, ok := c.next()
-		if !ok {
-			break
-		}
-		count(l)
-	}
-	c.wait()
-	ws, _ := c.cmd.ProcessState.Sys().(syscall.WaitStatus)
-	if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("killee did not die of SIGKILL: %v\n%s", c.err, c.stderr.String())
-	}
+	cpKilled(t, c, count)
 	return calls, acks
 }
 

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentstate/core/status"
+)
+
+// A txDoc is one FILE of tx with its guards and changes.
+type txDoc struct {
+	path   string
+	guards []guard
+	sets   []assignment
+	incrs  []txIncr
+}
+
+// A txIncr is one FIELD+=N or FIELD-=N of tx.
+type txIncr struct {
+	name string
+	n    int64
+}
+
+func cmdTx(ctx context.Context, args []string, stdout io.Writer) error {
+	var timeout time.Duration
+	var maxSize int64
+	fl := newFlags("tx")
+	fl.DurationVar(&timeout, "timeout", 30*time.Second, "wait at most this long for the locks (0: no limit)")
+	maxSizeFlag(fl, &maxSize)
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printHelp(stdout, "tx")
+			return err
+		}
+		return fmt.Errorf("%w: tx: %v", errUsage, err)
+	}
+	if timeout < 0 {
+		return fmt.Errorf("%w: tx: --timeout must not be negative (0 waits without limit)", errUsage)
+	}
+	docs, err := parseTx(fl.Args())
+	if err != nil {
+		return err
+	}
+	ctx, cancel := withTimeout(ctx, timeout)
+	defer cancel()
+	stores, err := tx(ctx, docs, maxSize, time.Now)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("tx: locks not acquired within --timeout %v: %w", timeout, err)
+		}
+		if errors.Is(err, os.ErrInvalid) {
+			return fmt.Errorf("%w: tx: %w", errUsage, err)
+		}
+		return fmt.Errorf("tx: %w", err)
+	}
+	for _, d := range stores {
+		if _, err := stdout.Write(d.layout()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseTx splits tx's arguments at "--" into documents: FILE, then any
+// number of --if GUARD (or --if=GUARD), FIELD=VALUE and FIELD+=N or
+// FIELD-=N.
+func parseTx(args []string) ([]txDoc, error) {
+	var docs []txDoc
+	for len(args) > 0 {
+		group := args
+		if i := indexOf(args, "--"); i >= 0 {
+			group, args = args[:i], args[i+1:]
+		} else {
+			args = nil
+		}
+		if len(group) == 0 {
+			return nil, fmt.Errorf("%w: tx: a document with no FILE (two -- in a row?)", errUsage)
+		}
+		d, err := parseTxDoc(group)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, d)
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("%w: tx wants FILE [OP...] [-- FILE [OP...]]...", errUsage)
+	}
+	return docs, nil
+}
+
+func indexOf(args []string, s string) int {
+	for i, a := range args {
+		if a == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func parseTxDoc(group []string) (txDoc, error) {
+	d := txDoc{path: group[0]}
+	if strings.HasPrefix(d.path, "-") {
+		return d, fmt.Errorf("%w: tx: %q where a FILE was expected", errUsage, d.path)
+	}
+	seen := map[string]bool{}
+	for i := 1; i < len(group); i++ {
+		arg := group[i]
+		var err error
+		switch {
+		case arg == "--if" || arg == "-if":
+			if i+1 == len(group) {
+				return d, fmt.Errorf("%w: tx %s: --if wants a guard", errUsage, d.path)
+			}
+			i++
+			err = d.addGuard(group[i])
+		case strings.HasPrefix(arg, "--if="), strings.HasPrefix(arg, "-if="):
+			_, g, _ := strings.Cut(arg, "=")
+			err = d.addGuard(g)
+		case strings.HasPrefix(arg, "-"):
+			err = fmt.Errorf("%w: tx %s: unknown flag %s (flags of tx come before the first FILE)", errUsage, d.path, arg)
+		default:
+			var name string
+			name, err = d.addChange(arg)
+			if err == nil && seen[name] {
+				err = fmt.Errorf("%w: tx %s: %s changed twice", errUsage, d.path, name)
+			}
+			seen[name] = true
+		}
+		if err != nil {
+			return d, err
+		}
+	}
+	return d, nil
+}
+
+func (d *txDoc) addGuard(text string) error {
+	g, err := parseGuard(text)
+	if err != nil {
+		return fmt.Errorf("tx %s: %w", d.path, err)
+	}
+	d.guards = append(d.guards, g)
+	return nil
+}
+
+// addChange adds FIELD=VALUE, FIELD+=N or FIELD-=N and returns FIELD.
+func (d *txDoc) addChange(arg string) (string, error) {
+	eq := strings.IndexByte(arg, '=')
+	if eq > 0 && (arg[eq-1] == '+' || arg[eq-1] == '-') {
+		name := arg[:eq-1]
+		n, err := strconv.ParseInt(arg[eq+1:], 10, 64)
+		if err != nil {
+			return name, fmt.Errorf("%w: tx %s: %s wants an integer N", errUsage, d.path, arg)
+		}
+		if arg[eq-1] == '-' {
+			if n == math.MinInt64 {
+				return name, fmt.Errorf("%w %s: -%d overflows", errBadField, name, n)
+			}
+			n = -n
+		}
+		if err := checkIntField(name); err != nil {
+			return name, fmt.Errorf("tx %s: %w", d.path, err)
+		}
+		d.incrs = append(d.incrs, txIncr{name, n})
+		return name, nil
+	}
+	a, err := parseAssignment(arg)
+	if err != nil {
+		return a.name, fmt.Errorf("tx %s: %w", d.path, err)
+	}
+	d.sets = append(d.sets, a)
+	return a.name, nil
+}
+
+// tx applies every document's guards and changes in one status.MutateAll:
+// all are written, or none. It returns the documents as committed.
+func tx(ctx context.Context, docs []txDoc, maxSize int64, now func() time.Time) ([]document, error) {
+	stores := make([]*status.Store[document], len(docs))
+	list := make([]status.Doc, len(docs))
+	for i, d := range docs {
+		stores[i] = status.NewStore[document](d.path, status.WithMaxSize(maxSize))
+		list[i] = stores[i]
+	}
+	t, err := status.MutateAll(ctx, list, func(t *status.Tx) error {
+		at := now() // one updated_at for every document
+		stamp := func() time.Time { return at }
+		for i, d := range docs {
+			err := applyChange(stores[i].In(t), d.guards, stamp, func(doc document) error {
+				if err := setFields(doc, d.sets, d.guards); err != nil {
+					return err
+				}
+				for _, in := range d.incrs {
+					if err := addInt(doc, in.name, in.n); err != nil {
+						return err
+					}
+				}
+				return nil
+			}, assigns(d.sets, "updated_at"))
+			if err != nil {
+				return fmt.Errorf("%s: %w", d.path, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]document, len(docs))
+	for i, s := range stores {
+		if out[i] = *s.In(t); out[i] == nil {
+			out[i] = document{}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,18 @@
+// Package status holds no library code: its tests prove the transactions
+// of package status (status.MutateAll, status.LoadAll) with peer tools,
+// black-box through the public API and the documented protocol:
+//
+//   - a rapid state machine of transactions, Mutate calls, reads and
+//     commits that a process left half-way (written file by file as the
+//     protocol describes), against a model;
+//   - porcupine linearizability of histories over two documents, with
+//     transactions, Mutate calls and LoadAll from several processes, and a
+//     CONTROL (two Mutate calls in place of each transaction) that the
+//     checker must reject;
+//   - deadlock freedom of transactions over overlapping sets in opposite
+//     orders across processes, with hand-nested Mutate calls as the
+//     CONTROL that deadlocks (bounded by a context);
+//   - admission control: processes of goroutines and a Python agent
+//     spawning and finishing tasks against a registry's max_concurrent,
+//     watched by an observer that holds the registry's lock.
+package status

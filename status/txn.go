@@ -1,0 +1,270 @@
+package status
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A Doc is a document that takes part in a transaction: a *Store of any
+// document type. Only Stores implement it.
+type Doc interface {
+	Name() string
+	isNil() bool
+	backend() Backend
+	open(cur []byte) (txValue, error)
+}
+
+// A TxBackend is a Backend that can also change several of its documents
+// in one all-or-nothing step. MutateAll and LoadAll use it; the file
+// backend and the etcd backend (status/etcdstore) implement it.
+type TxBackend interface {
+	Backend
+	// UpdateAll is Update over several documents: docs are Backends of the
+	// receiver's kind, the receiver among them (an error otherwise), and
+	// apply gets their current encodings in that order (nil for a missing
+	// document) and returns the new ones, cur[i] itself for a document it
+	// leaves unchanged. Either every changed document is stored, durably,
+	// or none is, also across a crash. The rules of Update for errors,
+	// panics, repeated calls and ctx apply.
+	UpdateAll(ctx context.Context, docs []Backend, apply func(cur [][]byte) ([][]byte, error)) error
+}
+
+// A Tx holds the documents of one transaction, as its function sees and
+// changes them (see MutateAll), or as they were read together (LoadAll).
+// Store.In returns one of them.
+type Tx struct {
+	docs []Doc
+	vals []txValue
+	err  error // the first misuse of In; the transaction fails with it
+}
+
+// In returns the document of s in tx: inside a MutateAll function, the
+// value to read and change; after MutateAll or LoadAll returned, the
+// document as committed or read. Calls for one document return the same
+// pointer.
+//
+// s must be one of the Docs the transaction was given, or a Store of the
+// same type and name. Otherwise In returns a pointer to a zero T and the
+// transaction fails with an error matching os.ErrInvalid, writing nothing.
+func (s *Store[T]) In(tx *Tx) *T {
+	if tx == nil {
+		return new(T)
+	}
+	if s == nil {
+		tx.fail(errors.New("In called on a nil Store"))
+		return new(T)
+	}
+	for i, d := range tx.docs {
+		if d == Doc(s) {
+			return tx.vals[i].(*docValue[T]).ptr()
+		}
+	}
+	for i, d := range tx.docs {
+		if d.Name() != s.Name() {
+			continue
+		}
+		if v, ok := tx.vals[i].(*docValue[T]); ok {
+			return v.ptr()
+		}
+		tx.fail(fmt.Errorf("%s is in the transaction as another document type", s.Name()))
+		return new(T)
+	}
+	tx.fail(fmt.Errorf("%s is not a document of the transaction", s.Name()))
+	return new(T)
+}
+
+func (tx *Tx) fail(err error) {
+	if tx.err == nil {
+		tx.err = fmt.Errorf("%w: %w", os.ErrInvalid, err)
+	}
+}
+
+// MutateAll runs fn on several documents under all their locks and commits
+// every change fn made, all or nothing: the transaction of a registry and
+// the status files of its tasks.
+//
+//	tx, err := status.MutateAll(ctx, []status.Doc{reg, task}, func(tx *status.Tx) error {
+//		r, t := reg.In(tx), task.In(tx)
+//		if r.Active >= r.Max {
+//			return errFull
+//		}
+//		r.Active++
+//		return t.Transition(status.Running, status.Queued)
+//	})
+//
+// Each document is presented as Mutate presents it (a missing one as the
+// zero value; a corrupt one fails MutateAll before fn runs) and, if fn
+// changed it, stored as Mutate stores it (stamped, unknown fields kept).
+// If fn returns an error or panics, nothing is written. Otherwise every
+// changed document is stored durably before MutateAll returns nil, and the
+// returned Tx holds the documents as committed. An error matching
+// fs.ErrDurabilityUnknown means the transaction is committed but an I/O
+// error interrupted its installation or its last sync: every later locker
+// sees it complete. After a crash at any
+// point, every later reader that takes the locks sees all of the new
+// documents or all of the old ones; see Transactions in the package doc for
+// what lock-free readers see and how the file backend does it.
+//
+// The documents must be distinct (not two names of one file), non-nil, and
+// kept by one backend that implements TxBackend; otherwise MutateAll
+// returns an error matching os.ErrInvalid and changes nothing. Locks are
+// taken in one canonical order, so transactions over overlapping sets never
+// deadlock, in one process or across several. fn may run more than once
+// on a backend that retries (etcd), so it should have no effect other than
+// on the documents.
+func MutateAll(ctx context.Context, docs []Doc, fn func(*Tx) error) (*Tx, error) {
+	if fn == nil {
+		return nil, pathError("mutate all", docNames(docs), errNilFunc)
+	}
+	return updateAll(ctx, "mutate all", docs, fn)
+}
+
+// LoadAll reads several documents together: it takes their locks in the
+// canonical order, completes any transaction that a crashed process left
+// on them, reads them and releases the locks, so the documents are as
+// they were at one moment, never part of a transaction. Read them with
+// Store.In on the returned Tx. Load, which takes no lock, may return one
+// document from before a transaction and another from after it.
+func LoadAll(ctx context.Context, docs ...Doc) (*Tx, error) {
+	return updateAll(ctx, "load all", docs, nil)
+}
+
+// updateAll is MutateAll, and LoadAll when fn is nil.
+func updateAll(ctx context.Context, op string, docs []Doc, fn func(*Tx) error) (*Tx, error) {
+	bs, err := txBackends(docs)
+	if err == nil && ctx == nil {
+		err = errNilContext
+	}
+	if err != nil {
+		return nil, pathError(op, docNames(docs), err)
+	}
+	var result *Tx
+	err = bs[0].(TxBackend).UpdateAll(ctx, bs, func(cur [][]byte) ([][]byte, error) {
+		tx := &Tx{docs: docs, vals: make([]txValue, len(docs))}
+		for i, d := range docs {
+			v, err := d.open(cur[i])
+			if err != nil {
+				return nil, err
+			}
+			tx.vals[i] = v
+		}
+		if fn == nil {
+			result = tx
+			return cur, nil
+		}
+		if err := fn(tx); err != nil {
+			return nil, err
+		}
+		if tx.err != nil {
+			return nil, pathError(op, docNames(docs), tx.err)
+		}
+		out := make([][]byte, len(docs))
+		now := sync.OnceValue(utcNow) // one time for every document
+		for i, v := range tx.vals {
+			var err error
+			if out[i], err = v.encode(cur[i], now); err != nil {
+				return nil, err
+			}
+		}
+		result = tx
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return result, nil
+}
+
+// txBackends checks the documents of a transaction and returns their
+// backends.
+func txBackends(docs []Doc) ([]Backend, error) {
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("%w: no documents", os.ErrInvalid)
+	}
+	bs := make([]Backend, len(docs))
+	for i, d := range docs {
+		if d == nil || d.isNil() {
+			return nil, fmt.Errorf("%w: document %d is nil", os.ErrInvalid, i)
+		}
+		bs[i] = d.backend()
+	}
+	if _, ok := bs[0].(TxBackend); !ok {
+		return nil, fmt.Errorf("%w: the backend of %s has no transactions", errors.ErrUnsupported, bs[0].Name())
+	}
+	return bs, nil
+}
+
+// docNames names the documents of a transaction in errors.
+func docNames(docs []Doc) string {
+	names := make([]string, 0, len(docs))
+	for _, d := range docs {
+		if d == nil || d.isNil() {
+			names = append(names, "<nil>")
+			continue
+		}
+		names = append(names, d.Name())
+	}
+	return strings.Join(names, ", ")
+}
+
+func (s *Store[T]) isNil() bool      { return s == nil }
+func (s *Store[T]) backend() Backend { return s.b }
+
+// A txValue is one document of a transaction, decoded.
+type txValue interface {
+	// encode returns the document's new encoding, or cur if fn left it
+	// unchanged; a changed Stamper is stamped with now().
+	encode(cur []byte, now func() time.Time) ([]byte, error)
+}
+
+type docValue[T any] struct {
+	s       *Store[T]
+	v       T
+	unknown map[string]json.RawMessage
+	before  []byte // compact encoding as read
+}
+
+func (d *docValue[T]) ptr() *T { return &d.v }
+
+func (s *Store[T]) open(cur []byte) (txValue, error) {
+	d, err := s.value(cur)
+	if err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// value decodes cur as fn is to see it (see current).
+func (s *Store[T]) value(cur []byte) (docValue[T], error) {
+	v, unknown, before, err := s.current(cur)
+	return docValue[T]{s: s, v: v, unknown: unknown, before: before}, err
+}
+
+func utcNow() time.Time { return time.Now().UTC() }
+
+// encode is the write half of Mutate's read-modify-write.
+func (d *docValue[T]) encode(cur []byte, now func() time.Time) ([]byte, error) {
+	after, err := d.s.codec.marshal(&d.v)
+	if err != nil {
+		return nil, fmt.Errorf("status: encode %s: %w", d.s.b.Name(), err)
+	}
+	if bytes.Equal(d.before, after) {
+		return cur, nil
+	}
+	if st, ok := any(&d.v).(Stamper); ok {
+		st.Stamp(now())
+		if after, err = d.s.codec.marshal(&d.v); err != nil {
+			return nil, fmt.Errorf("status: encode %s: %w", d.s.b.Name(), err)
+		}
+	}
+	out := d.s.codec.encode(after, d.unknown)
+	d.s.codec.remember(out, &d.v, d.unknown, after)
+	return out, nil
+}

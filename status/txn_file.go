@@ -1,0 +1,433 @@
+package status
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// A txPart is one document of a transaction on the file backend.
+type txPart struct {
+	b     *fileBackend
+	idx   int    // position in the caller's list
+	key   string // docPath
+	e     *entry
+	turn  *request   // the transaction's place in e's queue
+	batch []*request // the turn and the Mutate calls that joined it
+	h     *lockHandle
+	id    fileID
+	orig  []byte
+	cur   []byte
+}
+
+// UpdateAll implements TxBackend for documents kept in files.
+//
+// In this process, the transaction takes its turn in each document's
+// queue, in the order of the documents' paths, as a Mutate call does; it
+// never joins a batch led by a Mutate call. Holding every turn, it opens
+// the lock files and takes their flocks in the order of their identities
+// (device, inode), which is the same in every process whatever path spells
+// a file. Then it completes any transaction a crashed process left
+// (recoverDoc), reads every document, runs apply, and lets the Mutate
+// calls and the transactions (see joins) queued behind its turns apply
+// their functions to its result, so that one commit writes them all. A
+// commit that changes one document writes it as a Mutate would; two or
+// more go through commitAll.
+func (b *fileBackend) UpdateAll(ctx context.Context, docs []Backend, apply func(cur [][]byte) ([][]byte, error)) error {
+	const op = "mutate all"
+	parts, err := txParts(docs)
+	if err != nil {
+		return pathError(op, backendNames(docs), err)
+	}
+	if !slices.ContainsFunc(parts, func(p *txPart) bool { return p.b == b }) {
+		return pathError(op, backendNames(docs), fmt.Errorf("%w: the receiver is not among the documents", os.ErrInvalid))
+	}
+	if err := ctx.Err(); err != nil {
+		return pathError(op, backendNames(docs), err)
+	}
+	entries := make([]*entry, len(parts))
+	for i, p := range parts {
+		p.e = acquire(p.key)
+		entries[i] = p.e
+	}
+	defer func() {
+		for _, e := range entries {
+			release(e)
+		}
+	}()
+	for _, p := range parts {
+		if nested(p.e) {
+			return pathError(op, p.b.path, ErrNested)
+		}
+	}
+	join := &txJoin{parts: parts, n: len(docs), apply: apply}
+	if err := takeTurns(ctx, parts, entries, join); err != nil {
+		return err
+	}
+	if t := parts[0].turn; t.joined {
+		// Committed (or failed) by the transaction ahead: see joinTx.
+		if t.panicked {
+			panic(t.panicVal)
+		}
+		return t.err
+	}
+	t := observedClock(parts)
+	if p, err := lockAll(ctx, parts); err != nil {
+		giveBackTurns(parts)
+		return pathError(op, p.b.path, err)
+	}
+	return runTx(parts, entries, len(docs), apply, since(t))
+}
+
+// txParts checks the documents of a transaction and returns them in the
+// order of their paths.
+func txParts(docs []Backend) ([]*txPart, error) {
+	parts := make([]*txPart, len(docs))
+	for i, d := range docs {
+		fb, ok := d.(*fileBackend)
+		switch {
+		case d == nil || ok && fb == nil:
+			return nil, fmt.Errorf("%w: document %d is nil", os.ErrInvalid, i)
+		case !ok:
+			return nil, fmt.Errorf("%w: %s is not a file (one transaction cannot mix backends)", os.ErrInvalid, d.Name())
+		}
+		key, err := docPath(fb.path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", fb.path, err)
+		}
+		if !utf8.ValidString(key) {
+			// The journal names documents in JSON, which holds only UTF-8.
+			return nil, fmt.Errorf("%w: %q: a transaction's document paths must be valid UTF-8", os.ErrInvalid, key)
+		}
+		parts[i] = &txPart{b: fb, idx: i, key: key}
+	}
+	slices.SortFunc(parts, func(a, b *txPart) int { return strings.Compare(a.key, b.key) })
+	for i := 1; i < len(parts); i++ {
+		if parts[i].key == parts[i-1].key {
+			return nil, fmt.Errorf("%w: %s is in the transaction twice", os.ErrInvalid, parts[i].b.path)
+		}
+	}
+	return parts, nil
+}
+
+func backendNames(docs []Backend) string {
+	names := make([]string, len(docs))
+	for i, d := range docs {
+		if fb, ok := d.(*fileBackend); d == nil || ok && fb == nil {
+			names[i] = "<nil>"
+		} else {
+			names[i] = d.Name()
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// takeTurns queues the transaction on each entry, in order, and waits
+// until it heads each queue. If ctx ends first it gives back the turns it
+// has and returns the error. The first turn carries join, so that a
+// transaction ahead whose documents include all of these may commit this
+// one with its own; takeTurns then returns nil with that turn joined.
+func takeTurns(ctx context.Context, parts []*txPart, entries []*entry, join *txJoin) error {
+	for i, p := range parts {
+		p.turn = newRequest(p.b, p.e, "", ctx, entries)
+		if i == 0 {
+			p.turn.tx = join
+		}
+		if !p.e.enqueue(p.turn) && !p.e.wait(p.turn) {
+			if i == 0 && p.turn.joined {
+				return nil
+			}
+			giveBackTurns(parts[:i])
+			return p.turn.err
+		}
+	}
+	return nil
+}
+
+// A txJoin is what a leader needs to commit a transaction whose first
+// turn waits in one of its queues: its documents and its apply.
+type txJoin struct {
+	parts []*txPart
+	n     int
+	apply func(cur [][]byte) ([][]byte, error)
+}
+
+// joins reports whether q, queued on one of parts' entries, is the first
+// turn of a transaction that a leader of parts may commit: one whose
+// documents are all among parts (it then holds no turn: the leader holds
+// them all, so it waits at its first).
+func joins(q *request, parts []*txPart) bool {
+	if q.tx == nil {
+		return false
+	}
+	for _, jp := range q.tx.parts {
+		if !slices.ContainsFunc(parts, func(p *txPart) bool { return p.e == jp.e }) {
+			return false
+		}
+	}
+	return true
+}
+
+// joinTx runs q's transaction, which joined the batch of parts, on their
+// current documents, in q's goroutine, and takes its changes.
+func joinTx(lead, q *request, parts []*txPart) {
+	cur := make([][]byte, q.tx.n)
+	of := make([]*txPart, q.tx.n)
+	for _, jp := range q.tx.parts {
+		i := slices.IndexFunc(parts, func(p *txPart) bool { return p.e == jp.e })
+		cur[jp.idx], of[jp.idx] = parts[i].cur, parts[i]
+	}
+	var out [][]byte
+	q.apply = func([]byte) ([]byte, error) {
+		var err error
+		if out, err = q.tx.apply(cur); err == nil {
+			err = checkOut(out, cur, q.tx.parts)
+		}
+		return nil, err
+	}
+	q.joined = true
+	q.e.applyOne(lead, q, nil)
+	if q.ok {
+		for i, p := range of {
+			p.cur = out[i]
+		}
+	}
+}
+
+// checkOut checks the result of a transaction's apply: one document for
+// each, none removed.
+func checkOut(out, cur [][]byte, parts []*txPart) error {
+	if len(out) != len(cur) {
+		return fmt.Errorf("status: mutate all: apply returned %d documents for %d", len(out), len(cur))
+	}
+	for _, p := range parts {
+		if out[p.idx] == nil && cur[p.idx] != nil {
+			return fmt.Errorf("status: mutate all %s: a transaction cannot remove a document", p.b.path)
+		}
+	}
+	return nil
+}
+
+// giveBackTurns passes the lead of each entry the transaction heads to the
+// next caller, for a transaction that ends before it took any batch.
+func giveBackTurns(parts []*txPart) {
+	for _, p := range parts {
+		p.e.mu.Lock()
+		p.e.remove(p.turn)
+		p.turn.state = finished
+		p.e.handOff()
+		p.e.mu.Unlock()
+	}
+}
+
+// lockAll takes the flock of every document, in the order of the lock
+// files' identities. If a lock file turns out to have been replaced
+// (deleted and created anew) while it waited, the order may have changed:
+// it releases every lock and starts over. On failure it returns the
+// document whose lock was not taken.
+func lockAll(ctx context.Context, parts []*txPart) (*txPart, error) {
+	for {
+		for _, p := range parts {
+			h, err := openLock(p.key+LockSuffix, p.b.perm)
+			if err == nil {
+				p.h = h
+				p.id, err = h.id()
+			}
+			if err != nil {
+				closeLocks(parts)
+				return p, err
+			}
+		}
+		order := slices.Clone(parts)
+		slices.SortFunc(order, func(a, b *txPart) int {
+			return cmp.Or(cmp.Compare(a.id.dev, b.id.dev), cmp.Compare(a.id.ino, b.id.ino))
+		})
+		for i := 1; i < len(order); i++ {
+			if order[i].id == order[i-1].id {
+				closeLocks(parts)
+				return order[i], fmt.Errorf("%w: it is the same file as %s", os.ErrInvalid, order[i-1].b.path)
+			}
+		}
+		moved := false
+		for _, p := range order {
+			err := p.h.lock(ctx)
+			if err != nil {
+				p.h = nil // closed by lock
+				closeLocks(parts)
+				if ctx.Err() != nil {
+					err = ctx.Err()
+				}
+				return p, err
+			}
+			id, err := p.h.id()
+			if err != nil {
+				closeLocks(parts)
+				return p, err
+			}
+			if id != p.id {
+				moved = true
+				break
+			}
+		}
+		if !moved {
+			return nil, nil
+		}
+		closeLocks(parts)
+	}
+}
+
+func closeLocks(parts []*txPart) {
+	for _, p := range parts {
+		if p.h != nil {
+			p.h.close()
+			p.h = nil
+		}
+	}
+}
+
+// runTx runs a transaction whose turns and locks are held: it reads the
+// documents, applies the transaction and the calls that join it, commits,
+// releases the locks and hands each entry on.
+func runTx(parts []*txPart, entries []*entry, n int, apply func(cur [][]byte) ([][]byte, error), lock time.Duration) error {
+	for _, p := range parts {
+		var err error
+		if p.orig, err = p.e.read(p.turn); err != nil {
+			closeLocks(parts)
+			giveBackTurns(parts)
+			return err
+		}
+	}
+	taken, completed := false, false
+	defer func() {
+		closeLocks(parts)
+		if !taken {
+			giveBackTurns(parts) // apply called runtime.Goexit
+			return
+		}
+		for _, p := range parts {
+			if !completed {
+				for _, q := range p.batch {
+					if q.err == nil {
+						q.err = pathError(q.opName(), q.b.path, errGoexit)
+					}
+				}
+			}
+			p.e.finish(p.batch)
+		}
+	}()
+
+	lead := parts[0].turn
+	out, err := runApply(lead, parts, n, apply)
+	// The Mutate calls queued meanwhile join: they come after the
+	// transaction, as they came after it.
+	// So do the transactions whose documents are all among these: their
+	// first turn waits in one of these queues.
+	for _, p := range parts {
+		p.batch = p.e.take(func(q *request) bool { return q.op == "mutate" || joins(q, parts) })
+		joined(p.turn, p.batch, lock)
+	}
+	taken = true
+	for _, p := range parts {
+		p.cur = p.orig
+		if err == nil && !lead.panicked {
+			p.cur, p.turn.ok = out[p.idx], true
+		}
+	}
+	for _, p := range parts {
+		for _, q := range p.batch {
+			switch {
+			case q == p.turn:
+			case q.op == "":
+				joinTx(p.turn, q, parts)
+			default:
+				p.cur = p.e.applyOne(p.turn, q, p.cur)
+			}
+		}
+	}
+	if names, werr := tracedCommit(parts); werr != nil {
+		for _, p := range parts {
+			failApplied(p.batch, werr)
+		}
+		if lead.ok {
+			err = pathError("mutate all", names, werr)
+		}
+	}
+	completed = true
+	if lead.panicked {
+		panic(lead.panicVal)
+	}
+	return err
+}
+
+// runApply runs the transaction's apply on the documents as read, in the
+// caller's goroutine, tracked as a function that holds every entry of the
+// transaction (see nested), and checks its result.
+func runApply(lead *request, parts []*txPart, n int, apply func(cur [][]byte) ([][]byte, error)) ([][]byte, error) {
+	cur := make([][]byte, n)
+	for _, p := range parts {
+		cur[p.idx] = p.orig
+	}
+	var out [][]byte
+	lead.apply = func([]byte) ([]byte, error) {
+		var err error
+		out, err = apply(cur)
+		return nil, err
+	}
+	if _, err := lead.run(nil); err != nil || lead.panicked {
+		return nil, err
+	}
+	return out, checkOut(out, cur, parts)
+}
+
+// observedClock returns the time if any of the transaction's entries has
+// observed requests (see entry.clock), else zero.
+func observedClock(parts []*txPart) time.Time {
+	for _, p := range parts {
+		if t := p.e.clock(); !t.IsZero() {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
+// tracedCommit is commitParts, recording its duration in the observed
+// requests that joined the commit (see entry.traced).
+func tracedCommit(parts []*txPart) (string, error) {
+	t := observedClock(parts)
+	names, err := commitParts(parts)
+	if d := since(t); d > 0 {
+		for _, p := range parts {
+			for _, q := range p.batch {
+				if q.tr != nil {
+					q.tr.write = d
+				}
+			}
+		}
+	}
+	return names, err
+}
+
+// commitParts writes the documents that changed: one as Mutate does, more
+// with commitAll. It returns their names, for errors.
+func commitParts(parts []*txPart) (string, error) {
+	var ws []txWrite
+	var names []string
+	for _, p := range parts {
+		if !unchanged(p.cur, p.orig) {
+			ws = append(ws, txWrite{key: p.key, data: p.cur, perm: p.b.perm})
+			names = append(names, p.b.path)
+		}
+	}
+	switch len(ws) {
+	case 0:
+		return "", nil
+	case 1:
+		return names[0], writeFile(ws[0].key, ws[0].data, ws[0].perm)
+	}
+	return strings.Join(names, ", "), commitAll(ws)
+}
