@@ -1,10 +1,10 @@
 // Command corestate reads and changes agent workspace status files with the
 // locking protocol of package status, sweeps the temp files that interrupted
-// writes leave behind, and demonstrates why the protocol exists.
+// writes leave behind, and checks and quarantines corrupt documents. The
+// demo of why the protocol exists is a program of its own (make demo).
 //
 // Usage:
 //
-//	corestate demo [--procs N] [--goroutines N] [--updates N] [--readers N] [--dir DIR] [--timeout D]
 //	corestate get [--json] [--max-size N] FILE [FIELD]
 //	corestate set [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
 //	corestate incr [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
@@ -13,37 +13,6 @@
 //	corestate fsck [--name PATTERN] [--max-size N] ROOT
 //	corestate quarantine [--timeout D] [--max-size N] FILE
 //	corestate help [COMMAND]
-//
-// # demo
-//
-// demo runs three writers side by side on a temporary directory, one after
-// the other with the same parameters: the CONTROL, the bare read-modify-write
-// of the agent services (os.ReadFile, json.Unmarshal, runs++, os.WriteFile in
-// place, no lock); a second control, upstream's later half-fix, the same
-// cycle with an atomic write (fs.WriteAtomic) but still no lock; and this
-// module's status.Mutate. Each side starts --procs
-// worker processes (corestate re-executes itself) of --goroutines goroutines,
-// each goroutine making --updates increments of the "runs" field, while
-// --readers goroutines of the parent read the file without a lock and count
-// torn reads (an empty file or one that does not decode). It prints what each
-// side ran, then a table with one row per side:
-//
-//	side | lock | write | attempted | lost | torn reads: readers | torn reads: writers | kept updates/s
-//
-// lock and write say how the side updates the file, which explains the
-// other columns: without a lock updates are lost, in-place writes tear, and
-// every fsync costs time (status.Mutate pays one per batch of waiting
-// goroutines). A writer that reads a torn file gives up its update. kept
-// updates/s counts only the updates that survived. A key under the table
-// says the same.
-//
-// The controls are expected to lose updates (and the bare one to show torn
-// reads); a run in which a control loses nothing is reported as such, not as
-// a failure.
-// demo exits 6 if the status.Mutate side lost any update, saw a torn read
-// or failed. The temporary directory is removed unless --dir is given.
-// Worker processes are killed when the run ends, times out or is interrupted,
-// and they exit by themselves if the parent dies (their stdin closes).
 //
 // # get
 //
@@ -205,9 +174,8 @@
 //	1    usage error (unknown command or flag, wrong arguments)
 //	2    not found (FILE, DIR, or a FIELD that get cannot find)
 //	3    corrupt document (the file does not decode as a JSON object); the file is untouched; fsck: a document cannot be used
-//	4    timeout (set, incr, tx: a lock was not acquired within --timeout; demo: the run exceeded --timeout)
+//	4    timeout (set, incr, tx, quarantine: a lock was not acquired within --timeout)
 //	5    bad field (a name or value that status.Status does not accept)
-//	6    demo failed (the status.Mutate side lost an update, saw a torn read, or erred)
 //	7    any other error (permission denied, I/O error...)
 //	8    conflict (set, incr, tx: an --if did not hold, a cap was reached, or a final status would be left); nothing is written
 //	9    not corrupt (quarantine: FILE decodes); nothing is moved

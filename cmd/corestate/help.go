@@ -5,10 +5,9 @@ import (
 	"io"
 )
 
-const helpMain = `corestate reads and changes agent status files safely, and shows why.
+const helpMain = `corestate reads and changes agent status files safely.
 
 Usage:
-  corestate demo  [--procs N] [--goroutines N] [--updates N] [--readers N] [--dir DIR] [--timeout D]
   corestate get   [--json] [--max-size N] FILE [FIELD]
   corestate set   [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
   corestate incr  [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
@@ -23,9 +22,8 @@ Exit codes:
   1    usage error
   2    not found (file, directory or field)
   3    corrupt document (left untouched)
-  4    timeout (set, incr, tx: lock wait; demo: whole run)
+  4    timeout (set, incr, tx, quarantine: lock wait)
   5    bad field (name or value not accepted)
-  6    demo failed (status.Mutate lost an update or saw a torn read)
   7    other error (permission, I/O...)
   8    conflict (an --if did not hold, a cap was reached, or a final status would
        be left); nothing written
@@ -37,27 +35,6 @@ part of ROOT could not be read; leftovers alone (temp files, lock files without
 a document, transaction markers, quarantined copies) exit 0.
 
 Errors are one line on stderr starting with "corestate: ". No colour.
-`
-
-const helpDemo = `Usage: corestate demo [flags]
-
-Runs the CONTROL (bare read-modify-write, in-place os.WriteFile, no lock), a
-second control with atomic writes but no lock (RMW+rename), and status.Mutate,
-one after the other, each with PROCS worker processes of
-GOROUTINES goroutines making UPDATES increments each, while READERS goroutines
-read the file without a lock. Prints a table with, per side, how it locks and
-writes, updates attempted and lost, torn reads by the readers and by the
-writers, and updates kept per second. Exits 6 if the status.Mutate side loses
-anything or sees a torn read; the controls are expected to lose and are not
-judged.
-
-Flags:
-  --procs N        worker processes per side (default 4)
-  --goroutines N   writer goroutines per process (default 8)
-  --updates N      updates per goroutine (default 100)
-  --readers N      lock-free reader goroutines per side (default 2)
-  --dir DIR        run in DIR and keep the files (default: a temp dir, removed)
-  --timeout D      give up after D, killing the workers (default 1m)
 `
 
 const helpGet = `Usage: corestate get [--json] [--max-size N] FILE [FIELD]
@@ -199,7 +176,6 @@ Flags:
 func printHelp(w io.Writer, topic string) bool {
 	text, ok := map[string]string{
 		"":           helpMain,
-		"demo":       helpDemo,
 		"get":        helpGet,
 		"set":        helpSet,
 		"incr":       helpIncr,

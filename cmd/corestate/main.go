@@ -24,7 +24,8 @@ const (
 	exitCorrupt     = 3
 	exitTimeout     = 4
 	exitBadField    = 5
-	exitDemoFailed  = 6
+	// 6 is the exit code of the demo (internal/demo) when status.Mutate
+	// fails there; corestate does not use it.
 	exitError       = 7
 	exitConflict    = 8
 	exitNotCorrupt  = 9
@@ -36,7 +37,6 @@ var (
 	errUsage      = errors.New("usage error")
 	errNotFound   = errors.New("not found")
 	errBadField   = errors.New("bad field")
-	errDemoFailed = errors.New("demo failed")
 )
 
 func main() {
@@ -117,8 +117,6 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
-	case "demo":
-		return cmdDemo(ctx, rest, stdout, stderr)
 	case "get":
 		return cmdGet(rest, stdout)
 	case "set":
@@ -133,8 +131,6 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cmdFsck(rest, stdout)
 	case "quarantine":
 		return cmdQuarantine(ctx, rest, stdout)
-	case workerCommand:
-		return cmdWorker(ctx, rest, os.Stdin, stdout)
 	case "help", "-h", "-help", "--help":
 		topic := ""
 		if len(rest) > 0 {
@@ -154,8 +150,6 @@ func exitCode(err error) int {
 	switch {
 	case errors.Is(err, errUsage):
 		return exitUsage
-	case errors.Is(err, errDemoFailed):
-		return exitDemoFailed
 	case errors.Is(err, errNotCorrupt):
 		return exitNotCorrupt
 	case errors.Is(err, status.ErrConflict):
