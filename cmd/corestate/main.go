@@ -18,12 +18,12 @@ import (
 
 // Exit codes; see the package doc. Scripts depend on them: never renumber.
 const (
-	exitOK          = 0
-	exitUsage       = 1
-	exitNotFound    = 2
-	exitCorrupt     = 3
-	exitTimeout     = 4
-	exitBadField    = 5
+	exitOK       = 0
+	exitUsage    = 1
+	exitNotFound = 2
+	exitCorrupt  = 3
+	exitTimeout  = 4
+	exitBadField = 5
 	// 6 is the exit code of the demo (internal/demo) when status.Mutate
 	// fails there; corestate does not use it.
 	exitError       = 7
@@ -34,9 +34,9 @@ const (
 
 // Sentinels that select an exit code. They are wrapped, never printed bare.
 var (
-	errUsage      = errors.New("usage error")
-	errNotFound   = errors.New("not found")
-	errBadField   = errors.New("bad field")
+	errUsage    = errors.New("usage error")
+	errNotFound = errors.New("not found")
+	errBadField = errors.New("bad field")
 )
 
 func main() {
