@@ -274,8 +274,8 @@ func checkMember(name string, value json.RawMessage) error {
 	if !declared {
 		return nil
 	}
-	if err := json.Unmarshal(value, reflect.New(f.typ).Interface()); err != nil {
-		return fmt.Errorf("member %q: %s does not fit Status's %s field: %w", name, value, f.typ, err)
+	if json.Unmarshal(value, reflect.New(f.typ).Interface()) != nil {
+		return fmt.Errorf("member %q: %s does not decode into its Status field, a Go %s", name, value, f.typ)
 	}
 	return nil
 }

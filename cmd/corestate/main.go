@@ -118,7 +118,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "get":
-		return cmdGet(rest, stdout)
+		return cmdGet(ctx, rest, stdout)
 	case "set":
 		return cmdSet(ctx, rest, stdout)
 	case "incr":
