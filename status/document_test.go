@@ -264,7 +264,7 @@ func TestDocumentHostileFiles(t *testing.T) {
 	}
 	link := filepath.Join(t.TempDir(), "status.json")
 	if err := os.Symlink(big, link); err != nil {
-		t.Skip("no symlinks here:", err)
+		t.Fatal(err)
 	}
 	if _, err := status.NewStore[status.Document](link).Mutate(ctx, setMember("x", "1")); !errors.Is(err, fs.ErrNotRegular) {
 		t.Errorf("link: %v, want fs.ErrNotRegular", err)
