@@ -85,15 +85,15 @@ fuzz:
 		done; \
 	done
 
-# The demo binary is built first, naming the packages as they compile: on a
-# cold build cache that takes about a minute, which `go run` would spend
-# without a word. DEMOFLAGS passes flags, e.g. DEMOFLAGS="--procs 8".
+# The demo (internal/demo) is built first, naming the packages as they
+# compile: on a cold build cache that takes about a minute, which `go run`
+# would spend without a word. DEMOFLAGS passes flags, e.g. DEMOFLAGS="--procs 8".
 demo:
 	@mkdir -p $(CURDIR)/.bin
-	@echo "demo: building cmd/corestate into .bin/ (on a cold build cache about a minute; packages are listed as they compile)"
-	@$(GO) build -v -o $(CURDIR)/.bin/corestate ./cmd/corestate
-	@echo "demo: running .bin/corestate demo$(if $(DEMOFLAGS), $(DEMOFLAGS))"
-	@$(CURDIR)/.bin/corestate demo $(DEMOFLAGS)
+	@echo "demo: building internal/demo into .bin/ (on a cold build cache about a minute; packages are listed as they compile)"
+	@$(GO) build -v -o $(CURDIR)/.bin/demo ./internal/demo
+	@echo "demo: running .bin/demo$(if $(DEMOFLAGS), $(DEMOFLAGS))"
+	@$(CURDIR)/.bin/demo $(DEMOFLAGS)
 
 # Long stress runs; not part of CI. SOAK=1 lets tests scale their loops up.
 soak:

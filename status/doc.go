@@ -13,7 +13,10 @@
 // Read returns the current document without locking. Create stores a
 // document only if there is none yet (otherwise its error matches
 // os.ErrExist), so that of several creators exactly one wins. Store[T] does
-// the same for any JSON document type. MutateAll changes several documents
+// the same for any JSON document type; Store[Document] keeps a status
+// document as its raw members, for programs that change members Status does
+// not declare (a CLI, a migration), and Store.LoadExisting tells a missing
+// document from an empty one. MutateAll changes several documents
 // all or nothing (see Transactions). List and WatchDir find and follow
 // the documents under a root, Watch follows one, and Quarantine moves a
 // corrupt one aside so that work can resume.
@@ -21,13 +24,15 @@
 // # Examples
 //
 // Runnable examples with their output, checked by go test (example_test.go,
-// create_example_test.go): claiming a queued task (ExampleMutate), refusing
-// a stale state change (ExampleTransition), one of two creators winning
-// (ExampleCreate), keeping fields Status does not declare (ExampleRead), any
-// JSON document (ExampleNewStore), another program's own document type with
-// updated_at kept current (ExampleStamper), a truncated file left untouched
-// (ExampleCorruptError). pkg.go.dev and go doc -http show them; plain go
-// doc does not. docs/MIGRATION.md shows whole handlers moved to Mutate.
+// document_example_test.go, create_example_test.go): claiming a queued task
+// (ExampleMutate), refusing a stale state change (ExampleTransition), one of
+// two creators winning (ExampleCreate), keeping fields Status does not
+// declare (ExampleRead), any JSON document (ExampleNewStore), a document
+// whose members are kept as raw JSON (ExampleDocument), another program's own
+// document type with updated_at kept current (ExampleStamper), a truncated
+// file left untouched (ExampleCorruptError). pkg.go.dev and go doc -http show
+// them; plain go doc does not. docs/MIGRATION.md shows whole handlers moved
+// to Mutate.
 //
 // # Guarantees
 //

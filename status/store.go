@@ -160,13 +160,27 @@ func (s *Store[T]) Load() (T, error) {
 
 // LoadContext is Load for backends that may block (a network store).
 func (s *Store[T]) LoadContext(ctx context.Context) (T, error) {
+	return s.load(ctx, false)
+}
+
+// LoadExisting is LoadContext for a caller that must tell a missing
+// document from an empty one: a missing document is an error matching
+// os.ErrNotExist, not the zero T.
+func (s *Store[T]) LoadExisting(ctx context.Context) (T, error) {
+	return s.load(ctx, true)
+}
+
+func (s *Store[T]) load(ctx context.Context, mustExist bool) (T, error) {
 	var zero T
 	if ctx == nil {
-		return zero, fmt.Errorf("status: read %s: %w", s.b.Name(), errNilContext)
+		return zero, pathError("read", s.b.Name(), errNilContext)
 	}
 	cur, err := s.b.Load(ctx)
 	if err != nil {
 		return zero, err
+	}
+	if cur == nil && mustExist {
+		return zero, pathError("read", s.b.Name(), os.ErrNotExist)
 	}
 	v, _, err := decode[T](s.codec, s.b.Name(), cur)
 	if err != nil {

@@ -11,11 +11,11 @@ import (
 )
 
 // corestateProc runs corestate with args in a new process: this test
-// binary, re-executed with workerEnv set (see TestMain). It returns the
+// binary, re-executed with asCorestateEnv set (see TestMain). It returns the
 // exit code and stdout.
 func corestateProc(args ...string) (int, string, error) {
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), workerEnv+"=1")
+	cmd.Env = append(os.Environ(), asCorestateEnv+"=1")
 	var errOut strings.Builder
 	cmd.Stderr = &errOut
 	out, err := cmd.Output()

@@ -179,11 +179,11 @@ func TestConflictErrorMatchesStatusErrConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = set(t.Context(), status.NewStore[document](path), []assignment{mustParse(t, "status=running")}, []guard{g}, nil)
+	_, err = set(t.Context(), status.NewStore[status.Document](path), []assignment{mustParse(t, "status=running")}, []guard{g})
 	if !errors.Is(err, status.ErrConflict) || exitCode(err) != exitConflict {
 		t.Errorf("guard failure: %v (exit %d), want status.ErrConflict and exit %d", err, exitCode(err), exitConflict)
 	}
-	_, err = set(t.Context(), status.NewStore[document](path), []assignment{mustParse(t, "status=running")}, nil, nil)
+	_, err = set(t.Context(), status.NewStore[status.Document](path), []assignment{mustParse(t, "status=running")}, nil)
 	var ce *status.ConflictError
 	if !errors.As(err, &ce) || ce.Current != status.Completed || exitCode(err) != exitConflict {
 		t.Errorf("transition from completed: %v, want a *status.ConflictError and exit %d", err, exitConflict)

@@ -1,14 +1,19 @@
 package main
 
+// The package doc (doc.go) is this help text; TestDoc fails when they differ.
+//go:generate go test -run ^TestDoc$ -update-doc
+
 import (
 	"fmt"
 	"io"
 )
 
-const helpMain = `corestate reads and changes agent status files safely, and shows why.
+const helpMain = `corestate reads and changes agent status files with the locking protocol of
+package status, sweeps the temp files that interrupted writes leave behind, and
+checks and quarantines corrupt documents. (The demo of why the protocol exists
+is a program of its own: make demo.)
 
 Usage:
-  corestate demo  [--procs N] [--goroutines N] [--updates N] [--readers N] [--dir DIR] [--timeout D]
   corestate get   [--json] [--max-size N] FILE [FIELD]
   corestate set   [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
   corestate incr  [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
@@ -18,55 +23,45 @@ Usage:
   corestate quarantine [--timeout D] [--max-size N] FILE
   corestate help  [COMMAND]
 
+Documents are read by status.Read's rules (status.Document): one that Go reads
+differently from other languages (a name differing from a status.Status field
+only in case, a repeated name, invalid UTF-8 or a lone surrogate in a name or
+a status.Status field), or whose status.Status field does not hold its Go
+type, is corrupt (exit 3) and never overwritten; a link, pipe or device at
+FILE is refused (exit 7), as is a file over --max-size.
+
 Exit codes:
   0    success
-  1    usage error
-  2    not found (file, directory or field)
-  3    corrupt document (left untouched)
-  4    timeout (set, incr, tx: lock wait; demo: whole run)
-  5    bad field (name or value not accepted)
-  6    demo failed (status.Mutate lost an update or saw a torn read)
-  7    other error (permission, I/O...)
+  1    usage error (unknown command or flag, wrong arguments)
+  2    not found (FILE, DIR, or a FIELD that get cannot find)
+  3    corrupt document (left untouched); fsck: a document cannot be used
+  4    timeout (set, incr, tx, quarantine: a lock not acquired within --timeout)
+  5    bad field (a name or value that status.Status does not accept)
+  7    other error (permission denied, I/O error...)
   8    conflict (an --if did not hold, a cap was reached, or a final status would
        be left); nothing written
   9    not corrupt (quarantine: FILE decodes; nothing moved)
-  130  interrupted
+  130  interrupted (SIGINT or SIGTERM)
 
-fsck exits 3 when a document cannot be used (corrupt, or refused) and 7 when
-part of ROOT could not be read; leftovers alone (temp files, lock files without
-a document, transaction markers, quarantined copies) exit 0.
+Output is plain text without colour, stable for scripts. Errors are one line
+on stderr starting with "corestate: ".
 
-Errors are one line on stderr starting with "corestate: ". No colour.
-`
-
-const helpDemo = `Usage: corestate demo [flags]
-
-Runs the CONTROL (bare read-modify-write, in-place os.WriteFile, no lock), a
-second control with atomic writes but no lock (RMW+rename), and status.Mutate,
-one after the other, each with PROCS worker processes of
-GOROUTINES goroutines making UPDATES increments each, while READERS goroutines
-read the file without a lock. Prints a table with, per side, how it locks and
-writes, updates attempted and lost, torn reads by the readers and by the
-writers, and updates kept per second. Exits 6 if the status.Mutate side loses
-anything or sees a torn read; the controls are expected to lose and are not
-judged.
-
-Flags:
-  --procs N        worker processes per side (default 4)
-  --goroutines N   writer goroutines per process (default 8)
-  --updates N      updates per goroutine (default 100)
-  --readers N      lock-free reader goroutines per side (default 2)
-  --dir DIR        run in DIR and keep the files (default: a temp dir, removed)
-  --timeout D      give up after D, killing the workers (default 1m)
+SIGINT or SIGTERM ends a wait for a lock at once: nothing is written, exit
+130. A command still running one second later (a write already started,
+output to a pipe nobody reads) is ended then, with exit 130; a second signal
+ends it at once. An ended process holds no lock.
 `
 
 const helpGet = `Usage: corestate get [--json] [--max-size N] FILE [FIELD]
 
-Prints the document at FILE (laid out as status.Mutate writes it, every value
-as the file holds it), or the value of one top-level
-FIELD: a string prints raw, anything else as compact JSON. A field of
-status.Status that FILE omits prints its zero value; another missing field
-exits 2. Takes no lock.
+Prints the document at FILE, laid out as status.Mutate writes it (two-space
+indent, the fields of status.Status in their declared order, then the others
+sorted by name, every value as the file holds it), or the value of one
+top-level FIELD: a JSON string prints raw (no quotes, no escaping, for shell
+scripts), anything else as compact JSON (3, true, null, {"a":1}). A field of
+status.Status that FILE omits prints its zero value, as a Go reader sees it;
+another missing field exits 2. get takes no lock: writers replace the file by
+rename, so it is always complete.
 
 Flags:
   --json         print a string FIELD JSON-encoded (quoted) too
@@ -75,42 +70,56 @@ Flags:
 
 const helpSet = `Usage: corestate set [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
 
-Applies the assignments under the document's lock (status.Store Mutate) and
-prints the committed document. VALUE is JSON if it parses as JSON (runs=3,
-note="a b", tags=["x"]), else a plain string (status=running). Fields of
-status.Status must fit their type (status: queued, running, completed, blocked,
-failed, merged, ready-for-review, rejected); a string field takes VALUE as
-written unless it is a JSON string. FIELD=null removes FIELD. Other fields are
-kept byte for byte and may be set. updated_at is set to now when anything changes.
+Applies the assignments in one status.Store Mutate, under the document's lock,
+and prints the committed document. VALUE is JSON if it parses as JSON (runs=3,
+ok=true, note="a b", tags=["x"]), else a plain string (status=running). Fields
+of status.Status must fit their Go type (runs an integer, started_at an RFC
+3339 time, status one of queued, running, completed, blocked, failed, merged,
+ready-for-review, rejected); a string field takes VALUE as written unless it
+is a JSON string (branch=123 sets the string "123"). FIELD=null removes FIELD
+(status cannot be removed). FIELD=VALUE must be valid UTF-8 (exit 5). Other
+fields are kept byte for byte and may be set. If anything changed and
+updated_at was not set explicitly, updated_at is set to the current UTC time;
+if nothing changed, nothing is written. A missing FILE is created (its
+directory must exist).
 
-Guards are checked under the same lock, before the change: if one does not
-hold, nothing is written and set exits 8 (conflict). Several --if must all
-hold; one --if holds if FIELD equals any of its comma-separated VALUEs
-(status=queued,blocked; a VALUE that is one JSON value is never split).
-Values compare as JSON values; null means "absent"; an absent status.Status
-field compares as its zero value (runs=0). --if FIELD<VALUE (or <=, >, >=)
-compares numbers: VALUE is a number or the name of another field, and an
-absent or null field counts as 0 (--if 'active_count<max_concurrent'; quote
-it for the shell). Changing status away from a final
-state (completed, failed, merged, rejected) also exits 8 unless an --if on
-status names that state. A safe claim from a shell:
+Guards are checked under the same lock, before the change, so that "claim the
+task if it is still queued" is one atomic step (get followed by set is not).
+If one does not hold, nothing is written and set exits 8 (conflict), naming
+the field, its value and the values wanted. Every --if must hold; one holds if
+FIELD equals any of its comma-separated VALUEs (status=queued,blocked; a VALUE
+that is one JSON value is never split: note="a,b", tags=["a","b"]). VALUEs
+parse as set's, except that null means "absent (or null)". Values compare as
+JSON values: objects regardless of key order, numbers numerically. An absent
+status.Status field compares as its zero value, as get prints it (--if runs=0
+holds on a new file). --if FIELD<VALUE (or <=, >, >=) compares numbers: VALUE
+is a number or else the name of another field, and an absent or null field
+counts as 0 (--if 'active_count<max_concurrent'; quote it for the shell); a
+value that is not a number exits 5. A guard's FIELD cannot contain <, > or =.
+
+Changing status away from a final state (completed, failed, merged, rejected)
+also exits 8 unless an --if on status names that state, so a late
+status=running cannot revert a completed task; re-stating the current status
+is allowed. A safe claim from a shell:
 
   corestate set ws/status.json status=running pid=$$ --if status=queued || exit
 
 Flags:
-  --timeout D            wait at most D for the lock (default 30s; 0 = no limit)
+  --timeout D            wait at most D for the lock (default 30s; 0 = no limit;
+                         negative: usage error)
   --max-size N           refuse a FILE larger than N bytes (default 16 MiB; 0 = no limit)
   --if FIELD=VALUE,...   change only if FIELD is one of the VALUEs (repeatable)
 `
 
 const helpIncr = `Usage: corestate incr [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
 
-Adds N (default 1; a negative N goes after --) to the integer FIELD under the
-document's lock, in one read-modify-write, and prints the committed document.
-An absent or null FIELD counts as 0. A current value that is not an integer,
-a field of status.Status that is not an integer, or an overflow exits 5 (bad
-field); nothing is written. updated_at is set to now when anything changes.
---if works as for set (exit 8 when a guard does not hold), comparisons too.
+Adds N (default 1; a negative N goes after --: incr FILE runs -- -1) to the
+integer FIELD under the document's lock, in one read-modify-write, and prints
+the committed document. An absent or null FIELD counts as 0. A current value
+that is not an integer, a field of status.Status that is not an integer, or an
+overflow (of int64 or the field's Go type) exits 5 (bad field); nothing is
+written. updated_at is set as by set. --if works as for set (exit 8 when a
+guard does not hold), comparisons too.
 
 Flags:
   --timeout D            wait at most D for the lock (default 30s; 0 = no limit)
@@ -120,19 +129,22 @@ Flags:
 
 const helpTx = `Usage: corestate tx [--timeout D] [--max-size N] FILE [OP]... [-- FILE [OP]...]...
 
-Changes several documents in one transaction (status.MutateAll): under all
-their locks it checks every guard and applies every change, then writes every
-document that changed, all or nothing, even if the process dies half-way.
-It prints the committed documents one after another, in the order given.
-The OPs of a FILE:
+Changes several documents in one transaction (status.MutateAll): under the
+locks of every FILE (taken in the protocol's canonical order) it checks every
+guard and the status transition rule of every document and applies every
+change, then writes every document that changed, all or nothing, even if the
+process dies half-way (the next locker of any of them completes or undoes the
+commit). It prints the committed documents one after another, in the order
+given (a JSON stream: jq -s reads it). The OPs of a FILE:
 
-  --if GUARD     as for set, comparisons included
+  --if GUARD     as for set, comparisons included (also --if=GUARD)
   FIELD=VALUE    as for set (status transitions included)
   FIELD+=N       add N to an integer field, as incr; FIELD-=N subtracts
 
-updated_at is set to now in each document that changes. If a guard does not
-hold anywhere, nothing is written and tx exits 8 (conflict). Claim a task and
-count it in the registry, refusing at the cap:
+updated_at is set to now, one time for all, in each document that changes. If
+a guard does not hold anywhere, nothing is written and tx exits 8 (conflict).
+Naming one FILE twice, or changing a FIELD twice in one document, is a usage
+error. Claim a task and count it in the registry, refusing at the cap:
 
   corestate tx registry.json --if 'active_count<max_concurrent' active_count+=1 \
             -- tasks/42/status.json --if status=queued status=running || exit
@@ -144,8 +156,11 @@ Flags (before the first FILE):
 
 const helpSweep = `Usage: corestate sweep [--older-than D] DIR
 
-Removes the temp files (".<name>.<16 hex digits>.tmp") that interrupted
-writes left in DIR, when older than D, and prints each removed path.
+Removes from DIR (not its subdirectories) the temp files
+(".<name>.<16 hex digits>.tmp") that writes interrupted by a crash left
+behind, when older than D (fs.SweepTemp), and prints each removed path on its
+own line. A path with a control character, bytes that are not UTF-8 or a
+leading double quote is printed Go-quoted ("a\nb"), so one line is one path.
 
 Flags:
   --older-than D   minimum age (default 1h)
@@ -153,8 +168,9 @@ Flags:
 
 const helpFsck = `Usage: corestate fsck [--name PATTERN] [--max-size N] ROOT
 
-Checks every document under ROOT, at any depth (directories whose name starts
-with "." are not entered, links are not followed), and lists, one per line:
+Checks every document under ROOT, at any depth, as status.List finds them
+(directories whose name starts with "." are not entered, links are not
+followed), and lists, one per line:
 
   corrupt      PATH  at byte N: why      (does not decode: every writer refuses it)
   refused      PATH  why                 (too large, not a regular file, or a lock
@@ -165,13 +181,14 @@ with "." are not entered, links are not followed), and lists, one per line:
   txn          PATH  transaction marker  (the next writer recovers it)
   quarantined  PATH  a copy moved aside by quarantine
 
-Fields are separated by tabs; a PATH with a control character or bytes that
-are not UTF-8 is Go-quoted. A last line counts everything. fsck reads without
-locking and changes nothing. Documents are the files named like PATTERN,
-checked by status.Read's rules (as get reads them).
+Fields are separated by tabs; PATH is quoted as sweep quotes it. A last line
+counts everything. fsck reads without locking and changes nothing. Documents
+are the files named like PATTERN (path.Match), checked by status.Read's rules
+(as get reads them).
 
-Exit codes: 0 every document can be used (leftovers may be listed); 3 at
-least one corrupt or refused; 7 something could not be read; 2 ROOT missing.
+Exit codes: 0 every document can be used (leftovers alone are not failures); 3
+at least one corrupt or refused (work on it is blocked until it is repaired or
+quarantined); 7 something could not be read; 2 ROOT missing.
 
 Flags:
   --name PATTERN   documents are the files named like this (default status.json)
@@ -180,36 +197,44 @@ Flags:
 
 const helpQuarantine = `Usage: corestate quarantine [--timeout D] [--max-size N] FILE
 
-Moves a document that every writer refuses (corrupt, or larger than
---max-size) aside, so that work can resume: under the document's lock, FILE
-is renamed to FILE.corrupt-<UTC time> (-2, -3... if taken) beside it, and the
-move is fsynced. Its bytes are kept as they were; nothing is ever replaced.
-Prints the new path. The next writer starts from an empty document.
+Moves a document that every writer refuses (status.Quarantine: corrupt, or
+larger than --max-size) aside, so that work can resume: under the document's
+lock, FILE is renamed to FILE.corrupt-<UTC time> (-2, -3... if taken) beside
+it, and the move is fsynced. Its bytes are kept as they were; nothing is ever
+replaced. Prints the new path. The next writer starts from an empty document.
 
 A FILE that decodes (by status.Read's rules) is left in place: exit 9. A
-missing FILE exits 2; a link or special file at FILE is not moved (exit 7).
+missing FILE exits 2; a link, pipe or directory at FILE is not moved (exit 7).
 
 Flags:
   --timeout D    wait at most D for the lock (default 30s; 0 = no limit)
   --max-size N   a FILE larger than N bytes counts as unusable (default 16 MiB)
 `
 
+// helpTopics are the commands with help, in the order the package doc
+// (generated from this text) shows them.
+var helpTopics = []struct{ name, text string }{
+	{"get", helpGet},
+	{"set", helpSet},
+	{"incr", helpIncr},
+	{"tx", helpTx},
+	{"sweep", helpSweep},
+	{"fsck", helpFsck},
+	{"quarantine", helpQuarantine},
+}
+
 // printHelp writes the help for topic ("" for the overview) and reports
 // whether there is such a topic.
 func printHelp(w io.Writer, topic string) bool {
-	text, ok := map[string]string{
-		"":           helpMain,
-		"demo":       helpDemo,
-		"get":        helpGet,
-		"set":        helpSet,
-		"incr":       helpIncr,
-		"tx":         helpTx,
-		"sweep":      helpSweep,
-		"fsck":       helpFsck,
-		"quarantine": helpQuarantine,
-	}[topic]
-	if ok {
-		fmt.Fprint(w, text)
+	if topic == "" {
+		fmt.Fprint(w, helpMain)
+		return true
 	}
-	return ok
+	for _, h := range helpTopics {
+		if h.name == topic {
+			fmt.Fprint(w, h.text)
+			return true
+		}
+	}
+	return false
 }

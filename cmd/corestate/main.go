@@ -18,13 +18,14 @@ import (
 
 // Exit codes; see the package doc. Scripts depend on them: never renumber.
 const (
-	exitOK          = 0
-	exitUsage       = 1
-	exitNotFound    = 2
-	exitCorrupt     = 3
-	exitTimeout     = 4
-	exitBadField    = 5
-	exitDemoFailed  = 6
+	exitOK       = 0
+	exitUsage    = 1
+	exitNotFound = 2
+	exitCorrupt  = 3
+	exitTimeout  = 4
+	exitBadField = 5
+	// 6 is the exit code of the demo (internal/demo) when status.Mutate
+	// fails there; corestate does not use it.
 	exitError       = 7
 	exitConflict    = 8
 	exitNotCorrupt  = 9
@@ -33,10 +34,9 @@ const (
 
 // Sentinels that select an exit code. They are wrapped, never printed bare.
 var (
-	errUsage      = errors.New("usage error")
-	errNotFound   = errors.New("not found")
-	errBadField   = errors.New("bad field")
-	errDemoFailed = errors.New("demo failed")
+	errUsage    = errors.New("usage error")
+	errNotFound = errors.New("not found")
+	errBadField = errors.New("bad field")
 )
 
 func main() {
@@ -117,10 +117,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
-	case "demo":
-		return cmdDemo(ctx, rest, stdout, stderr)
 	case "get":
-		return cmdGet(rest, stdout)
+		return cmdGet(ctx, rest, stdout)
 	case "set":
 		return cmdSet(ctx, rest, stdout)
 	case "incr":
@@ -133,8 +131,6 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cmdFsck(rest, stdout)
 	case "quarantine":
 		return cmdQuarantine(ctx, rest, stdout)
-	case workerCommand:
-		return cmdWorker(ctx, rest, os.Stdin, stdout)
 	case "help", "-h", "-help", "--help":
 		topic := ""
 		if len(rest) > 0 {
@@ -154,8 +150,6 @@ func exitCode(err error) int {
 	switch {
 	case errors.Is(err, errUsage):
 		return exitUsage
-	case errors.Is(err, errDemoFailed):
-		return exitDemoFailed
 	case errors.Is(err, errNotCorrupt):
 		return exitNotCorrupt
 	case errors.Is(err, status.ErrConflict):

@@ -10,17 +10,19 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestMain doubles as the corestate binary: the demo re-executes
-// os.Executable (this test binary) with workerEnv set, and the cross-process
-// tests start it with workerEnv and corestate arguments. That is the
-// standard library's re-exec pattern; no separate build is needed.
+// asCorestateEnv makes this test binary act as the corestate binary: the
+// cross-process tests start it with this variable set and corestate
+// arguments. That is the standard library's re-exec pattern; no separate
+// build is needed.
+const asCorestateEnv = "CORESTATE_TEST_RUN_AS_CORESTATE"
+
 func TestMain(m *testing.M) {
-	if os.Getenv(workerEnv) == "1" {
+	if os.Getenv(asCorestateEnv) == "1" {
 		os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr, os.Exit)) // as main does
 	}
 	// Race-enabled binaries sleep 1s at exit (GORACE atexit_sleep_ms) to
-	// let late race reports out; the demo's workers report synchronously
-	// and exit with code 66 on a race, so skip the sleep in them.
+	// let late race reports out; the re-executed corestates report
+	// synchronously and exit with code 66 on a race, so skip the sleep.
 	if os.Getenv("GORACE") == "" {
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}

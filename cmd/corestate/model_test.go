@@ -90,7 +90,7 @@ func TestSetGetModel(t *testing.T) {
 				r := corestate(rt, "get", "--json", path, field)
 				want, ok := model[field]
 				if !ok {
-					if _, known := fieldByName[field]; !known {
+					if zero, _ := (status.Document{}).Get(field); zero == nil {
 						if r.code != exitNotFound {
 							rt.Fatalf("get %s (absent): exit %d, want %d", field, r.code, exitNotFound)
 						}
@@ -206,7 +206,8 @@ func isJSONString(s string) bool {
 
 func zeroOf(field string) any {
 	var v any
-	json.Unmarshal(fieldByName[field].zeroValue(), &v)
+	zero, _ := status.Document{}.Get(field)
+	json.Unmarshal(zero, &v)
 	return v
 }
 

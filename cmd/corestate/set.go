@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"time"
 
 	"github.com/agentstate/core/status"
@@ -36,11 +35,11 @@ func cmdSet(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	ctx, cancel := withTimeout(ctx, wf.timeout)
 	defer cancel()
-	doc, err := set(ctx, wf.store(path), as, guards, time.Now)
+	doc, err := set(ctx, wf.store(path), as, guards)
 	if err != nil {
 		return lockError("set", path, wf.timeout, err)
 	}
-	_, err = stdout.Write(doc.layout())
+	_, err = stdout.Write(layout(doc))
 	return err
 }
 
@@ -53,8 +52,8 @@ type writeFlags struct {
 }
 
 // store returns the Store of the document at path.
-func (wf writeFlags) store(path string) *status.Store[document] {
-	return status.NewStore[document](path, status.WithMaxSize(wf.maxSize))
+func (wf writeFlags) store(path string) *status.Store[status.Document] {
+	return status.NewStore[status.Document](path, status.WithMaxSize(wf.maxSize))
 }
 
 // maxSizeFlag defines --max-size: status.WithMaxSize for a command.
@@ -95,71 +94,42 @@ func lockError(cmd, path string, timeout time.Duration, err error) error {
 	return fmt.Errorf("%s %s: %w", cmd, path, err)
 }
 
-// set applies as to the document at path in one Mutate, if the guards hold
-// and the status transition (if any) is allowed, and returns the document
-// as committed (or as found, when as changes nothing).
-func set(ctx context.Context, store *status.Store[document], as []assignment, guards []guard, now func() time.Time) (document, error) {
-	return commit(ctx, store, guards, now, func(d document) error {
-		return setFields(d, as, guards)
-	}, assigns(as, "updated_at"))
+// set applies as to the document in one Mutate, if the guards hold and
+// the status transition (if any) is allowed, and returns the document as
+// committed (or as found, when as changes nothing).
+func set(ctx context.Context, store *status.Store[status.Document], as []assignment, guards []guard) (status.Document, error) {
+	return store.Mutate(ctx, func(d *status.Document) error {
+		return applyChange(d, guards, func(d *status.Document) error {
+			return setFields(d, as, guards)
+		})
+	})
 }
 
 // setFields applies the assignments to d, after the status transition
 // rule (see checkTransition).
-func setFields(d document, as []assignment, guards []guard) error {
-	if err := checkTransition(d, as, guards); err != nil {
+func setFields(d *status.Document, as []assignment, guards []guard) error {
+	if err := checkTransition(*d, as, guards); err != nil {
 		return err
 	}
 	for _, a := range as {
 		if a.value == nil {
-			delete(d, a.name)
-		} else {
-			d[a.name] = a.value
+			d.Delete(a.name)
+		} else if err := d.Set(a.name, a.value); err != nil {
+			return fmt.Errorf("%w: %v", errBadField, err) // parseAssignment checked it
 		}
 	}
 	return nil
 }
 
-// commit is the one read-modify-write of set and incr: under the
-// document's lock it applies the guards and change (see change), and
-// returns the document as committed, or as found when nothing changed.
-func commit(ctx context.Context, store *status.Store[document], guards []guard, now func() time.Time, change func(document) error, keepUpdatedAt bool) (document, error) {
-	doc, err := store.Mutate(ctx, func(d *document) error {
-		return applyChange(d, guards, now, change, keepUpdatedAt)
-	})
-	if doc == nil && err == nil {
-		doc = document{} // no file, and nothing to write
-	}
-	return doc, err
-}
-
 // applyChange is one document's part of set, incr and tx, run under its
-// lock on *d (nil if there is no file): it checks the guards, applies
-// change to the document (an empty one if there is no file), and sets
-// updated_at to now unless keepUpdatedAt, or, if change left the document
-// equal to what was found, restores it exactly (so that nothing is
-// written). If a guard fails or change returns an error, the caller writes
-// nothing.
-func applyChange(d *document, guards []guard, now func() time.Time, change func(document) error, keepUpdatedAt bool) error {
-	found := maps.Clone(*d)
-	if *d == nil {
-		*d = document{} // no file yet
-	}
+// lock: it checks the guards, then applies change. If a guard fails or
+// change returns an error, nothing is written; the Store stamps updated_at
+// if anything changed, and writes nothing if nothing did.
+func applyChange(d *status.Document, guards []guard, change func(*status.Document) error) error {
 	if err := checkGuards(*d, guards); err != nil {
 		return err
 	}
-	if err := change(*d); err != nil {
-		return err
-	}
-	if d.equal(found) {
-		*d = found
-		return nil
-	}
-	if !keepUpdatedAt {
-		// What status.Mutate does on every change.
-		(*d)["updated_at"], _ = json.Marshal(now().UTC()) // a time always encodes
-	}
-	return nil
+	return change(d)
 }
 
 // checkTransition applies the status package's transition rule when as
@@ -167,29 +137,25 @@ func applyChange(d *document, guards []guard, now func() time.Time, change func(
 // failed, merged, rejected) is left only by a caller whose --if names it.
 // A document whose current status is not a JSON string is not a status
 // document as status.Status reads it; only the guards apply to it.
-func checkTransition(d document, as []assignment, guards []guard) error {
+func checkTransition(d status.Document, as []assignment, guards []guard) error {
 	var to status.State
 	for _, a := range as {
 		if a.name == "status" {
-			var s string
-			if json.Unmarshal(a.value, &s) != nil {
-				return nil // parseAssignment admits only states
-			}
-			to = status.State(s)
+			json.Unmarshal(a.value, &to) // parseAssignment admits only states
 		}
 	}
 	if to == "" {
 		return nil
 	}
-	var cur string
-	if raw, ok := d["status"]; ok && json.Unmarshal(raw, &cur) != nil {
+	var cur status.State
+	if d.Decode("status", &cur) != nil {
 		return nil
 	}
-	if status.State(cur) == to {
+	if cur == to {
 		return nil // not a transition: re-stating the state is allowed
 	}
 	from, guarded := guardedStates(guards)
-	st := status.Status{State: status.State(cur)}
+	st := status.Status{State: cur}
 	if err := st.Transition(to, from...); err != nil {
 		if !guarded {
 			return fmt.Errorf("%w; to override, guard it: --if status=%s", err, cur)
@@ -197,13 +163,4 @@ func checkTransition(d document, as []assignment, guards []guard) error {
 		return err
 	}
 	return nil
-}
-
-func assigns(as []assignment, name string) bool {
-	for _, a := range as {
-		if a.name == name {
-			return true
-		}
-	}
-	return false
 }

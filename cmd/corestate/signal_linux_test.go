@@ -26,7 +26,7 @@ func startCorestate(t *testing.T, args ...string) (*exec.Cmd, *os.File, *bytes.B
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), workerEnv+"=1")
+	cmd.Env = append(os.Environ(), asCorestateEnv+"=1")
 	cmd.Stdout = wr
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -51,7 +51,7 @@ func cmdTx(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	ctx, cancel := withTimeout(ctx, timeout)
 	defer cancel()
-	stores, err := tx(ctx, docs, maxSize, time.Now)
+	stores, err := tx(ctx, docs, maxSize)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Errorf("tx: locks not acquired within --timeout %v: %w", timeout, err)
@@ -62,7 +62,7 @@ func cmdTx(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("tx: %w", err)
 	}
 	for _, d := range stores {
-		if _, err := stdout.Write(d.layout()); err != nil {
+		if _, err := stdout.Write(layout(d)); err != nil {
 			return err
 		}
 	}
@@ -165,7 +165,7 @@ func (d *txDoc) addChange(arg string) (string, error) {
 			}
 			n = -n
 		}
-		if err := checkIntField(name); err != nil {
+		if err := checkNumberField(name); err != nil {
 			return name, fmt.Errorf("tx %s: %w", d.path, err)
 		}
 		d.incrs = append(d.incrs, txIncr{name, n})
@@ -181,18 +181,16 @@ func (d *txDoc) addChange(arg string) (string, error) {
 
 // tx applies every document's guards and changes in one status.MutateAll:
 // all are written, or none. It returns the documents as committed.
-func tx(ctx context.Context, docs []txDoc, maxSize int64, now func() time.Time) ([]document, error) {
-	stores := make([]*status.Store[document], len(docs))
+func tx(ctx context.Context, docs []txDoc, maxSize int64) ([]status.Document, error) {
+	stores := make([]*status.Store[status.Document], len(docs))
 	list := make([]status.Doc, len(docs))
 	for i, d := range docs {
-		stores[i] = status.NewStore[document](d.path, status.WithMaxSize(maxSize))
+		stores[i] = status.NewStore[status.Document](d.path, status.WithMaxSize(maxSize))
 		list[i] = stores[i]
 	}
 	t, err := status.MutateAll(ctx, list, func(t *status.Tx) error {
-		at := now() // one updated_at for every document
-		stamp := func() time.Time { return at }
 		for i, d := range docs {
-			err := applyChange(stores[i].In(t), d.guards, stamp, func(doc document) error {
+			err := applyChange(stores[i].In(t), d.guards, func(doc *status.Document) error {
 				if err := setFields(doc, d.sets, d.guards); err != nil {
 					return err
 				}
@@ -202,7 +200,7 @@ func tx(ctx context.Context, docs []txDoc, maxSize int64, now func() time.Time) 
 					}
 				}
 				return nil
-			}, assigns(d.sets, "updated_at"))
+			})
 			if err != nil {
 				return fmt.Errorf("%s: %w", d.path, err)
 			}
@@ -212,11 +210,9 @@ func tx(ctx context.Context, docs []txDoc, maxSize int64, now func() time.Time) 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]document, len(docs))
+	out := make([]status.Document, len(docs))
 	for i, s := range stores {
-		if out[i] = *s.In(t); out[i] == nil {
-			out[i] = document{}
-		}
+		out[i] = *s.In(t)
 	}
 	return out, nil
 }

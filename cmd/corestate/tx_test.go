@@ -185,7 +185,7 @@ func TestTxCrossProcessKilled(t *testing.T) {
 			args = []string{"tx", paths[i], "--if", "status=running", "status=queued", "--", reg, "active_count-=1"}
 		}
 		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env = append(os.Environ(), workerEnv+"=1")
+		cmd.Env = append(os.Environ(), asCorestateEnv+"=1")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -16,14 +16,9 @@ import (
 	"github.com/agentstate/core/status"
 )
 
-// The demo runs its writers in child processes: corestate re-executes itself
-// (os.Executable) with this hidden command. workerEnv is set in the child's
-// environment so that a test binary standing in for corestate knows to call
-// run instead of its tests.
-const (
-	workerCommand = "_worker"
-	workerEnv     = "CORESTATE_DEMO_WORKER"
-)
+// The demo runs its writers in child processes: it re-executes itself
+// (os.Executable) with this first argument.
+const workerCommand = "worker"
 
 // Modes of a demo side.
 const (
@@ -40,19 +35,19 @@ type workerResult struct {
 	FirstError string `json:"first_error,omitempty"`
 }
 
-// cmdWorker is one demo worker process. Protocol on stdio with the parent:
+// runWorker is one demo worker process. Protocol on stdio with the parent:
 // the worker prints "ready", waits for the line "go" on stdin, runs its
 // goroutines, prints "progress N" about five times a second and finally
 // "result {json}". If stdin closes (the parent died or gave up), the worker
 // stops early, so it never outlives the demo.
-func cmdWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+func runWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
 	fl := newFlags(workerCommand)
 	mode := fl.String("mode", "", "control, control-atomic or mutate")
 	path := fl.String("file", "", "document to update")
 	goroutines := fl.Int("goroutines", 1, "writer goroutines")
 	updates := fl.Int("updates", 1, "updates per goroutine")
-	if _, err := parseFlags(fl, args, io.Discard); err != nil {
-		return err
+	if err := fl.Parse(args); err != nil {
+		return fmt.Errorf("%w: worker: %v", errUsage, err)
 	}
 	update, ok := map[string]func(context.Context, string) (bool, error){
 		modeControl: bareIncrement,
@@ -130,7 +125,7 @@ func cmdWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Wr
 }
 
 // bareIncrement is the CONTROL: the agent services' pattern before this
-// module (P4-9, P4-10). Read, decode, change, write back in place, no lock.
+// module. Read, decode, change, write back in place, no lock.
 func bareIncrement(_ context.Context, path string) (torn bool, err error) {
 	return unlockedIncrement(path, os.WriteFile)
 }
@@ -139,7 +134,7 @@ func bareIncrement(_ context.Context, path string) (torn bool, err error) {
 // but the write replaces the file atomically (fs.WriteAtomic: temp file,
 // fsync, rename). Readers no longer see torn files, yet with no lock around
 // the cycle a writer still writes back a stale copy and erases the
-// increments made since its read (P4-9).
+// increments made since its read.
 func atomicIncrement(_ context.Context, path string) (torn bool, err error) {
 	return unlockedIncrement(path, fs.WriteAtomic)
 }

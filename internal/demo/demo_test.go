@@ -68,10 +68,10 @@ func parseDemoTable(t *testing.T, out string) map[string]demoRow {
 // guarantee, not a race.
 func TestDemo(t *testing.T) {
 	const attempts = 3
-	args := []string{"demo", "--procs", "3", "--goroutines", "4", "--updates", "25", "--readers", "1"}
+	args := []string{"--procs", "3", "--goroutines", "4", "--updates", "25", "--readers", "1"}
 	bareLost, atomicLost := false, false
 	for i := 1; ; i++ {
-		r := corestate(t, args...).want(t, exitOK)
+		r := demo(t, args...).want(t, exitOK)
 		rows := parseDemoTable(t, r.stdout)
 		bare, atomic, mutate := rows["control: bare RMW"], rows["control: RMW+rename"], rows["status.Mutate"]
 		if setup := strings.ReplaceAll(r.stdout, "\n  ", " "); !strings.Contains(setup, "Each side: 3 processes × 4 goroutines make 25 read-modify-write updates each (300 in all)") {
@@ -116,7 +116,7 @@ func TestDemo(t *testing.T) {
 
 func TestDemoKeepsDirWhenAsked(t *testing.T) {
 	dir := t.TempDir()
-	r := corestate(t, "demo", "--procs", "1", "--goroutines", "2", "--updates", "3", "--readers", "0", "--dir", dir).want(t, exitOK)
+	r := demo(t, "--procs", "1", "--goroutines", "2", "--updates", "3", "--readers", "0", "--dir", dir).want(t, exitOK)
 	if !strings.Contains(r.stdout, "Files kept in "+dir) {
 		t.Errorf("output does not say where the files are:\n%s", r.stdout)
 	}

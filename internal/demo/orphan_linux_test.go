@@ -13,13 +13,13 @@ import (
 )
 
 // TestDemoWorkersDieWithParent SIGKILLs a demo (this test binary standing in
-// for corestate) while its workers run. The parent can clean nothing up, so
+// for it) while its workers run. The parent can clean nothing up, so
 // the workers must notice by themselves (their stdin closes) and exit. A
 // pidfd becomes readable when its process exits, which lets the test wait
 // for processes that are not its children without polling.
 func TestDemoWorkersDieWithParent(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "demo", "--procs", "2", "--goroutines", "2", "--updates", "1000000", "--timeout", "5m")
-	cmd.Env = append(os.Environ(), workerEnv+"=1", "TMPDIR="+t.TempDir())
+	cmd := exec.Command(os.Args[0], "--procs", "2", "--goroutines", "2", "--updates", "1000000", "--timeout", "5m")
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

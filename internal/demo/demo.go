@@ -52,7 +52,7 @@ func (r sideResult) throughput() float64 {
 	return float64(r.kept) / r.elapsed.Seconds()
 }
 
-func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fl := newFlags("demo")
 	var cfg demoConfig
 	fl.IntVar(&cfg.procs, "procs", 4, "worker processes per side")
@@ -61,28 +61,24 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fl.IntVar(&cfg.readers, "readers", 2, "lock-free reader goroutines per side")
 	fl.StringVar(&cfg.dir, "dir", "", "run in this directory and keep it")
 	fl.DurationVar(&cfg.timeout, "timeout", time.Minute, "give up after this long")
-	pos, err := parseFlags(fl, args, stdout)
-	if err != nil {
+	if err := parseFlags(fl, args, stdout); err != nil {
 		return err
-	}
-	if len(pos) != 0 {
-		return fmt.Errorf("%w: demo takes no arguments, got %q", errUsage, pos)
 	}
 	if err := cfg.check(); err != nil {
 		return err
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("demo: cannot re-execute myself: %w", err)
+		return fmt.Errorf("cannot re-execute myself: %w", err)
 	}
 	dir := cfg.dir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "corestate-demo-"); err != nil {
-			return fmt.Errorf("demo: %w", err)
+			return err
 		}
 		defer os.RemoveAll(dir)
 	} else if err := fs.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("demo: %w", err)
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
@@ -94,9 +90,9 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		r, err := runSide(ctx, exe, cfg, mode, filepath.Join(dir, mode+".json"), stderr)
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
-				return fmt.Errorf("demo: %s side: timed out after --timeout %v (lower --updates or raise --timeout): %w", mode, cfg.timeout, err)
+				return fmt.Errorf("%s side: timed out after --timeout %v (lower --updates or raise --timeout): %w", mode, cfg.timeout, err)
 			}
-			return fmt.Errorf("demo: %s side: %w", mode, err)
+			return fmt.Errorf("%s side: %w", mode, err)
 		}
 		results = append(results, r)
 	}
@@ -116,11 +112,11 @@ func (c demoConfig) check() error {
 		{"readers", c.readers, 0, 64},
 	} {
 		if f.v < f.low || f.v > f.limit {
-			return fmt.Errorf("%w: demo: --%s %d out of range (%d..%d)", errUsage, f.name, f.v, f.low, f.limit)
+			return fmt.Errorf("%w: --%s %d out of range (%d..%d)", errUsage, f.name, f.v, f.low, f.limit)
 		}
 	}
 	if c.timeout <= 0 {
-		return fmt.Errorf("%w: demo: --timeout must be positive", errUsage)
+		return fmt.Errorf("%w: --timeout must be positive", errUsage)
 	}
 	return nil
 }
@@ -197,7 +193,7 @@ type fleet struct {
 
 // startFleet starts cfg.procs workers. The fleet kills them (SIGKILL, via
 // exec.CommandContext) when ctx ends or stop is called; if this process dies
-// instead, they exit by themselves (see cmdWorker).
+// instead, they exit by themselves (see runWorker).
 func startFleet(ctx context.Context, exe string, cfg demoConfig, mode, path string) (*fleet, error) {
 	ctx, kill := context.WithCancel(ctx)
 	f := &fleet{kill: kill, events: make(chan workerEvent)}
@@ -205,7 +201,6 @@ func startFleet(ctx context.Context, exe string, cfg demoConfig, mode, path stri
 		cmd := exec.CommandContext(ctx, exe, workerCommand,
 			"-mode", mode, "-file", path,
 			"-goroutines", strconv.Itoa(cfg.goroutines), "-updates", strconv.Itoa(cfg.updates))
-		cmd.Env = append(os.Environ(), workerEnv+"=1")
 		cmd.WaitDelay = 5 * time.Second // a killed worker's pipes close by then
 		stdin, err1 := cmd.StdinPipe()
 		stdout, err2 := cmd.StdoutPipe()

@@ -39,7 +39,7 @@ func TestDemoTimeoutKillsWorkers(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	var out, errOut bytes.Buffer
-	code := run([]string{"demo", "--procs", "2", "--goroutines", "2", "--updates", "1000000", "--timeout", "2s"}, &out, &errOut)
+	code := run([]string{"--procs", "2", "--goroutines", "2", "--updates", "1000000", "--timeout", "2s"}, &out, &errOut)
 	if code != exitTimeout {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitTimeout, out.String(), errOut.String())
 	}
@@ -57,7 +57,7 @@ func TestDemoInterruptKillsWorkers(t *testing.T) {
 	var out bytes.Buffer
 	done := make(chan int)
 	go func() {
-		done <- run([]string{"demo", "--procs", "2", "--goroutines", "2", "--updates", "1000000", "--timeout", "1m"}, &out, errOut)
+		done <- run([]string{"--procs", "2", "--goroutines", "2", "--updates", "1000000", "--timeout", "1m"}, &out, errOut)
 	}()
 	select {
 	case <-errOut.seen:
