@@ -78,7 +78,7 @@ func TestConcurrentReadersSeeWholeFiles(t *testing.T) {
 	}
 	invalid, reads := readersVsWriters(t, path, writes, false, func(seq int) error {
 		if seq%2 == 0 {
-			return fsys.WriteAtomic("status.json", payload.Make(seq, payload.Size(seq)))
+			return fsys.WriteAtomic("status.json", payload.Make(seq, payload.Size(seq)), 0o644)
 		}
 		return WriteAtomic(path, payload.Make(seq, payload.Size(seq)), 0o644)
 	})

@@ -50,7 +50,7 @@
 // writers, not decoders.
 //
 // A write is os.WriteFile, ioutil.WriteFile, fs.WriteAtomic and
-// (*fs.Fs).WriteAtomic (and their Perm and From forms), a call named as
+// (*fs.Fs).WriteAtomic (and their From and NoFollow forms), a call named as
 // above on a handle from os.Create or os.OpenFile (for writing), and
 // os.Rename of a file written before (a temp file) to the path.
 //

@@ -161,7 +161,7 @@ func bumpRuns(fsys *fs.Fs, name string) error {
 		return err
 	}
 	st.Runs++
-	return fsys.WriteAtomic(name, must(json.Marshal(st))) // want `read-modify-write of name`
+	return fsys.WriteAtomic(name, must(json.Marshal(st)), 0o644) // want `read-modify-write of name`
 }
 
 func must(b []byte, err error) []byte {
