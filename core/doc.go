@@ -2,7 +2,7 @@
 // Core holds the workspace root (as a sandboxed fs.Fs), the configuration,
 // the logger, named in-process locks and the service's background tasks.
 //
-//	c, err := core.New(core.WithRoot("/var/lib/agents"))
+//	c, err := core.New("/var/lib/agents")
 //	...
 //	c.Go("queue-drain", drainLoop) // stopped by Shutdown
 //	ws, err := c.Status("acme", "api", "fix-42") // *status.Store[status.Status]

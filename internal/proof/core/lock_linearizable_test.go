@@ -79,7 +79,7 @@ func TestLockLinearizable(t *testing.T) {
 	if os.Getenv("SOAK") == "1" {
 		rounds = 1000
 	}
-	c, err := core.New(core.WithRoot(t.TempDir()))
+	c, err := core.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
