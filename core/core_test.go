@@ -309,9 +309,9 @@ func TestStatusStore(t *testing.T) {
 	if st.UpdatedAt.IsZero() {
 		t.Errorf("a change through Core.Status left updated_at zero")
 	}
-	// The store and status.Read see the same file.
-	if got, err := status.Read(p); err != nil || got.State != status.Queued {
-		t.Fatalf("status.Read = %v, %v; want state queued", got.State, err)
+	// The store and status.Load see the same file.
+	if got, err := status.Load(context.Background(), p); err != nil || got.State != status.Queued {
+		t.Fatalf("status.Load = %v, %v; want state queued", got.State, err)
 	}
 	if _, err := c.Status("acme", "..", "x"); !errors.Is(err, fs.ErrOutsideRoot) {
 		t.Fatalf("Status with \"..\" = %v, want ErrOutsideRoot", err)

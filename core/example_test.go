@@ -54,7 +54,7 @@ func Example() {
 	<-done
 
 	list, _ := c.Workspaces(ctx)
-	st, _ := status.Read(p)
+	st, _ := status.Load(ctx, p)
 	fmt.Println(list, st.State)
 
 	if err := c.Shutdown(ctx); err != nil {

@@ -55,7 +55,7 @@ var errTorn = errors.New("torn read")
 type moduleStore struct{}
 
 func (moduleStore) Read(path string) (doc, error) {
-	d, err := status.NewStore[doc](path).Load()
+	d, err := status.NewStore[doc](path).Load(context.Background())
 	if errors.Is(err, status.ErrCorrupt) {
 		return d, fmt.Errorf("%w: %w", errTorn, err)
 	}

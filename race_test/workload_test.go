@@ -779,7 +779,7 @@ func (s *server) open() error {
 			return err
 		}
 	}
-	c, err := core.New(core.WithRoot(wsRoot(s.p.Dir)))
+	c, err := core.New(wsRoot(s.p.Dir))
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func TestCreate(t *testing.T) {
 	if st.State != status.Queued || st.UpdatedAt.IsZero() || st.UpdatedAt.Location() != time.UTC {
 		t.Errorf("Create returned %+v, want queued and stamped in UTC", st)
 	}
-	read, err := status.Read(path)
+	read, err := status.Load(ctx, path)
 	if err != nil || read != st {
 		t.Errorf("Read after Create = %+v, %v; want %+v", read, err, st)
 	}

@@ -153,16 +153,12 @@ func (s *Store[T]) current(cur []byte) (v T, unknown map[string]json.RawMessage,
 
 // Load returns the current document without taking the lock. A missing
 // document gives the zero T and a nil error; an undecodable one a
-// *CorruptError.
-func (s *Store[T]) Load() (T, error) {
-	return s.LoadContext(context.Background())
-}
-
-// LoadContext is Load for backends that may block (a network store).
-func (s *Store[T]) LoadContext(ctx context.Context) (T, error) {
+// *CorruptError. ctx bounds the read for backends that may block (a network
+// store).
+func (s *Store[T]) Load(ctx context.Context) (T, error) {
 	var zero T
 	if ctx == nil {
-		return zero, fmt.Errorf("status: read %s: %w", s.b.Name(), errNilContext)
+		return zero, fmt.Errorf("status: load %s: %w", s.b.Name(), errNilContext)
 	}
 	cur, err := s.b.Load(ctx)
 	if err != nil {

@@ -77,7 +77,7 @@
 // updated_at was not set explicitly, updated_at is set to the current UTC time,
 // as status.Mutate does. If nothing changed, nothing is written. A missing
 // FILE is created (its directory must exist); a corrupt FILE is never
-// overwritten. FILE is read by status.Read's rules: a document that Go reads
+// overwritten. FILE is read by status.Load's rules: a document that Go reads
 // differently from other languages (a name differing from a status.Status
 // field only in case, a repeated name, invalid UTF-8 or a lone surrogate in
 // a name or a status.Status field) or whose status.Status field does not
@@ -166,7 +166,7 @@
 // nothing. Documents are the files named like --name (default
 // status.json, a path.Match pattern) at any depth, found as status.List
 // finds them (directories whose name starts with "." are not entered,
-// links are not followed), and read by status.Read's rules. It prints one
+// links are not followed), and read by status.Load's rules. It prints one
 // line per finding, KIND, PATH and a detail separated by tabs (PATH quoted
 // as sweep quotes it):
 //
@@ -187,7 +187,7 @@
 // # quarantine
 //
 // quarantine moves FILE aside if every writer refuses it (status.Quarantine:
-// it does not decode by status.Read's rules, or it is larger than
+// it does not decode by status.Load's rules, or it is larger than
 // --max-size), so that work can resume: under the document's lock (waiting
 // at most --timeout), FILE is renamed to FILE.corrupt-<UTC time> beside it
 // (with -2, -3... if that name is taken: nothing is ever replaced), and the

@@ -50,7 +50,7 @@ func (d document) MarshalJSON() ([]byte, error) {
 	return append(buf, '}'), nil
 }
 
-// UnmarshalJSON accepts a JSON object that status.Read accepts as a
+// UnmarshalJSON accepts a JSON object that status.Load accepts as a
 // status.Status, and keeps every member's value bytes. It refuses what
 // status refuses, so that corestate (--if included), Go readers and other
 // languages agree on what the file says: null, a repeated name, a name that

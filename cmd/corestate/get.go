@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -37,10 +38,10 @@ func cmdGet(args []string, stdout io.Writer) error {
 	return err
 }
 
-// load reads the document at path without the lock, as status.Read does.
+// load reads the document at path without the lock, as status.Load does.
 // Unlike a Store, it reports a missing file instead of an empty document.
 func load(path string, maxSize int64) (document, error) {
-	doc, err := status.NewStore[document](path, status.WithMaxSize(maxSize)).Load()
+	doc, err := status.NewStore[document](path, status.WithMaxSize(maxSize)).Load(context.Background())
 	if err != nil {
 		return nil, err // *status.CorruptError or a path error: both name the path
 	}

@@ -168,7 +168,7 @@ with "." are not entered, links are not followed), and lists, one per line:
 Fields are separated by tabs; a PATH with a control character or bytes that
 are not UTF-8 is Go-quoted. A last line counts everything. fsck reads without
 locking and changes nothing. Documents are the files named like PATTERN,
-checked by status.Read's rules (as get reads them).
+checked by status.Load's rules (as get reads them).
 
 Exit codes: 0 every document can be used (leftovers may be listed); 3 at
 least one corrupt or refused; 7 something could not be read; 2 ROOT missing.
@@ -186,7 +186,7 @@ is renamed to FILE.corrupt-<UTC time> (-2, -3... if taken) beside it, and the
 move is fsynced. Its bytes are kept as they were; nothing is ever replaced.
 Prints the new path. The next writer starts from an empty document.
 
-A FILE that decodes (by status.Read's rules) is left in place: exit 9. A
+A FILE that decodes (by status.Load's rules) is left in place: exit 9. A
 missing FILE exits 2; a link or special file at FILE is not moved (exit 7).
 
 Flags:

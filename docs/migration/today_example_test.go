@@ -44,7 +44,7 @@ func Example_resultHelpers() {
 	fmt.Println(st.State, st.PID)
 
 	// Code that only reads keeps a lock-free read.
-	st, err = statefile.Read(path)
+	st, err = statefile.Load(ctx, path)
 	fmt.Println(st.Task, st.State, err)
 	// Output:
 	// completed 0
@@ -74,7 +74,7 @@ func Example_mapDocument() {
 	}
 	fmt.Println(m["status"], m["pid"], m["runs"]) // JSON numbers are float64
 
-	st, _ := statefile.Read(path)
+	st, _ := statefile.Load(ctx, path)
 	fmt.Println(st.State, st.PID, st.Runs)
 	// Output:
 	// failed <nil> 2
@@ -95,7 +95,7 @@ func Example_create() {
 	_, err = statefile.Create(ctx, path, statefile.Status{State: statefile.Queued, Task: "other"})
 	fmt.Println(errors.Is(err, os.ErrExist))
 
-	st, _ = statefile.Read(path)
+	st, _ = statefile.Load(ctx, path)
 	fmt.Println(st.Task)
 	// Output:
 	// queued <nil>
@@ -139,7 +139,7 @@ func Example_spawnFails() {
 		s.ProcessID = ""
 		return s.Transition(statefile.Queued, statefile.Running)
 	})
-	st, _ := statefile.Read(path)
+	st, _ := statefile.Load(ctx, path)
 	fmt.Println(st.State, st.Runs, err)
 	// Output:
 	// spawn failed: true
@@ -273,7 +273,7 @@ func Example_finalWrite() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(root)
-	c, err := agentcore.New(agentcore.WithRoot(root))
+	c, err := agentcore.New(root)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func Example_finalWrite() {
 	if err := c.Shutdown(context.Background()); err != nil {
 		log.Fatal(err)
 	}
-	st, _ := statefile.Read(path)
+	st, _ := statefile.Load(context.Background(), path)
 	fmt.Println(st.State)
 	// Output:
 	// with ctx: true

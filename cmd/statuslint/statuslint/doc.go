@@ -35,7 +35,7 @@
 //
 // A file's content comes from os.ReadFile, ioutil.ReadFile, os.Open and
 // os.OpenFile (for reading), and the functions of this module's package fs
-// that open a file or return its bytes (Open, ReadFile...); status.Read and
+// that open a file or return its bytes (Open, ReadFile...); status.Load and
 // (*status.Store).Load return a decoded document. Content flows through
 // assignments, conversions (string(data)), struct fields and composite
 // literals (a Result whose Value holds the text), type assertions, append,

@@ -111,7 +111,7 @@ func project(s status.Status) linState { return linState{Runs: s.Runs, Note: s.N
 func linMutate(path string) func(linInput) linOutput {
 	return func(in linInput) linOutput {
 		if in.Op == "read" {
-			s, err := status.Read(path)
+			s, err := status.Load(context.Background(), path)
 			if err != nil {
 				return linOutput{Err: err.Error()}
 			}
@@ -143,7 +143,7 @@ func linMutate(path string) func(linInput) linOutput {
 // but without the lock.
 func linBare(path string) func(linInput) linOutput {
 	return func(in linInput) linOutput {
-		s, err := status.Read(path)
+		s, err := status.Load(context.Background(), path)
 		if err != nil {
 			return linOutput{Err: err.Error()}
 		}

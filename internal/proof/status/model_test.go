@@ -18,7 +18,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// statusMachine drives status.Mutate and status.Read with random actions,
+// statusMachine drives status.Mutate and status.Load with random actions,
 // including other programs writing the file (valid, foreign or corrupt),
 // and compares the outcome with a plain model after every step.
 type statusMachine struct {
@@ -133,7 +133,7 @@ func (m *statusMachine) OddValues(t *rapid.T) {
 		t.Fatalf("Mutate: %v", err)
 	}
 	// The model follows the file: what a decode gives back.
-	read, err := status.Read(m.path)
+	read, err := status.Load(context.Background(), m.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func (m *statusMachine) FnSeesRead(t *rapid.T) {
 	if m.corrupt != nil {
 		t.Skip("corrupt document")
 	}
-	want, err := status.Read(m.path)
+	want, err := status.Load(context.Background(), m.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func (m *statusMachine) Corrupt(t *rapid.T) {
 }
 
 func (m *statusMachine) Check(t *rapid.T) {
-	got, err := status.Read(m.path)
+	got, err := status.Load(context.Background(), m.path)
 	if m.corrupt != nil {
 		if !errors.Is(err, status.ErrCorrupt) {
 			t.Fatalf("Read of %q: err = %v, want ErrCorrupt", m.corrupt, err)
