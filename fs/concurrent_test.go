@@ -89,7 +89,7 @@ func TestConcurrentReadersSeeWholeFiles(t *testing.T) {
 	assertNoTemp(t, dir)
 }
 
-// TestConcurrentReadersControl: the same harness with P4-10's in-place
+// TestConcurrentReadersControl: the same harness with an in-place
 // os.WriteFile must catch torn reads, or the harness proves nothing.
 func TestConcurrentReadersControl(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "status.json")

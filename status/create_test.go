@@ -108,7 +108,7 @@ func createRace(t *testing.T, n int, create func(path string, wait func()) error
 	return ok
 }
 
-// Of several creators, exactly one succeeds. The control, the upstream
+// Of several creators, exactly one succeeds. The control, a plain
 // "create if missing" (look, then write), lets every creator overwrite the
 // others in the same harness.
 func TestCreateExactlyOne(t *testing.T) {

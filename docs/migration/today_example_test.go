@@ -215,7 +215,7 @@ func topLevelKeys(path string) []string {
 	return keys
 }
 
-// workspaceStatus is upstream's struct: the state is its field Status.
+// workspaceStatus is the service's own struct: the state is its field Status.
 type workspaceStatus struct {
 	Status   string `json:"status"`
 	Repo     string `json:"repo"`
@@ -223,7 +223,7 @@ type workspaceStatus struct {
 	Question string `json:"question,omitempty"`
 }
 
-// Section 3b: upstream's Status field is State in status.Status; the JSON
+// Section 3b: the service's Status field is State in status.Status; the JSON
 // is the same.
 func Example_convertStatus() {
 	ws := workspaceStatus{Status: "blocked", Repo: "api", Task: "fix-42", Question: "which base branch?"}
@@ -241,7 +241,7 @@ func Example_convertStatus() {
 	// blocked which base branch?
 }
 
-// Section 4a: upstream's WriteAtomic created missing directories;
+// Section 4a: the framework's WriteAtomic created missing directories;
 // fs.WriteAtomic (and Mutate) refuse them.
 func Example_missingParent() {
 	root, err := os.MkdirTemp("", "migration")

@@ -25,8 +25,8 @@
 // literal, "…" + ".json", a join — filepath.Join or any function whose name
 // contains Join or Path — ending in "status.json", fmt.Sprintf("%s.json",
 // …), or a path helper that returns one of those). Also a method
-// Write(path string, …) whose first argument is such a path (the upstream
-// Fs.Write was in place). The file is truncated, then written: a concurrent
+// Write(path string, …) whose first argument is such a path (a method
+// of that name commonly writes in place). The file is truncated, then written: a concurrent
 // reader sees an empty or partial document. Use fs.WriteAtomic.
 //
 // # Reads, decodes and writes

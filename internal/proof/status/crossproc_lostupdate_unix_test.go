@@ -103,7 +103,7 @@ type cpRunsOnly struct {
 // cpProcessMu serialises the "mutex" writer inside one child process.
 var cpProcessMu sync.Mutex
 
-// cpBareIncrement is the pattern P4-9 replaces: read, change, write back —
+// cpBareIncrement is the pattern Mutate replaces: read, change, write back —
 // atomically (fs.WriteAtomic, so readers still see whole documents) but
 // without the lock.
 func cpBareIncrement(path string) error {
@@ -335,8 +335,8 @@ func TestCrossprocLostUpdatesControlBareRMW(t *testing.T) {
 	}
 }
 
-// CONTROL: a per-process mutex around the same read-modify-write (what the
-// upstream services would get from a sync.Mutex) must still lose updates
+// CONTROL: a per-process mutex around the same read-modify-write (what a
+// service gets from a sync.Mutex) must still lose updates
 // across processes: the cross-process half of the lock is not optional.
 func TestCrossprocLostUpdatesControlProcessMutexOnly(t *testing.T) {
 	procs, goroutines, iters := 8, 8, 10

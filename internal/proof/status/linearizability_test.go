@@ -139,7 +139,7 @@ func linMutate(path string) func(linInput) linOutput {
 	}
 }
 
-// linBare is the pattern P4-9 replaces: read, change, write back atomically
+// linBare is the pattern Mutate replaces: read, change, write back atomically
 // but without the lock.
 func linBare(path string) func(linInput) linOutput {
 	return func(in linInput) linOutput {
