@@ -27,7 +27,7 @@ func TestCreate(t *testing.T) {
 	}
 	read, err := status.Load(ctx, path)
 	if err != nil || read != st {
-		t.Errorf("Read after Create = %+v, %v; want %+v", read, err, st)
+		t.Errorf("Load after Create = %+v, %v; want %+v", read, err, st)
 	}
 	before, _ := os.ReadFile(path)
 

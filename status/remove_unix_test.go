@@ -28,7 +28,7 @@ func TestRemove(t *testing.T) {
 		t.Errorf("second Remove = %v, want os.ErrNotExist", err)
 	}
 	if st, err := Load(ctx, path); err != nil || st.Runs != 0 {
-		t.Errorf("Read after Remove = %+v, %v; want the zero Status", st, err)
+		t.Errorf("Load after Remove = %+v, %v; want the zero Status", st, err)
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()

@@ -52,7 +52,7 @@ func TestNonRegularDocumentRefused(t *testing.T) {
 				t.Errorf("Mutate = %v (fn called %v), want fs.ErrNotRegular and no call", err, called)
 			}
 			if _, err := status.Load(context.Background(), path); !errors.Is(err, fs.ErrNotRegular) {
-				t.Errorf("Read = %v, want fs.ErrNotRegular", err)
+				t.Errorf("Load = %v, want fs.ErrNotRegular", err)
 			}
 			if _, err := status.NewStore[map[string]any](path).Load(context.Background()); !errors.Is(err, fs.ErrNotRegular) {
 				t.Errorf("Store.Load = %v, want fs.ErrNotRegular", err)
@@ -140,7 +140,7 @@ func TestPathResolvedAsTheKernelDoes(t *testing.T) {
 		}
 		read, err := status.Load(context.Background(), path)
 		if err != nil || read.Runs != 6+i {
-			t.Fatalf("Read(%s) = runs %d, %v after the Mutate; want %d", path, read.Runs, err, 6+i)
+			t.Fatalf("Load(%s) = runs %d, %v after the Mutate; want %d", path, read.Runs, err, 6+i)
 		}
 	}
 	if b, _ := os.ReadFile(decoy); string(b) != `{"runs":100}` {
@@ -167,7 +167,7 @@ func TestPathNamingADirectoryRefused(t *testing.T) {
 			t.Errorf("Mutate(%q) = %v, want fs.ErrInvalidName", path, err)
 		}
 		if _, err := status.Load(context.Background(), path); !errors.Is(err, fs.ErrInvalidName) {
-			t.Errorf("Read(%q) = %v, want fs.ErrInvalidName", path, err)
+			t.Errorf("Load(%q) = %v, want fs.ErrInvalidName", path, err)
 		}
 	}
 	if b, _ := os.ReadFile(doc); string(b) != `{"runs":1}` {
@@ -192,7 +192,7 @@ func TestNameTooLongForLockFile(t *testing.T) {
 		t.Fatalf("Mutate(251-byte name) = %v, want ErrNameTooLong and ENAMETOOLONG", err)
 	}
 	if st, err := status.Load(context.Background(), long); err != nil || st.Runs != 1 {
-		t.Errorf("Read(251-byte name) = %+v, %v; reading needs no lock file", st, err)
+		t.Errorf("Load(251-byte name) = %+v, %v; reading needs no lock file", st, err)
 	}
 }
 
@@ -272,7 +272,7 @@ func TestPlantedDocumentLinkRefused(t *testing.T) {
 		t.Fatalf("planting the link as uid %d: %v %s", nobody, err, out)
 	}
 	if st, err := status.Load(context.Background(), path); !errors.Is(err, fs.ErrNotRegular) {
-		t.Errorf("Read through a planted link = %+v, %v; want fs.ErrNotRegular", st, err)
+		t.Errorf("Load through a planted link = %+v, %v; want fs.ErrNotRegular", st, err)
 	}
 	if _, err := status.Mutate(context.Background(), path, func(s *status.Status) error {
 		s.Note = "overwritten"

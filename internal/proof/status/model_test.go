@@ -217,7 +217,7 @@ func (m *statusMachine) Check(t *rapid.T) {
 	got, err := status.Load(context.Background(), m.path)
 	if m.corrupt != nil {
 		if !errors.Is(err, status.ErrCorrupt) {
-			t.Fatalf("Read of %q: err = %v, want ErrCorrupt", m.corrupt, err)
+			t.Fatalf("Load of %q: err = %v, want ErrCorrupt", m.corrupt, err)
 		}
 		if raw := m.raw(t); !bytes.Equal(raw, m.corrupt) {
 			t.Fatalf("corrupt file was overwritten with %q", raw)
@@ -225,10 +225,10 @@ func (m *statusMachine) Check(t *rapid.T) {
 		return
 	}
 	if err != nil {
-		t.Fatalf("Read: %v", err)
+		t.Fatalf("Load: %v", err)
 	}
 	if diff := cmp.Diff(m.doc, got); diff != "" {
-		t.Fatalf("Read (-model +got):\n%s", diff)
+		t.Fatalf("Load (-model +got):\n%s", diff)
 	}
 	raw := m.raw(t)
 	if !m.exists {
