@@ -45,8 +45,9 @@ func (fsys *Fs) Name() string { return fsys.root.Name() }
 
 // WriteAtomic replaces name with data, atomically and durably, as
 // [os.Root.WriteFile] would write it if it were atomic: a new file gets perm
-// minus the umask, an existing one keeps its mode and owner. The package
-// doc states what is guaranteed. A symbolic link at name is followed when
+// minus the umask, an existing one keeps its mode (and its owner, when the
+// caller may set it). The package doc states what is guaranteed, including
+// what an error matching [ErrDurabilityUnknown] means. A symbolic link at name is followed when
 // its target is inside the root (the target is replaced, the link stays a
 // link); one leading outside fails with [ErrOutsideRoot]. The parent
 // directory must exist ([Fs.MkdirAll]).
