@@ -123,7 +123,7 @@ func seedFiles(dir string, recs int) error {
 }
 
 // fileStore keeps record i at recPath(dir, i); op increments one file.
-// Readers use status.Read (lock-free: the file is replaced by rename).
+// Readers use status.Load (lock-free: the file is replaced by rename).
 type fileStore struct {
 	dir string
 	op  func(ctx context.Context, path string) error
@@ -135,7 +135,7 @@ func openFiles(op func(ctx context.Context, path string) error) func(string) (st
 
 func (s fileStore) inc(ctx context.Context, rec int) error { return s.op(ctx, recPath(s.dir, rec)) }
 func (s fileStore) read(rec int) (int, error) {
-	st, err := status.Read(recPath(s.dir, rec))
+	st, err := status.Load(context.Background(), recPath(s.dir, rec))
 	return st.Runs, err
 }
 func (s fileStore) close() error { return nil }
@@ -293,7 +293,7 @@ func (f *floor) inc(ctx context.Context, rec int) error {
 }
 
 func (f *floor) read(rec int) (int, error) {
-	st, err := status.Read(recPath(f.dir, rec))
+	st, err := status.Load(context.Background(), recPath(f.dir, rec))
 	return st.Runs, err
 }
 

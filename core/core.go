@@ -35,17 +35,8 @@ type Core struct {
 type Option func(*options)
 
 type options struct {
-	root string
-	log  *slog.Logger
-	cfg  *config.Config
-}
-
-// WithRoot sets the workspace root: the directory that holds
-// <org>/<repo>/<task>/status.json and that Fs is confined to. It is required;
-// a relative dir is made absolute once, in New, so a later os.Chdir does not
-// move it.
-func WithRoot(dir string) Option {
-	return func(o *options) { o.root = dir }
+	log *slog.Logger
+	cfg *config.Config
 }
 
 // WithLogger sets the logger returned by Log. nil, like no option, means
@@ -61,28 +52,33 @@ func WithConfig(c *config.Config) Option {
 	return func(o *options) { o.cfg = c }
 }
 
+// errNoRoot is returned, wrapped, by New for an empty root.
+var errNoRoot = fmt.Errorf("%w: empty workspace root", os.ErrInvalid)
+
 // errNilContext is returned, wrapped, for a nil context.
 var errNilContext = fmt.Errorf("%w: nil context", os.ErrInvalid)
 
-// New returns a Core for the workspace root given by WithRoot, which must be
-// an existing directory. There is no default root: falling back to the working
-// directory would silently turn wherever a service happens to start (/ for
-// many daemons) into its sandbox.
-func New(opts ...Option) (*Core, error) {
+// New returns a Core for the workspace root: the existing directory that
+// holds <org>/<repo>/<task>/status.json and that Fs is confined to. A
+// relative root is made absolute once, here, so a later os.Chdir does not
+// move it. There is no default root: falling back to the working directory
+// would silently turn wherever a service happens to start (/ for many
+// daemons) into its sandbox.
+func New(root string, opts ...Option) (*Core, error) {
 	var o options
 	for _, opt := range opts {
 		if opt != nil { // an optional setting left unset
 			opt(&o)
 		}
 	}
-	if o.root == "" {
-		return nil, errors.New("core: new: no workspace root (use core.WithRoot)")
+	if root == "" {
+		return nil, fmt.Errorf("core: new: %w", errNoRoot)
 	}
-	root, err := filepath.Abs(o.root)
+	abs, err := filepath.Abs(root)
 	if err != nil {
-		return nil, fmt.Errorf("core: new: root %s: %w", o.root, err)
+		return nil, fmt.Errorf("core: new %s: %w", root, err)
 	}
-	fsys, err := fs.New(root)
+	fsys, err := fs.New(abs)
 	if err != nil {
 		return nil, fmt.Errorf("core: new: %w", err)
 	}
@@ -97,7 +93,7 @@ func New(opts ...Option) (*Core, error) {
 		o.cfg = config.New()
 	}
 	return &Core{
-		root:  root,
+		root:  abs,
 		fs:    fsys,
 		cfg:   o.cfg,
 		log:   o.log,

@@ -22,7 +22,12 @@ import (
 
 func newCore(t *testing.T, opts ...Option) *Core {
 	t.Helper()
-	c, err := New(append([]Option{WithRoot(t.TempDir())}, opts...)...)
+	return newCoreAt(t, t.TempDir(), opts...)
+}
+
+func newCoreAt(t *testing.T, root string, opts ...Option) *Core {
+	t.Helper()
+	c, err := New(root, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,11 +40,11 @@ func newCore(t *testing.T, opts ...Option) *Core {
 }
 
 func TestNewRequiresRoot(t *testing.T) {
-	if _, err := New(); err == nil || !strings.Contains(err.Error(), "WithRoot") {
-		t.Fatalf("New() without root: err = %v, want an error pointing to WithRoot", err)
+	if _, err := New(""); !errors.Is(err, os.ErrInvalid) || !strings.Contains(err.Error(), "root") {
+		t.Fatalf(`New(""): err = %v, want os.ErrInvalid naming the root`, err)
 	}
 	missing := filepath.Join(t.TempDir(), "missing")
-	_, err := New(WithRoot(missing))
+	_, err := New(missing)
 	if !errors.Is(err, iofs.ErrNotExist) || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("New(missing root): err = %v, want ErrNotExist naming the path", err)
 	}
@@ -61,7 +66,7 @@ func TestNewRelativeRootIsMadeAbsolute(t *testing.T) {
 	if err := os.Mkdir("ws", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := newCore(t, WithRoot("ws"))
+	c := newCoreAt(t, "ws")
 	want, _ := filepath.Abs("ws")
 	if c.Root() != want {
 		t.Fatalf("Root() = %q, want %q", c.Root(), want)
@@ -72,7 +77,7 @@ func TestNewRelativeRootIsMadeAbsolute(t *testing.T) {
 // first task panic Core recovers and logs would then crash the process
 // from the recovering goroutine. New refuses it.
 func TestNewRefusesLoggerWithoutHandler(t *testing.T) {
-	c, err := New(WithRoot(t.TempDir()), WithLogger(new(slog.Logger)))
+	c, err := New(t.TempDir(), WithLogger(new(slog.Logger)))
 	if err == nil || !strings.Contains(err.Error(), "handler") {
 		if c != nil {
 			c.Shutdown(context.Background())
@@ -98,11 +103,11 @@ func TestNewOptions(t *testing.T) {
 }
 
 func TestShutdownClosesFs(t *testing.T) {
-	c, err := New(WithRoot(t.TempDir()))
+	c, err := New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Fs().WriteAtomic("a.json", []byte("{}")); err != nil {
+	if err := c.Fs().WriteAtomic("a.json", []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Shutdown(context.Background()); err != nil {
@@ -131,7 +136,7 @@ func TestShutdownTimeoutKeepsFsOpenForStuckTasks(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "writer") {
 		t.Fatalf("shutdown: %v", err)
 	}
-	if err := c.Fs().WriteAtomic("still-open.json", []byte("{}")); err != nil {
+	if err := c.Fs().WriteAtomic("still-open.json", []byte("{}"), 0o644); err != nil {
 		t.Fatalf("Fs closed under a running task: %v", err)
 	}
 	close(release) // newCore's cleanup shuts down again and must succeed
@@ -147,7 +152,7 @@ func TestCoreLockFirstCallers(t *testing.T) {
 func TestCorePanicGoesToLogger(t *testing.T) {
 	var buf bytes.Buffer
 	mu := new(sync.Mutex)
-	c, err := New(WithRoot(t.TempDir()), WithLogger(slog.New(slog.NewTextHandler(lockedWriter{mu, &buf}, nil))))
+	c, err := New(t.TempDir(), WithLogger(slog.New(slog.NewTextHandler(lockedWriter{mu, &buf}, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +233,7 @@ func TestWorkspaces(t *testing.T) {
 			t.Fatal(err)
 		}
 		if withStatus {
-			if err := c.Fs().WriteAtomic(name+"/status.json", []byte("{}")); err != nil {
+			if err := c.Fs().WriteAtomic(name+"/status.json", []byte("{}"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -241,7 +246,7 @@ func TestWorkspaces(t *testing.T) {
 	mk("acme/api/deep/er", true)     // too deep: deep has no status.json
 	mk("acme/api/dir-status", false) // status.json is a directory
 	mk("acme/api/dir-status/status.json", false)
-	if err := c.Fs().WriteAtomic("stray.json", []byte("{}")); err != nil { // a file at org level
+	if err := c.Fs().WriteAtomic("stray.json", []byte("{}"), 0o644); err != nil { // a file at org level
 		t.Fatal(err)
 	}
 	if runtime.GOOS != "windows" {
@@ -304,9 +309,9 @@ func TestStatusStore(t *testing.T) {
 	if st.UpdatedAt.IsZero() {
 		t.Errorf("a change through Core.Status left updated_at zero")
 	}
-	// The store and status.Read see the same file.
-	if got, err := status.Read(p); err != nil || got.State != status.Queued {
-		t.Fatalf("status.Read = %v, %v; want state queued", got.State, err)
+	// The store and status.Load see the same file.
+	if got, err := status.Load(context.Background(), p); err != nil || got.State != status.Queued {
+		t.Fatalf("status.Load = %v, %v; want state queued", got.State, err)
 	}
 	if _, err := c.Status("acme", "..", "x"); !errors.Is(err, fs.ErrOutsideRoot) {
 		t.Fatalf("Status with \"..\" = %v, want ErrOutsideRoot", err)
@@ -320,7 +325,7 @@ func TestStatusStore(t *testing.T) {
 // of waiting for its own caller, naming it as still running. The Fs stays
 // open for the caller; the owner's Shutdown finishes the job.
 func TestTaskCallingShutdownWithItsContextReturns(t *testing.T) {
-	c, err := New(WithRoot(t.TempDir()))
+	c, err := New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +341,7 @@ func TestTaskCallingShutdownWithItsContextReturns(t *testing.T) {
 		var o outcome
 		o.shutdownErr = c.Shutdown(ctx)
 		o.goErr = c.Go("late", func(context.Context) {})
-		o.writeErr = c.Fs().WriteAtomic("after.json", []byte("{}"))
+		o.writeErr = c.Fs().WriteAtomic("after.json", []byte("{}"), 0o644)
 		done <- o
 	}); err != nil {
 		t.Fatal(err)

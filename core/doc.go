@@ -2,7 +2,7 @@
 // Core holds the workspace root (as a sandboxed fs.Fs), the configuration,
 // the logger, named in-process locks and the service's background tasks.
 //
-//	c, err := core.New(core.WithRoot("/var/lib/agents"))
+//	c, err := core.New("/var/lib/agents")
 //	...
 //	c.Go("queue-drain", drainLoop) // stopped by Shutdown
 //	ws, err := c.Status("acme", "api", "fix-42") // *status.Store[status.Status]
@@ -35,10 +35,10 @@
 //     A task that calls runtime.Goexit simply ends.
 //   - Log and Config never return nil. New starts no goroutine; Shutdown
 //     leaves none of the Core's behind once it returns nil.
-//   - Bad arguments are errors, not panics: a nil Option is skipped, a
-//     logger that cannot log (logger.Check) makes New fail, and a nil
-//     context makes Shutdown or Workspaces return an error matching
-//     os.ErrInvalid without doing anything.
+//   - Bad arguments are errors, not panics: a nil Option is skipped, an
+//     empty root (os.ErrInvalid) or a logger that cannot log (logger.Check)
+//     makes New fail, and a nil context makes Shutdown or Workspaces return
+//     an error matching os.ErrInvalid without doing anything.
 //   - Status and StatusPath only reach documents of the form <root>/<org>/<repo>/<task>/
 //     status.json with each element a single, non-empty, local path element;
 //     ".." is refused with an error matching fs.ErrOutsideRoot, other bad

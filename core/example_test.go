@@ -16,7 +16,7 @@ func Example() {
 	root, _ := os.MkdirTemp("", "agents")
 	defer os.RemoveAll(root)
 
-	c, err := core.New(core.WithRoot(root))
+	c, err := core.New(root)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func Example() {
 	<-done
 
 	list, _ := c.Workspaces(ctx)
-	st, _ := status.Read(p)
+	st, _ := status.Load(ctx, p)
 	fmt.Println(list, st.State)
 
 	if err := c.Shutdown(ctx); err != nil {
@@ -66,7 +66,7 @@ func Example() {
 func ExampleCore_Lock() {
 	root, _ := os.MkdirTemp("", "agents")
 	defer os.RemoveAll(root)
-	c, _ := core.New(core.WithRoot(root))
+	c, _ := core.New(root)
 	defer c.Shutdown(context.Background())
 
 	// Every caller gets the same mutex for a name, even the first ones.
@@ -82,7 +82,7 @@ func ExampleCore_Lock() {
 func ExampleCore_Shutdown() {
 	root, _ := os.MkdirTemp("", "agents")
 	defer os.RemoveAll(root)
-	c, _ := core.New(core.WithRoot(root))
+	c, _ := core.New(root)
 
 	release := make(chan struct{})
 	started := make(chan struct{})
@@ -116,7 +116,7 @@ func ExampleCore_Shutdown() {
 func ExampleCore_Status() {
 	root, _ := os.MkdirTemp("", "agents")
 	defer os.RemoveAll(root)
-	c, err := core.New(core.WithRoot(root))
+	c, err := core.New(root)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// checkThenCreate is the upstream pattern, kept as the control: look the name
+// checkThenCreate is the unsafe pattern, kept as the control: look the name
 // up, and if it is missing create a mutex and store it. Two first callers can
 // both miss, and each returns its own mutex.
 type checkThenCreate struct {
@@ -93,7 +93,7 @@ func TestLockFirstCallersShareOneMutex(t *testing.T) {
 }
 
 // TestLockControlCheckThenCreateSplits shows that the harness above sees the
-// upstream bug: the check-then-create pattern hands two first callers two
+// bug: the check-then-create pattern hands two first callers two
 // different mutexes.
 func TestLockControlCheckThenCreateSplits(t *testing.T) {
 	tab := &checkThenCreate{afterMiss: runtime.Gosched}

@@ -57,7 +57,7 @@ func TestNewRefusesLoggerWithNilHandler(t *testing.T) {
 		slog.New((*slog.TextHandler)(nil)),
 		slog.New((*slog.JSONHandler)(nil)),
 	} {
-		c, err := New(WithRoot(t.TempDir()), WithLogger(l))
+		c, err := New(t.TempDir(), WithLogger(l))
 		if c != nil {
 			c.Shutdown(context.Background())
 		}

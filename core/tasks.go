@@ -179,15 +179,9 @@ func (g *taskGroup) runningLocked() []string {
 	return names
 }
 
-// shutdown stops new tasks, cancels the running ones and waits for them
-// until ctx ends. It may be called again (e.g. with a longer deadline)
-// after it timed out.
-func (g *taskGroup) shutdown(ctx context.Context) error {
-	_, err := g.stop(ctx)
-	return err
-}
-
-// stop is shutdown that also reports whether every task has returned.
+// stop stops new tasks, cancels the running ones and waits for them until
+// ctx ends; it reports whether every task has returned. It may be called
+// again (e.g. with a longer deadline) after it timed out.
 func (g *taskGroup) stop(ctx context.Context) (allDone bool, err error) {
 	g.mu.Lock()
 	if !g.closed {

@@ -27,7 +27,7 @@ func (w Workspace) String() string { return path.Join(w.Org, w.Repo, w.Task) }
 
 // StatusPath returns the host path of the status document of workspace
 // org/repo/task: <root>/<org>/<repo>/<task>/status.json, for status.Mutate and
-// status.Read:
+// status.Load:
 //
 //	p, err := c.StatusPath("acme", "api", "fix-42")
 //	st, err := status.Mutate(ctx, p, func(s *status.Status) error { ... })
@@ -50,6 +50,10 @@ func (c *Core) StatusPath(org, repo, task string) (string, error) {
 	// link swapped in after this check is not caught: see the package doc.)
 	if _, err := c.fs.Stat(w.String()); err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		if errors.Is(err, fs.ErrOutsideRoot) {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // it names the workspace too
+			}
 			return "", fmt.Errorf("core: workspace %s: %w", w, err)
 		}
 		// Other errors (permissions...) surface when the file is used.
@@ -82,7 +86,7 @@ func (w Workspace) validate() error {
 			cause = fs.ErrInvalidName
 		}
 		if cause != nil {
-			return fmt.Errorf("core: workspace %q/%q/%q: %s %q: %w", w.Org, w.Repo, w.Task, f.field, f.v, cause)
+			return fmt.Errorf("core: workspace %q/%q/%q: %s: %w", w.Org, w.Repo, w.Task, f.field, cause)
 		}
 	}
 	return nil

@@ -8,22 +8,12 @@ import (
 	"time"
 )
 
-// WriteAtomic replaces the file at path with data, atomically and durably.
-// path is a host path (absolute, or relative to the working directory);
-// there is no sandbox. It gives the same guarantees as (*Fs).WriteAtomicPerm:
-//
-//   - a concurrent reader sees the old content or the new, never a mix;
-//   - when it returns nil the new content survives a crash or power loss
-//     (file and parent directory are fsynced, or covered by a shared sync:
-//     see the package doc);
-//   - an existing file keeps its permission bits (and owner, when the
-//     caller may set it); a new file gets perm minus the umask;
-//   - on failure before the replacement, path is untouched and no temp file
-//     is left; an error matching ErrDurabilityUnknown means the content was
-//     replaced but the directory sync failed.
-//
-// A symbolic link at path is followed: its target is replaced and the link
-// stays. The parent directory must exist (see MkdirAll).
+// WriteAtomic replaces the file at path with data, atomically and durably;
+// a new file gets perm minus the umask. path is a host path (absolute, or
+// relative to the working directory); there is no sandbox. The package doc
+// states what is guaranteed. A symbolic link at path is followed: its
+// target is replaced and the link stays. The parent directory must exist
+// (see [MkdirAll]).
 func WriteAtomic(path string, data []byte, perm os.FileMode) error {
 	_, err := writeHost("write atomic", path, &source{data: data}, perm, followAny)
 	return err

@@ -78,7 +78,7 @@ func TestConcurrentReadersSeeWholeFiles(t *testing.T) {
 	}
 	invalid, reads := readersVsWriters(t, path, writes, false, func(seq int) error {
 		if seq%2 == 0 {
-			return fsys.WriteAtomic("status.json", payload.Make(seq, payload.Size(seq)))
+			return fsys.WriteAtomic("status.json", payload.Make(seq, payload.Size(seq)), 0o644)
 		}
 		return WriteAtomic(path, payload.Make(seq, payload.Size(seq)), 0o644)
 	})
@@ -89,7 +89,7 @@ func TestConcurrentReadersSeeWholeFiles(t *testing.T) {
 	assertNoTemp(t, dir)
 }
 
-// TestConcurrentReadersControl: the same harness with P4-10's in-place
+// TestConcurrentReadersControl: the same harness with an in-place
 // os.WriteFile must catch torn reads, or the harness proves nothing.
 func TestConcurrentReadersControl(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "status.json")

@@ -36,7 +36,7 @@ func crashWriterMain() {
 }
 
 // crashWrite is one write of a crash child: WriteAtomic, or in place for
-// the CONTROL (P4-10's os.WriteFile).
+// the CONTROL (os.WriteFile, which truncates and rewrites in place).
 func crashWrite(target string, data []byte, inPlace bool) error {
 	if inPlace {
 		return os.WriteFile(target, data, 0o644)

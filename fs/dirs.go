@@ -28,7 +28,7 @@ func (hostDirs) Open(name string) (*os.File, error)        { return os.Open(name
 func mkdirAll(t dirTree, name string, perm os.FileMode) error {
 	if fi, err := t.Stat(name); err == nil {
 		if !fi.IsDir() {
-			return fmt.Errorf("%s: %w", name, syscall.ENOTDIR)
+			return syscall.ENOTDIR // the caller's error names name
 		}
 		return nil
 	}

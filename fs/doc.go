@@ -2,8 +2,8 @@
 // plain paths.
 //
 // There is no in-place whole-file write in this package. Every whole-file
-// write ((*Fs).WriteAtomic, WriteAtomicPerm, WriteAtomicFrom and the
-// package-level WriteAtomic and WriteAtomicFrom) replaces the destination
+// write ([WriteAtomic], [WriteAtomicNoFollow], [WriteAtomicFrom] and the
+// methods [Fs.WriteAtomic] and [Fs.WriteAtomicFrom]) replaces the destination
 // with one sequence: create ".<base>.<16 hex digits>.tmp" with O_EXCL in the
 // destination's own directory; give it the destination's owner and mode by
 // descriptor; write; fsync; close; rename it over the destination; fsync
@@ -30,8 +30,7 @@
 //     directories they change.
 //   - An existing file keeps its permission bits and, when the writer may
 //     set them (root, or a group it belongs to), its owner and group. A new
-//     file gets the requested permission minus the umask (DefaultPerm, 0644,
-//     for (*Fs).WriteAtomic).
+//     file gets the requested permission minus the umask.
 //   - If a write fails before the rename, the destination is untouched and
 //     its temp file is removed. A failed fsync is never retried. If only the
 //     directory fsync after the rename fails, the error matches

@@ -52,7 +52,9 @@ var shares struct {
 // openSeq orders the descriptors used for syncs by when they were opened.
 var openSeq atomic.Uint64
 
-// syncFS is syncfs; tests replace it to observe rounds.
+// syncFS is syncfs. It is a variable because tests must count the rounds
+// and make one fail, which a real file system does not do on demand; they
+// swap it with setSyncFS (export_test.go).
 var syncFS = syncfs
 
 // enter registers a replace on the file system of f (its new temp file)

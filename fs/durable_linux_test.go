@@ -103,9 +103,7 @@ func runShareHarness(t *testing.T, l *syncLog, syncOf func(*share) syncFunc) (un
 // call returns before a sync that started after its write has ended.
 func TestSharedSyncCoversEveryWrite(t *testing.T) {
 	l := &syncLog{}
-	orig := syncFS
-	syncFS = l.fakeSyncfs
-	t.Cleanup(func() { syncFS = orig })
+	setSyncFS(t, l.fakeSyncfs)
 	uncovered, shared := runShareHarness(t, l, func(s *share) syncFunc { return s.sync })
 	if uncovered != 0 {
 		t.Errorf("%d of %d shared syncs returned without a sync that started after their write", uncovered, shared)
@@ -155,14 +153,12 @@ func TestSharedSyncError(t *testing.T) {
 	errBoom := errors.New("injected syncfs failure")
 	var fail atomic.Bool
 	fail.Store(true)
-	orig := syncFS
-	syncFS = func(int) error {
+	setSyncFS(t, func(int) error {
 		if fail.Load() {
 			return errBoom
 		}
 		return nil
-	}
-	t.Cleanup(func() { syncFS = orig })
+	})
 	key := fsKey{}
 	key.X__val[0] = int32(os.Getpid())
 	key.X__val[1] = -2
@@ -202,8 +198,7 @@ func TestConcurrentReplacesShareSyncs(t *testing.T) {
 	const files, writes = 16, 15
 	var rounds atomic.Int64
 	orig := syncFS
-	syncFS = func(fd int) error { rounds.Add(1); return orig(fd) }
-	t.Cleanup(func() { syncFS = orig })
+	setSyncFS(t, func(fd int) error { rounds.Add(1); return orig(fd) })
 	var wg sync.WaitGroup
 	for i := range files {
 		sub := filepath.Join(dir, fmt.Sprint("task", i))

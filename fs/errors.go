@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 )
@@ -61,10 +62,30 @@ func wrap(op, path string, err error) error {
 	if err == nil {
 		return nil
 	}
+	err = withoutPath(err, path)
 	if isEscape(err) && !errors.Is(err, ErrOutsideRoot) {
 		err = fmt.Errorf("%w: %w", ErrOutsideRoot, err)
 	}
 	return &PathError{Op: op, Path: path, Err: err}
+}
+
+// withoutPath drops the *os.PathError or *os.LinkError that an os or
+// os.Root call wraps around its cause when it names the same path as the
+// *PathError about to wrap it, so that the message names the path once.
+// One naming another path (a parent directory, a temp file) is kept.
+func withoutPath(err error, path string) error {
+	same := func(p string) bool { return filepath.Clean(p) == filepath.Clean(filepath.FromSlash(path)) }
+	switch e := err.(type) {
+	case *os.PathError:
+		if same(e.Path) {
+			return e.Err
+		}
+	case *os.LinkError:
+		if same(e.Old + " -> " + e.New) {
+			return e.Err
+		}
+	}
+	return err
 }
 
 // os.Root reports a name that escapes it with an unexported error value. We

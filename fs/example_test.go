@@ -64,14 +64,14 @@ func ExampleFs_WriteAtomic() {
 	if err := fsys.MkdirAll("acme/api/task-42", 0o755); err != nil {
 		log.Fatal(err)
 	}
-	if err := fsys.WriteAtomic("acme/api/task-42/status.json", []byte(`{"status":"queued"}`)); err != nil {
+	if err := fsys.WriteAtomic("acme/api/task-42/status.json", []byte(`{"status":"queued"}`), 0o644); err != nil {
 		log.Fatal(err)
 	}
 	b, _ := fsys.ReadFile("acme/api/task-42/status.json")
 	fmt.Println(string(b))
 
 	// Names are confined to the root.
-	err = fsys.WriteAtomic("../escape.json", []byte("{}"))
+	err = fsys.WriteAtomic("../escape.json", []byte("{}"), 0o644)
 	fmt.Println(errors.Is(err, fs.ErrOutsideRoot))
 	fmt.Println(err)
 	// Output:

@@ -22,7 +22,8 @@ type Fs struct {
 	root *os.Root
 }
 
-// DefaultPerm is the permission WriteAtomic gives a new file (minus umask).
+// DefaultPerm is the permission Append gives a new file (minus umask), and
+// the usual perm for a new file written with WriteAtomic.
 const DefaultPerm os.FileMode = 0o644
 
 // New opens the directory root as a sandbox. Close releases it.
@@ -42,33 +43,20 @@ func (fsys *Fs) Close() error { return fsys.root.Close() }
 // Name returns the name of the root directory as passed to New.
 func (fsys *Fs) Name() string { return fsys.root.Name() }
 
-// WriteAtomic replaces name with data atomically and durably; a new file
-// gets DefaultPerm minus umask. See WriteAtomicPerm for the guarantees.
-func (fsys *Fs) WriteAtomic(name string, data []byte) error {
-	_, err := fsys.write(name, &source{data: data}, DefaultPerm)
-	return err
-}
-
-// WriteAtomicPerm replaces name with data so that:
-//
-//   - a concurrent reader sees the old content or the new, never a mix;
-//   - when it returns nil, the new content survives a crash or power loss;
-//   - an existing file keeps its permission bits (a 0600 secret stays
-//     0600) and, when the caller may set it, its owner; a new file gets
-//     perm minus umask;
-//   - on failure before the replacement, name is untouched and no temp
-//     file remains; an error matching ErrDurabilityUnknown means the
-//     content was replaced but the directory sync failed.
-//
-// A symbolic link at name is followed when its target is inside the root
-// (the target is replaced, the link stays a link); a link leading outside
-// fails with ErrOutsideRoot. The parent directory must exist (MkdirAll).
-func (fsys *Fs) WriteAtomicPerm(name string, data []byte, perm os.FileMode) error {
+// WriteAtomic replaces name with data, atomically and durably, as
+// [os.Root.WriteFile] would write it if it were atomic: a new file gets perm
+// minus the umask, an existing one keeps its mode (and its owner, when the
+// caller may set it). The package doc states what is guaranteed, including
+// what an error matching [ErrDurabilityUnknown] means. A symbolic link at name is followed when
+// its target is inside the root (the target is replaced, the link stays a
+// link); one leading outside fails with [ErrOutsideRoot]. The parent
+// directory must exist ([Fs.MkdirAll]).
+func (fsys *Fs) WriteAtomic(name string, data []byte, perm os.FileMode) error {
 	_, err := fsys.write(name, &source{data: data}, perm)
 	return err
 }
 
-// WriteAtomicFrom is WriteAtomicPerm with the content streamed from r
+// WriteAtomicFrom is [Fs.WriteAtomic] with the content streamed from r
 // through a fixed-size buffer: memory does not grow with the file size.
 // ctx is checked between chunks (a Read blocked in r is not interrupted);
 // if ctx is done or r fails, name is left untouched. It returns the number

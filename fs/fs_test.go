@@ -30,10 +30,10 @@ func TestFsWriteAtomicRoundTrip(t *testing.T) {
 	if err := fsys.MkdirAll("org/repo", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := fsys.WriteAtomic("org/repo/status.json", []byte(`{"status":"running"}`)); err != nil {
+	if err := fsys.WriteAtomic("org/repo/status.json", []byte(`{"status":"running"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := fsys.WriteAtomic("org/repo/status.json", []byte(`{"status":"completed"}`)); err != nil {
+	if err := fsys.WriteAtomic("org/repo/status.json", []byte(`{"status":"completed"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got, err := fsys.ReadFile("org/repo/status.json")
@@ -56,7 +56,7 @@ func TestFsWriteAtomicRoundTrip(t *testing.T) {
 func TestFsKeepsExistingPerm(t *testing.T) {
 	fsys, dir := newFs(t)
 	mustWrite(t, filepath.Join(dir, "secret"), "old", 0o600)
-	if err := fsys.WriteAtomicPerm("secret", []byte("new"), 0o644); err != nil {
+	if err := fsys.WriteAtomic("secret", []byte("new"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	fi, _ := os.Stat(filepath.Join(dir, "secret"))
@@ -95,7 +95,7 @@ func TestFsOutsideRoot(t *testing.T) {
 	// rename and remove act on a final link itself, inside the root.
 	names := []string{"..", "../outside", "/etc/passwd", "sub/../../outside", "up", "sub/up2", "abs", "absin", "esc/outside"}
 	final := map[string]func(name string) error{
-		"WriteAtomic": func(n string) error { return fsys.WriteAtomic(n, []byte("evil")) },
+		"WriteAtomic": func(n string) error { return fsys.WriteAtomic(n, []byte("evil"), 0o644) },
 		"ReadFile":    func(n string) error { _, err := fsys.ReadFile(n); return err },
 		"Open": func(n string) error {
 			f, err := fsys.Open(n)
@@ -116,7 +116,7 @@ func TestFsOutsideRoot(t *testing.T) {
 		"RenameTo":   func(n string) error { return fsys.Rename("sub", n) },
 		"RenameFrom": func(n string) error { return fsys.Rename(n, "stolen") },
 		"SweepTemp":  func(n string) error { _, err := fsys.SweepTemp(n, 0); return err },
-		"WriteIn":    func(n string) error { return fsys.WriteAtomic(n, []byte("evil")) },
+		"WriteIn":    func(n string) error { return fsys.WriteAtomic(n, []byte("evil"), 0o644) },
 	}
 	check := func(opName, n string, err error) {
 		t.Helper()
@@ -144,7 +144,7 @@ func TestFsOutsideRoot(t *testing.T) {
 
 func TestFsErrorMessage(t *testing.T) {
 	fsys, _ := newFs(t)
-	err := fsys.WriteAtomic("org/repo/status.json", []byte("x"))
+	err := fsys.WriteAtomic("org/repo/status.json", []byte("x"), 0o644)
 	const prefix = "fs: write atomic org/repo/status.json: "
 	if err == nil || !strings.HasPrefix(err.Error(), prefix) {
 		t.Fatalf("err = %v, want prefix %q", err, prefix)
@@ -187,7 +187,7 @@ func TestFsSymlinkPolicy(t *testing.T) {
 	}
 	for i, name := range []string{"links/cfg", "chain", "viadir/deep/cfg.json"} {
 		want := "v" + string(rune('1'+i))
-		must(fsys.WriteAtomic(name, []byte(want)))
+		must(fsys.WriteAtomic(name, []byte(want), 0o644))
 		if got := mustRead(t, filepath.Join(dir, "real/deep/cfg.json")); got != want {
 			t.Fatalf("after writing %s: target = %q, want %q", name, got, want)
 		}
@@ -198,12 +198,12 @@ func TestFsSymlinkPolicy(t *testing.T) {
 	}
 	isLink("links/cfg")
 	isLink("chain")
-	must(fsys.WriteAtomic("dangling", []byte("created")))
+	must(fsys.WriteAtomic("dangling", []byte("created"), 0o644))
 	isLink("dangling")
 	if got := mustRead(t, filepath.Join(dir, "real/new.json")); got != "created" {
 		t.Fatalf("dangling link target = %q", got)
 	}
-	if err := fsys.WriteAtomic("loop1", []byte("x")); !errors.Is(err, syscall.ELOOP) {
+	if err := fsys.WriteAtomic("loop1", []byte("x"), 0o644); !errors.Is(err, syscall.ELOOP) {
 		t.Fatalf("symlink loop: err = %v, want ELOOP", err)
 	}
 	isLink("loop1")
@@ -232,7 +232,7 @@ func TestFsBadInput(t *testing.T) {
 		{"d/keep/f", syscall.ENOTDIR},
 	}
 	for _, tt := range tests {
-		err := fsys.WriteAtomic(tt.name, []byte("x"))
+		err := fsys.WriteAtomic(tt.name, []byte("x"), 0o644)
 		if !errors.Is(err, tt.want) {
 			t.Errorf("WriteAtomic(%q): err = %v, want %v", tt.name, err, tt.want)
 		}
@@ -260,7 +260,7 @@ func TestFsDirectoryOps(t *testing.T) {
 	}
 	must(fsys.MkdirAll("a/b/c", 0o755))
 	must(fsys.MkdirAll("a/b/c", 0o755)) // idempotent
-	must(fsys.WriteAtomic("a/f", []byte("1")))
+	must(fsys.WriteAtomic("a/f", []byte("1"), 0o644))
 	must(fsys.Append("a/log", []byte("x\n")))
 	must(fsys.Append("a/log", []byte("y\n")))
 	if b, _ := fsys.ReadFile("a/log"); string(b) != "x\ny\n" {

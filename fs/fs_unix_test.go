@@ -19,7 +19,7 @@ func TestFsKeepsOwnerAsRoot(t *testing.T) {
 	if err := os.Chown(p, 1234, 5678); err != nil {
 		t.Fatal(err)
 	}
-	if err := fsys.WriteAtomic("owned", []byte("new")); err != nil {
+	if err := fsys.WriteAtomic("owned", []byte("new"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	fi, _ := os.Stat(p)

@@ -43,7 +43,7 @@ func FuzzName(f *testing.F) {
 		} else if l != "." && !filepath.IsLocal(l) {
 			t.Fatalf("local(%q) = %q accepted a name that is not local", name, l)
 		}
-		werr := fsys.WriteAtomic(name, []byte("fuzz"))
+		werr := fsys.WriteAtomic(name, []byte("fuzz"), 0o644)
 		if err != nil && werr == nil {
 			t.Fatalf("WriteAtomic(%q) succeeded though the name is invalid: %v", name, err)
 		}

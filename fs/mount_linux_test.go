@@ -71,7 +71,7 @@ func TestDiskFullLeavesOldFile(t *testing.T) {
 	defer fsys.Close()
 	for name, write := range map[string]func() error{
 		"WriteAtomic":    func() error { return WriteAtomic(dest, payload, 0o644) },
-		"Fs.WriteAtomic": func() error { return fsys.WriteAtomic("status.json", payload) },
+		"Fs.WriteAtomic": func() error { return fsys.WriteAtomic("status.json", payload, 0o644) },
 	} {
 		err := write()
 		if !errors.Is(err, syscall.ENOSPC) {
@@ -147,7 +147,7 @@ func TestMountPointDestination(t *testing.T) {
 	defer fsys.Close()
 	for name, write := range map[string]func() error{
 		"WriteAtomic":    func() error { return WriteAtomic(dest, []byte("new"), 0o644) },
-		"Fs.WriteAtomic": func() error { return fsys.WriteAtomic("config.json", []byte("new")) },
+		"Fs.WriteAtomic": func() error { return fsys.WriteAtomic("config.json", []byte("new"), 0o644) },
 	} {
 		err := write()
 		if !errors.Is(err, ErrMountPoint) {

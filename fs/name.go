@@ -21,12 +21,12 @@ func local(name string) (string, error) {
 		if strings.HasPrefix(name, "/") || filepath.IsAbs(name) || hasDotDot(name) {
 			return "", ErrOutsideRoot
 		}
-		return "", fmt.Errorf("%w: %q is not a clean slash-separated relative name", ErrInvalidName, name)
+		return "", fmt.Errorf("%w: not a clean slash-separated relative name", ErrInvalidName)
 	}
 	l, err := filepath.Localize(name)
 	if err != nil {
 		// Windows: a backslash, a drive letter, a reserved name (NUL, COM1).
-		return "", fmt.Errorf("%w: %q: %v", ErrInvalidName, name, err)
+		return "", fmt.Errorf("%w: %v", ErrInvalidName, err)
 	}
 	return l, nil
 }

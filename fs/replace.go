@@ -77,10 +77,11 @@ const (
 // It returns the pinned directory, the final base name and the existing
 // file's info (nil when the destination does not exist yet).
 func pin(o opener, name string, links linkPolicy) (d *os.Root, base string, prev os.FileInfo, err error) {
+	given := name // the caller's error names it: only a link target is named here
 	for hops := 0; ; hops++ {
 		dir, b := split(name)
 		if b == "" || b == "." || b == ".." {
-			return nil, "", nil, fmt.Errorf("%w: %s is a directory", ErrNotRegular, name)
+			return nil, "", nil, fmt.Errorf("%w: a directory%s", ErrNotRegular, linkTarget(name, given))
 		}
 		d, err = o.OpenRoot(dir)
 		if err != nil {
@@ -90,7 +91,7 @@ func pin(o opener, name string, links linkPolicy) (d *os.Root, base string, prev
 		switch {
 		case err == nil && fi.Mode()&os.ModeSymlink != 0 && links == refuseLinks:
 			d.Close()
-			return nil, "", nil, fmt.Errorf("%w: %s is %s", ErrNotRegular, name, kind(fi.Mode()))
+			return nil, "", nil, fmt.Errorf("%w: %s%s", ErrNotRegular, kind(fi.Mode()), linkTarget(name, given))
 		case err == nil && fi.Mode()&os.ModeSymlink != 0:
 			target, err := d.Readlink(b)
 			d.Close()
@@ -98,9 +99,9 @@ func pin(o opener, name string, links linkPolicy) (d *os.Root, base string, prev
 			case err != nil:
 				return nil, "", nil, err
 			case hops == maxSymlinks:
-				return nil, "", nil, fmt.Errorf("following symlink %s: %w", name, syscall.ELOOP)
+				return nil, "", nil, fmt.Errorf("following symlinks: %w", syscall.ELOOP)
 			case filepath.IsAbs(target) && links == followInRoot:
-				return nil, "", nil, fmt.Errorf("%w: symlink %s points to %s", ErrOutsideRoot, name, target)
+				return nil, "", nil, fmt.Errorf("%w: symlink%s points to %s", ErrOutsideRoot, linkTarget(name, given), target)
 			case filepath.IsAbs(target) || dir == ".":
 				name = target
 			default:
@@ -110,7 +111,7 @@ func pin(o opener, name string, links linkPolicy) (d *os.Root, base string, prev
 			}
 		case err == nil && !fi.Mode().IsRegular():
 			d.Close()
-			return nil, "", nil, fmt.Errorf("%w: %s is %s", ErrNotRegular, name, kind(fi.Mode()))
+			return nil, "", nil, fmt.Errorf("%w: %s%s", ErrNotRegular, kind(fi.Mode()), linkTarget(name, given))
 		case err == nil:
 			return d, b, fi, nil
 		case errors.Is(err, os.ErrNotExist):
@@ -122,15 +123,24 @@ func pin(o opener, name string, links linkPolicy) (d *os.Root, base string, prev
 	}
 }
 
+// linkTarget names the file that links at given led to, for an error about
+// it; "" when no link was followed (the caller's error names given).
+func linkTarget(name, given string) string {
+	if name == given {
+		return ""
+	}
+	return " (link target " + name + ")"
+}
+
 // parentError explains why the destination's directory could not be
 // opened. os.Root reports a parent that is a file with an error that does
 // not match syscall.ENOTDIR, so that case is checked (on the error path only).
 func parentError(o opener, dir string, err error) error {
 	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("parent directory does not exist: %w", err)
+		return fmt.Errorf("parent directory: %w", withoutPath(err, dir))
 	}
 	if fi, serr := o.Stat(dir); serr == nil && !fi.IsDir() {
-		return fmt.Errorf("parent %s is not a directory: %w", dir, syscall.ENOTDIR)
+		return fmt.Errorf("parent directory: %w", syscall.ENOTDIR)
 	}
 	return err
 }

@@ -27,7 +27,7 @@ func straceWriteMain() {
 	case "fs":
 		var fsys *Fs
 		if fsys, err = New(root); err == nil {
-			err = fsys.WriteAtomic("sub/status.json", data)
+			err = fsys.WriteAtomic("sub/status.json", data, 0o644)
 			fsys.Close()
 		}
 	case "mkdirall":

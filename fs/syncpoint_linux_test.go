@@ -17,8 +17,7 @@ func TestSyncPointOneSyncPerStep(t *testing.T) {
 	root := t.TempDir()
 	var rounds atomic.Int64
 	orig := syncFS
-	syncFS = func(fd int) error { rounds.Add(1); return orig(fd) }
-	t.Cleanup(func() { syncFS = orig })
+	setSyncFS(t, func(fd int) error { rounds.Add(1); return orig(fd) })
 	dirs := []string{filepath.Join(root, "a"), filepath.Join(root, "b")}
 	for _, d := range dirs {
 		if err := os.Mkdir(d, 0o755); err != nil {
@@ -80,8 +79,7 @@ func TestSyncPointsShareRounds(t *testing.T) {
 	f.Close()
 	var rounds atomic.Int64
 	orig := syncFS
-	syncFS = func(fd int) error { rounds.Add(1); return orig(fd) }
-	t.Cleanup(func() { syncFS = orig })
+	setSyncFS(t, func(fd int) error { rounds.Add(1); return orig(fd) })
 	const workers, steps = 8, 10
 	var wg sync.WaitGroup
 	for w := range workers {

@@ -1,6 +1,6 @@
 // Package racetest holds no library code: its tests are the cross-package
-// race suite of the module. They replay the agent-service workload behind
-// finding P4-9 (a spawner, a completion handler, a status tool that rewrites
+// race suite of the module. They replay an agent-service workload that
+// loses updates without a lock (a spawner, a completion handler, a status tool that rewrites
 // dead workspaces, a queue-drain loop, kill and resume paths, shutdown) on
 // one workspace root, in several goroutines and several OS processes at
 // once, and check that no acknowledged update is lost, no reader sees a torn

@@ -59,7 +59,7 @@ func TestAgentWorkloadModule(t *testing.T) {
 	v.requireCoverage(t, workspaces, servers)
 }
 
-// The controls: the same workload on the bare read-modify-write of P4-9.
+// The controls: the same workload on a bare read-modify-write (no lock).
 // They pass only if the suite DETECTS the bug there.
 
 func TestAgentWorkloadControlBareInPlace(t *testing.T) {

@@ -17,7 +17,8 @@ import (
 // the service's status.Status plus a field of the suite's, race_acks, that
 // counts the acknowledged updates of every actor. status.Status does not
 // declare race_acks, so the status tool (which writes with status.Status,
-// like the "second service" of P4-9) must keep it without knowing it.
+// like a second service that knows only that type) must keep it without
+// knowing it.
 type doc struct {
 	status.Status
 	Acks map[string]int `json:"race_acks,omitempty"`
@@ -55,7 +56,7 @@ var errTorn = errors.New("torn read")
 type moduleStore struct{}
 
 func (moduleStore) Read(path string) (doc, error) {
-	d, err := status.NewStore[doc](path).Load()
+	d, err := status.NewStore[doc](path).Load(context.Background())
 	if errors.Is(err, status.ErrCorrupt) {
 		return d, fmt.Errorf("%w: %w", errTorn, err)
 	}
@@ -70,7 +71,7 @@ func (moduleStore) MutateStatus(ctx context.Context, path string, fn func(*statu
 	return status.Mutate(ctx, path, fn)
 }
 
-// bareStore is the pattern P4-9 found at ~14 call sites: read the file,
+// bareStore is the unsafe pattern the suite must catch: read the file,
 // decode, change, encode, write it back — no lock, so the guard a caller
 // checks in fn is checked against a copy that may already be stale when it
 // is written back.

@@ -16,7 +16,7 @@ import (
 	"github.com/agentstate/core/status"
 )
 
-// The workload of one "server" (an agent-service process, P4-9): all loops
+// The workload of one "server" (an agent-service process): all loops
 // below run in goroutines of one process, and several processes run them on
 // the same workspace root at once. Nothing waits on a clock: every loop is
 // driven by a channel or ends when it sees every workspace completed.
@@ -405,8 +405,8 @@ func (s *server) startAgent(ctx context.Context, w int, role string) bool {
 		}
 	}
 
-	// The P4-9 pattern wrote back here the copy read before the spawn,
-	// reverting a fast "completed" to "running".
+	// A bare read-modify-write would write back here the copy read before
+	// the spawn, reverting a fast "completed" to "running".
 	_, err = s.st.Mutate(ctx, path, func(d *doc) error {
 		if d.State != status.Running || d.ProcessID != id {
 			return errGone
@@ -779,7 +779,7 @@ func (s *server) open() error {
 			return err
 		}
 	}
-	c, err := core.New(core.WithRoot(wsRoot(s.p.Dir)))
+	c, err := core.New(wsRoot(s.p.Dir))
 	if err != nil {
 		return err
 	}

@@ -136,7 +136,7 @@ func baselineIncrement(locks *sync.Map, path string) error {
 		return err
 	}
 	defer unlock()
-	st, err := Read(path)
+	st, err := Load(context.Background(), path)
 	if err != nil {
 		return err
 	}
@@ -184,13 +184,12 @@ func BenchmarkContended64Interleaved(b *testing.B) {
 	var tBase, tMutate time.Duration
 	var mwrites atomic.Int64
 	orig := writeFile
-	writeFile = func(path string, data []byte, perm os.FileMode) error {
+	setWriteFile(b, func(path string, data []byte, perm os.FileMode) error {
 		if path == mpath {
 			mwrites.Add(1)
 		}
 		return orig(path, data, perm)
-	}
-	defer func() { writeFile = orig }()
+	})
 	rounds := 0
 	for b.Loop() {
 		tBase += burst(b, nBase, func() error { return baselineIncrement(&locks, bpath) })
@@ -207,7 +206,7 @@ func BenchmarkContended64Interleaved(b *testing.B) {
 		path string
 		want int
 	}{{bpath, rounds * nBase}, {mpath, rounds * nMutate}} {
-		if st, err := Read(c.path); err != nil || st.Runs != c.want+2 {
+		if st, err := Load(context.Background(), c.path); err != nil || st.Runs != c.want+2 {
 			b.Fatalf("%s: runs = %d (err %v), want %d: an update was lost", c.path, st.Runs, err, c.want+2)
 		}
 	}
@@ -228,13 +227,12 @@ func BenchmarkContended64(b *testing.B) {
 		path := benchPath(b)
 		var writes, writeNanos atomic.Int64
 		orig := writeFile
-		writeFile = func(path string, data []byte, perm os.FileMode) error {
+		setWriteFile(b, func(path string, data []byte, perm os.FileMode) error {
 			writes.Add(1)
 			t0 := time.Now()
 			defer func() { writeNanos.Add(int64(time.Since(t0))) }()
 			return orig(path, data, perm)
-		}
-		defer func() { writeFile = orig }()
+		})
 		run64(b, func() error { return mutateIncrement(path) })
 		b.StopTimer()
 		b.ReportMetric(float64(b.N)/float64(writes.Load()), "calls/write")
@@ -248,7 +246,7 @@ func BenchmarkContended64(b *testing.B) {
 // b.N plus the seed's 2.
 func checkRuns(b *testing.B, path string) {
 	b.Helper()
-	st, err := Read(path)
+	st, err := Load(context.Background(), path)
 	if err != nil {
 		b.Fatal(err)
 	}

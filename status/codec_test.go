@@ -47,7 +47,7 @@ func TestLastEncodingReuse(t *testing.T) {
 			if _, _, _, hit := lookup[Status](c, cur); hit != tc.reused {
 				t.Errorf("last encoding reused = %v, want %v", hit, tc.reused)
 			}
-			want, err := Read(path)
+			want, err := Load(context.Background(), path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -26,7 +26,7 @@ func ExampleCreate() {
 	_, err = status.Create(ctx, path, status.Status{State: status.Running, Task: "fix-42"})
 	fmt.Println(errors.Is(err, os.ErrExist))
 
-	st, _ = status.Read(path)
+	st, _ = status.Load(ctx, path)
 	fmt.Println(st.State)
 	// Output:
 	// queued <nil>
@@ -63,7 +63,7 @@ func ExampleStamper() {
 	fmt.Println(r.Note, err, r.UpdatedAt.IsZero())
 
 	// Fields reviewStatus does not declare (runs) are kept.
-	st, _ := status.Read(path)
+	st, _ := status.Load(ctx, path)
 	fmt.Println(st.State, st.Runs, st.Note, st.UpdatedAt.Equal(r.UpdatedAt))
 	// Output:
 	// reviewed <nil> false

@@ -25,9 +25,9 @@ func TestCreate(t *testing.T) {
 	if st.State != status.Queued || st.UpdatedAt.IsZero() || st.UpdatedAt.Location() != time.UTC {
 		t.Errorf("Create returned %+v, want queued and stamped in UTC", st)
 	}
-	read, err := status.Read(path)
+	read, err := status.Load(ctx, path)
 	if err != nil || read != st {
-		t.Errorf("Read after Create = %+v, %v; want %+v", read, err, st)
+		t.Errorf("Load after Create = %+v, %v; want %+v", read, err, st)
 	}
 	before, _ := os.ReadFile(path)
 
@@ -108,7 +108,7 @@ func createRace(t *testing.T, n int, create func(path string, wait func()) error
 	return ok
 }
 
-// Of several creators, exactly one succeeds. The control, the upstream
+// Of several creators, exactly one succeeds. The control, a plain
 // "create if missing" (look, then write), lets every creator overwrite the
 // others in the same harness.
 func TestCreateExactlyOne(t *testing.T) {

@@ -10,7 +10,7 @@
 //		return s.Transition(status.Running, status.Queued)
 //	})
 //
-// Read returns the current document without locking. Create stores a
+// Load returns the current document without locking. Create stores a
 // document only if there is none yet (otherwise its error matches
 // os.ErrExist), so that of several creators exactly one wins. Store[T] does
 // the same for any JSON document type; Store[Document] keeps a status
@@ -27,7 +27,7 @@
 // document_example_test.go, create_example_test.go): claiming a queued task
 // (ExampleMutate), refusing a stale state change (ExampleTransition), one of
 // two creators winning (ExampleCreate), keeping fields Status does not
-// declare (ExampleRead), any JSON document (ExampleNewStore), a document
+// declare (ExampleLoad), any JSON document (ExampleNewStore), a document
 // whose members are kept as raw JSON (ExampleDocument), another program's own
 // document type with updated_at kept current (ExampleStamper), a truncated
 // file left untouched (ExampleCorruptError). pkg.go.dev and go doc -http show
@@ -39,7 +39,7 @@
 //   - Mutations of one document are serialised across goroutines and, with
 //     the file backend, across processes that follow the locking protocol
 //     below: every fn sees the document as its predecessor committed it, and
-//     no committed change is lost. The history of Mutate and Read calls is
+//     no committed change is lost. The history of Mutate and Load calls is
 //     linearizable.
 //   - When Mutate returns nil, the document it returns is on disk durably
 //     (file and directory fsynced). When it returns an error that
@@ -47,7 +47,7 @@
 //     one but might not survive a crash.
 //   - Readers need no lock and always see a complete document, old or new:
 //     writers replace the file by rename.
-//   - A document that cannot be decoded is never overwritten: Mutate and Read
+//   - A document that cannot be decoded is never overwritten: Mutate and Load
 //     return a *CorruptError (errors.Is ErrCorrupt) with the path and byte
 //     offset, and fn is not called. So is a document that encoding/json
 //     reads differently from Python, jq and corestate, or that a decode and
@@ -103,7 +103,7 @@
 //     protocol only protects those who follow it.
 //   - Flock is advisory and, on network file systems (NFS, SMB), may be
 //     local to one machine or unsupported. Use the package on local disks.
-//   - Read may return a document that is replaced a moment later; to act on
+//   - Load may return a document that is replaced a moment later; to act on
 //     a value, decide inside fn.
 //   - Mutual exclusion is per document file: spellings of one path and
 //     paths through linked directories share its lock file, but hard links

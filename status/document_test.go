@@ -172,7 +172,7 @@ func TestDocumentRefusesWhatStatusRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, content := range []string{tc.bad, tc.fixed} {
 				path := docFile(t, content)
-				_, errStatus := status.Read(path)
+				_, errStatus := status.Load(context.Background(), path)
 				_, errDoc := status.NewStore[status.Document](path).Mutate(context.Background(), setMember("note", `"n"`))
 				if got, want := errDoc != nil, content == tc.bad; got != want || (errStatus != nil) != want {
 					t.Fatalf("%q: Store[Document]: %v, Store[Status]: %v; want both refused: %v", content, errDoc, errStatus, want)
@@ -243,7 +243,7 @@ func TestLoadExisting(t *testing.T) {
 	if _, err := missing.LoadExisting(ctx); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing.Name()) {
 		t.Errorf("missing: %v, want os.ErrNotExist naming the file", err)
 	}
-	if d, err := missing.LoadContext(ctx); err != nil || d.Len() != 0 {
+	if d, err := missing.Load(ctx); err != nil || d.Len() != 0 {
 		t.Errorf("LoadContext of a missing document: %v, %v; want empty, nil", d, err)
 	}
 	empty := status.NewStore[status.Document](docFile(t, "{}"))

@@ -49,7 +49,7 @@ func ExampleTransition() {
 	fmt.Println(errors.Is(err, status.ErrConflict))
 	fmt.Println(err)
 
-	st, _ := status.Read(path)
+	st, _ := status.Load(ctx, path)
 	fmt.Println(st.State)
 	// Output:
 	// true
@@ -57,7 +57,7 @@ func ExampleTransition() {
 	// completed
 }
 
-func ExampleRead() {
+func ExampleLoad() {
 	dir, _ := os.MkdirTemp("", "workspace")
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "status.json")
@@ -65,7 +65,7 @@ func ExampleRead() {
 	// A file written by another program, with a field Status does not know.
 	os.WriteFile(path, []byte(`{"status":"blocked","question":"which branch?","hub_id":17}`), 0o644)
 
-	st, err := status.Read(path)
+	st, err := status.Load(context.Background(), path)
 	fmt.Println(st.State, st.Question, err)
 
 	// Mutate keeps hub_id.
@@ -103,7 +103,7 @@ func ExampleNewStore() {
 			return nil
 		})
 	}
-	r, _ := agents.Load()
+	r, _ := agents.Load(context.Background())
 	fmt.Println(r.Agents)
 	// Output: map[claude:2 codex:1]
 }

@@ -20,7 +20,9 @@ import (
 const maxBatch = 256
 
 // writeFile is fs.WriteAtomicNoFollow (a document is never a link, see
-// readDoc); tests replace it to count writes and inject failures.
+// readDoc). It is a variable, not a direct call, because tests must count
+// the writes of a batch and make one fail, which the file system cannot be
+// made to do on demand; they swap it with setWriteFile (export_test.go).
 var writeFile = fs.WriteAtomicNoFollow
 
 // LockSuffix is appended to a document's path to name its lock file.
@@ -136,30 +138,6 @@ func release(e *entry) {
 	if e.refs == 0 {
 		delete(registry.m, e.key)
 	}
-}
-
-// registrySize reports the number of live entries (for tests).
-func registrySize() int {
-	registry.mu.Lock()
-	defer registry.mu.Unlock()
-	return len(registry.m)
-}
-
-// queueLen reports how many requests wait on path's entry (for tests).
-func queueLen(path string) int {
-	key, err := docPath(path)
-	if err != nil {
-		return 0
-	}
-	registry.mu.Lock()
-	e := registry.m[key]
-	registry.mu.Unlock()
-	if e == nil {
-		return 0
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.queue)
 }
 
 // An entry is the in-process side of one document: a FIFO of pending

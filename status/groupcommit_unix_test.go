@@ -58,7 +58,7 @@ func countWrites(t *testing.T, fail error) *int {
 	n := new(int)
 	var mu sync.Mutex
 	orig := writeFile
-	writeFile = func(path string, data []byte, perm os.FileMode) error {
+	setWriteFile(t, func(path string, data []byte, perm os.FileMode) error {
 		mu.Lock()
 		*n++
 		mu.Unlock()
@@ -66,14 +66,13 @@ func countWrites(t *testing.T, fail error) *int {
 			return fail
 		}
 		return orig(path, data, perm)
-	}
-	t.Cleanup(func() { writeFile = orig })
+	})
 	return n
 }
 
 func readCounter(t *testing.T, path string) counterDoc {
 	t.Helper()
-	d, err := NewStore[counterDoc](path).Load()
+	d, err := NewStore[counterDoc](path).Load(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,10 +67,10 @@ func TestNestedMutateIsAnError(t *testing.T) {
 			if !errors.Is(innerErr, ErrNested) {
 				t.Fatalf("nested call returned %v, want ErrNested", innerErr)
 			}
-			if got, _ := reg.Load(); got.Active == 50 {
+			if got, _ := reg.Load(ctx); got.Active == 50 {
 				t.Fatal("the nested call wrote")
 			}
-			if got, _ := task.Load(); got.Runs == 50 {
+			if got, _ := task.Load(ctx); got.Runs == 50 {
 				t.Fatal("the nested call wrote")
 			}
 		})
@@ -110,7 +110,7 @@ func TestNestedInBatchMember(t *testing.T) {
 	if !errors.Is(nestedErr, ErrNested) {
 		t.Fatalf("nested call in a batch member: %v", nestedErr)
 	}
-	if got, _ := Read(path); got.Runs != 1 {
+	if got, _ := Load(ctx, path); got.Runs != 1 {
 		t.Fatalf("runs %d, want the member's change", got.Runs)
 	}
 }
@@ -149,7 +149,7 @@ func TestNestedNoFalsePositive(t *testing.T) {
 			t.Fatalf("a call from another goroutine: %v", err)
 		}
 	}
-	if got, _ := Read(a); got.Runs != 3 {
+	if got, _ := Load(ctx, a); got.Runs != 3 {
 		t.Fatalf("runs %d, want 3", got.Runs)
 	}
 }

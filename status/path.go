@@ -14,12 +14,34 @@ import (
 
 var errEmptyPath = errors.New("empty path")
 
-// pathError reports a failed operation on the document at path.
+// pathError reports a failed operation on the document at path. It names
+// path once: an *os.PathError or *fs.PathError for path itself or its lock
+// file gives only its operation and cause.
 func pathError(op, path string, err error) error {
 	if path == "" {
 		return fmt.Errorf("status: %s: %w", op, err)
 	}
-	return fmt.Errorf("status: %s %s: %w", op, path, err)
+	return fmt.Errorf("status: %s %s: %w", op, path, withoutPath(err, path))
+}
+
+func withoutPath(err error, path string) error {
+	var pathOp, errPath string
+	var cause error
+	switch e := err.(type) {
+	case *os.PathError:
+		pathOp, errPath, cause = e.Op, e.Path, e.Err
+	case *fs.PathError:
+		pathOp, errPath, cause = e.Op, e.Path, e.Err
+	default:
+		return err
+	}
+	switch errPath {
+	case path:
+		return fmt.Errorf("%s: %w", pathOp, cause)
+	case path + LockSuffix:
+		return fmt.Errorf("%s lock file: %w", pathOp, cause)
+	}
+	return err
 }
 
 // checkPath refuses names that cannot be a document file: empty, or ending

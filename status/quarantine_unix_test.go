@@ -139,7 +139,7 @@ func TestQuarantineDecidesUnderTheLock(t *testing.T) {
 	if moved := <-done; moved != "" {
 		t.Fatalf("the repaired document was moved to %s", moved)
 	}
-	if st, err := Read(path); err != nil || st.Runs != 9 {
+	if st, err := Load(context.Background(), path); err != nil || st.Runs != 9 {
 		t.Fatalf("after: %+v, %v", st, err)
 	}
 
@@ -164,13 +164,13 @@ func TestQuarantineDecidesUnderTheLock(t *testing.T) {
 func TestControlUnlockedQuarantineMovesARepair(t *testing.T) {
 	path := filepath.Join(t.TempDir(), StatusFile)
 	os.WriteFile(path, []byte("{"), 0o644)
-	_, err := Read(path)
+	_, err := Load(context.Background(), path)
 	if !errors.Is(err, ErrCorrupt) {
 		t.Fatal(err)
 	}
 	writeRaw(t, path, `{"status": "completed", "runs": 9}`)
 	os.Rename(path, path+QuarantineSuffix+"manual")
-	st, _ := Read(path)
+	st, _ := Load(context.Background(), path)
 	if st.Runs == 9 {
 		t.Fatal("CONTROL: the repair survived the unlocked move: the harness cannot tell")
 	}

@@ -27,8 +27,8 @@ func TestRemove(t *testing.T) {
 	if err := Remove(ctx, path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("second Remove = %v, want os.ErrNotExist", err)
 	}
-	if st, err := Read(path); err != nil || st.Runs != 0 {
-		t.Errorf("Read after Remove = %+v, %v; want the zero Status", st, err)
+	if st, err := Load(ctx, path); err != nil || st.Runs != 0 {
+		t.Errorf("Load after Remove = %+v, %v; want the zero Status", st, err)
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()

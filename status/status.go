@@ -91,11 +91,12 @@ func Mutate(ctx context.Context, path string, fn func(*Status) error) (Status, e
 	return NewStore[Status](path).Mutate(ctx, fn)
 }
 
-// Read returns the status document at path without taking the lock. Because
-// writers replace the file by rename, the result is always a complete
-// document. A missing file gives the zero Status and a nil error.
-func Read(path string) (Status, error) {
-	return NewStore[Status](path).Load()
+// Load returns the status document at path without taking the lock; see
+// Store.Load. Because writers replace the file by rename, the result is
+// always a complete document. A missing file gives the zero Status and a nil
+// error.
+func Load(ctx context.Context, path string) (Status, error) {
+	return NewStore[Status](path).Load(ctx)
 }
 
 // Stamp sets UpdatedAt to now. A Store[Status] calls it (see Stamper) when

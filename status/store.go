@@ -153,19 +153,15 @@ func (s *Store[T]) current(cur []byte) (v T, unknown map[string]json.RawMessage,
 
 // Load returns the current document without taking the lock. A missing
 // document gives the zero T and a nil error; an undecodable one a
-// *CorruptError.
-func (s *Store[T]) Load() (T, error) {
-	return s.LoadContext(context.Background())
-}
-
-// LoadContext is Load for backends that may block (a network store).
-func (s *Store[T]) LoadContext(ctx context.Context) (T, error) {
+// *CorruptError. ctx bounds the read for backends that may block (a network
+// store).
+func (s *Store[T]) Load(ctx context.Context) (T, error) {
 	return s.load(ctx, false)
 }
 
-// LoadExisting is LoadContext for a caller that must tell a missing
+// LoadExisting is [Store.Load] for a caller that must tell a missing
 // document from an empty one: a missing document is an error matching
-// os.ErrNotExist, not the zero T.
+// [os.ErrNotExist], not the zero T.
 func (s *Store[T]) LoadExisting(ctx context.Context) (T, error) {
 	return s.load(ctx, true)
 }
@@ -173,14 +169,14 @@ func (s *Store[T]) LoadExisting(ctx context.Context) (T, error) {
 func (s *Store[T]) load(ctx context.Context, mustExist bool) (T, error) {
 	var zero T
 	if ctx == nil {
-		return zero, pathError("read", s.b.Name(), errNilContext)
+		return zero, pathError("load", s.b.Name(), errNilContext)
 	}
 	cur, err := s.b.Load(ctx)
 	if err != nil {
 		return zero, err
 	}
 	if cur == nil && mustExist {
-		return zero, pathError("read", s.b.Name(), os.ErrNotExist)
+		return zero, pathError("load", s.b.Name(), os.ErrNotExist)
 	}
 	v, _, err := decode[T](s.codec, s.b.Name(), cur)
 	if err != nil {

@@ -52,11 +52,11 @@ func TestAmbiguousDocumentsRefused(t *testing.T) {
 			if tc.nested {
 				store := status.NewStore[nested](path)
 				_, err := store.Mutate(context.Background(), func(n *nested) error { n.Inner.A++; return nil })
-				_, lerr := store.Load()
+				_, lerr := store.Load(context.Background())
 				errs = []error{err, lerr}
 			} else {
 				_, err := status.Mutate(context.Background(), path, func(s *status.Status) error { s.Note = "x"; return nil })
-				_, rerr := status.Read(path)
+				_, rerr := status.Load(context.Background(), path)
 				errs = []error{err, rerr}
 			}
 			for _, err := range errs {

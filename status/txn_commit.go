@@ -44,9 +44,11 @@ type journal struct {
 	Documents []string `json:"documents"` // the documents' absolute paths
 }
 
-// txCrash, when set by a test, is called after each step of a commit
-// (see commitAll); when it returns true the commit stops there as if its
-// process had died, leaving everything in place.
+// txCrash, when not nil, is called after each step of a commit (see
+// commitAll); when it returns true the commit stops there as if its process
+// had died, leaving everything in place. Tests set it (setTxCrash in
+// export_test.go) to stop or kill a commit at every step, which no outside
+// fault can hit reliably; production leaves it nil.
 var txCrash func(step string) bool
 
 var errCrashed = errors.New("commit abandoned at a simulated crash")

@@ -95,7 +95,7 @@ func crashThenRecover(t *testing.T, n int, step string, committed bool, first st
 	}
 	// Lock-free reads: whole documents, old or new.
 	for _, s := range stores {
-		if r, err := s.Load(); err != nil || r.Active != 0 && r.Active != 1 {
+		if r, err := s.Load(ctx); err != nil || r.Active != 0 && r.Active != 1 {
 			t.Fatalf("Load after the crash: %+v, %v", r, err)
 		}
 	}

@@ -85,8 +85,8 @@ func TestMutateAllCommitsEveryDocument(t *testing.T) {
 	if r.Active != 1 || s.State != Running || s.UpdatedAt.Before(before) {
 		t.Fatalf("Tx holds %+v and %s updated %v, want active 1, running, stamped", *r, s.State, s.UpdatedAt)
 	}
-	gotR, _ := reg.Load()
-	gotS, _ := task.Load()
+	gotR, _ := reg.Load(context.Background())
+	gotS, _ := task.Load(context.Background())
 	if gotR.Active != 1 || gotS.State != Running || !gotS.UpdatedAt.Equal(s.UpdatedAt) {
 		t.Fatalf("on disk %+v and %+v, want the committed documents", gotR, gotS)
 	}
@@ -139,8 +139,7 @@ func TestMutateAllWritesOnlyWhatChanged(t *testing.T) {
 	reg, task := txDocs(t, dir)
 	seedTx(t, reg, task)
 	var steps []string
-	txCrash = func(step string) bool { steps = append(steps, step); return false }
-	t.Cleanup(func() { txCrash = nil })
+	setTxCrash(t, func(step string) bool { steps = append(steps, step); return false })
 	st, _ := os.Stat(task.Name())
 	// One document changed: written as Mutate writes it, no journal.
 	if _, err := MutateAll(context.Background(), []Doc{reg, task}, func(tx *Tx) error {
@@ -295,7 +294,7 @@ func TestMutateAllHonoursContext(t *testing.T) {
 	if _, err := reg.Mutate(context.Background(), func(r *txReg) error { r.Active = 7; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := reg.Load(); got.Active != 7 {
+	if got, _ := reg.Load(context.Background()); got.Active != 7 {
 		t.Fatalf("registry %+v", got)
 	}
 }
@@ -325,7 +324,7 @@ func TestLoadAllReadsTogether(t *testing.T) {
 	}
 	// Changing the snapshot changes nothing on disk.
 	reg.In(tx).Max = 1
-	if got, _ := reg.Load(); got.Max != 5 {
+	if got, _ := reg.Load(context.Background()); got.Max != 5 {
 		t.Fatal("a LoadAll snapshot wrote through")
 	}
 }
@@ -339,22 +338,21 @@ func TestMutateAllJoinsQueuedMutates(t *testing.T) {
 	seedTx(t, reg, task)
 	var mu sync.Mutex
 	installs, writes := 0, 0
-	txCrash = func(step string) bool {
+	setTxCrash(t, func(step string) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		if step == "installed" {
 			installs++
 		}
 		return false
-	}
+	})
 	orig := writeFile
-	writeFile = func(path string, data []byte, perm os.FileMode) error {
+	setWriteFile(t, func(path string, data []byte, perm os.FileMode) error {
 		mu.Lock()
 		writes++
 		mu.Unlock()
 		return orig(path, data, perm)
-	}
-	t.Cleanup(func() { txCrash, writeFile = nil, orig })
+	})
 
 	inside, release := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
@@ -395,8 +393,8 @@ func TestMutateAllJoinsQueuedMutates(t *testing.T) {
 	if installs != 1 || writes != 0 {
 		t.Fatalf("%d commits and %d single writes, want the queued calls in the transaction's one commit", installs, writes)
 	}
-	r, _ := reg.Load()
-	s, _ := task.Load()
+	r, _ := reg.Load(context.Background())
+	s, _ := task.Load(context.Background())
 	if r.Active != 1 || len(r.Agents) != n+1 || s.Runs != n || s.State != Running {
 		t.Fatalf("registry %+v, task %+v", r, s)
 	}
@@ -480,7 +478,7 @@ func TestMutateAllConcurrentOverlapping(t *testing.T) {
 	wg.Wait()
 	sumA, sumB, mutates := 0, 0, 0
 	for _, s := range stores {
-		r, err := s.Load()
+		r, err := s.Load(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -525,15 +523,14 @@ func TestMutateAllJoinsQueuedTransactions(t *testing.T) {
 	other := NewStore[txReg](filepath.Join(dir, "other.json"))
 	var mu sync.Mutex
 	installs := 0
-	txCrash = func(step string) bool {
+	setTxCrash(t, func(step string) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		if step == "installed" {
 			installs++
 		}
 		return false
-	}
-	t.Cleanup(func() { txCrash = nil })
+	})
 	bump := func(docs ...Doc) func(*Tx) error {
 		return func(tx *Tx) error {
 			for _, d := range docs {
@@ -593,9 +590,9 @@ func TestMutateAllJoinsQueuedTransactions(t *testing.T) {
 	if err := <-failing; err == nil || err.Error() != "joined and failing" {
 		t.Fatalf("a joined transaction's fn error: %v, want it as is", err)
 	}
-	r, _ := reg.Load()
-	s, _ := task.Load()
-	o, _ := other.Load()
+	r, _ := reg.Load(context.Background())
+	s, _ := task.Load(context.Background())
+	o, _ := other.Load(context.Background())
 	if r.Active != n+2 || s.Runs != n+1 || o.Active != 1 {
 		t.Fatalf("registry %d, task %d, other %d; want %d, %d, 1", r.Active, s.Runs, o.Active, n+2, n+1)
 	}
@@ -646,7 +643,7 @@ func TestMutateAllJoinedPanic(t *testing.T) {
 	if v := <-recovered; v != "joined panic" {
 		t.Fatalf("recovered %v", v)
 	}
-	if r, _ := reg.Load(); r.Active != 2 {
+	if r, _ := reg.Load(context.Background()); r.Active != 2 {
 		t.Fatalf("active %d, want 2", r.Active)
 	}
 }

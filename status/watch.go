@@ -298,5 +298,6 @@ func unwrapPath(err error) error {
 }
 
 // watchPoll > 0 makes watches poll at that interval instead of using
-// inotify; tests set it to check the fallback on any system.
+// inotify. Production leaves it 0; tests set it (setWatchPoll in
+// export_test.go) to run the polling fallback on systems that have inotify.
 var watchPoll time.Duration

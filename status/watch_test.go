@@ -21,8 +21,7 @@ import (
 func watchModes(t *testing.T, test func(t *testing.T, opts ...Option)) {
 	t.Run("native", func(t *testing.T) { test(t) })
 	t.Run("poll", func(t *testing.T) {
-		watchPoll = time.Millisecond
-		t.Cleanup(func() { watchPoll = 0 })
+		setWatchPoll(t, time.Millisecond)
 		test(t)
 	})
 }
@@ -188,7 +187,7 @@ func TestControlReadOnEveryEventDoubleCounts(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range evs { // naive: one read per event
-			st, err := Read(path)
+			st, err := Load(ctx, path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,7 +199,7 @@ func TestControlReadOnEveryEventDoubleCounts(t *testing.T) {
 	defer cancel()
 	if evs, err := w.Next(next); err == nil {
 		for range evs {
-			st, _ := Read(path)
+			st, _ := Load(ctx, path)
 			yields = append(yields, st.Runs)
 		}
 	}
@@ -232,7 +231,7 @@ func (p *statPoller) poll(t *testing.T) (int, bool) {
 		return 0, false
 	}
 	p.mtime, p.size = fi.ModTime(), fi.Size()
-	st, err := Read(p.path)
+	st, err := Load(context.Background(), p.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +281,7 @@ func TestControlStatPollerMissesSameTickReplace(t *testing.T) {
 	if runs, ok := p.poll(t); ok {
 		t.Fatalf("CONTROL: the stat poller saw runs=%d: the harness cannot tell", runs)
 	}
-	if st, _ := Read(path); st.Runs != 2 {
+	if st, _ := Load(context.Background(), path); st.Runs != 2 {
 		t.Fatalf("the document holds %d", st.Runs)
 	}
 	t.Log("CONTROL: the stat poller missed the commit of runs=2, for good")

@@ -154,7 +154,7 @@ func replaceWriters(data []byte) []replaceWriter {
 	ws := []replaceWriter{
 		{"floor", false, func(_ *fs.Fs, _, dir string) error { return floorWrite(dir, dest(dir), data) }},
 		{"WriteAtomic", true, func(_ *fs.Fs, _, dir string) error { return fs.WriteAtomic(dest(dir), data, 0o644) }},
-		{"Fs.WriteAtomic", true, func(fsys *fs.Fs, name, _ string) error { return fsys.WriteAtomic(name+"/status.json", data) }},
+		{"Fs.WriteAtomic", true, func(fsys *fs.Fs, name, _ string) error { return fsys.WriteAtomic(name+"/status.json", data, 0o644) }},
 		{"WriteAtomicFrom", true, func(_ *fs.Fs, _, dir string) error {
 			_, err := fs.WriteAtomicFrom(context.Background(), dest(dir), bytes.NewReader(data), 0o644)
 			return err

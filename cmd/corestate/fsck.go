@@ -126,7 +126,7 @@ func (r *fsckReport) check(path, base, pattern string, maxSize int64) (f finding
 		return f, false
 	}
 	r.docs++
-	_, err := status.NewStore[status.Status](path, status.WithMaxSize(maxSize)).Load()
+	_, err := status.NewStore[status.Status](path, status.WithMaxSize(maxSize)).Load(context.Background())
 	var ce *status.CorruptError
 	switch {
 	case err == nil:

@@ -21,7 +21,7 @@ func cmdGet(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(pos) < 1 || len(pos) > 2 {
 		return fmt.Errorf("%w: get wants FILE [FIELD], got %d arguments", errUsage, len(pos))
 	}
-	// Without the lock, as status.Read reads; a missing file is not found.
+	// Without the lock, as status.Load reads; a missing file is not found.
 	doc, err := status.NewStore[status.Document](pos[0], status.WithMaxSize(maxSize)).LoadExisting(ctx)
 	if err != nil {
 		return err // it names the path

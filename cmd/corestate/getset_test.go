@@ -36,7 +36,7 @@ func TestSetThenGetRoundTrip(t *testing.T) {
 	}
 
 	// What a Go program using the module reads back.
-	st, err := status.Read(path)
+	st, err := status.Load(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestSetThenGetRoundTrip(t *testing.T) {
 		StartedAt: time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC), UpdatedAt: st.UpdatedAt,
 	}
 	if diff := cmp.Diff(want, st); diff != "" {
-		t.Errorf("status.Read after set (-want +got):\n%s", diff)
+		t.Errorf("status.Load after set (-want +got):\n%s", diff)
 	}
 	if st.UpdatedAt.IsZero() {
 		t.Error("set did not set updated_at")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -12,7 +13,7 @@ func TestSetGuardHolds(t *testing.T) {
 	path := tempFile(t, "status.json")
 	writeFile(t, path, `{"status": "queued", "runs": 2, "score": 2, "owner": {"team": "x", "n": 1}}`)
 	corestate(t, "set", path, "status=running", "pid=42", "--if", "status=queued").want(t, exitOK)
-	st, err := status.Read(path)
+	st, err := status.Load(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ Usage:
   corestate quarantine [--timeout D] [--max-size N] FILE
   corestate help  [COMMAND]
 
-Documents are read by status.Read's rules (status.Document): one that Go reads
+Documents are read by status.Load's rules (status.Document): one that Go reads
 differently from other languages (a name differing from a status.Status field
 only in case, a repeated name, invalid UTF-8 or a lone surrogate in a name or
 a status.Status field), or whose status.Status field does not hold its Go
@@ -183,7 +183,7 @@ followed), and lists, one per line:
 
 Fields are separated by tabs; PATH is quoted as sweep quotes it. A last line
 counts everything. fsck reads without locking and changes nothing. Documents
-are the files named like PATTERN (path.Match), checked by status.Read's rules
+are the files named like PATTERN (path.Match), checked by status.Load's rules
 (as get reads them).
 
 Exit codes: 0 every document can be used (leftovers alone are not failures); 3
@@ -203,7 +203,7 @@ lock, FILE is renamed to FILE.corrupt-<UTC time> (-2, -3... if taken) beside
 it, and the move is fsynced. Its bytes are kept as they were; nothing is ever
 replaced. Prints the new path. The next writer starts from an empty document.
 
-A FILE that decodes (by status.Read's rules) is left in place: exit 9. A
+A FILE that decodes (by status.Load's rules) is left in place: exit 9. A
 missing FILE exits 2; a link, pipe or directory at FILE is not moved (exit 7).
 
 Flags:

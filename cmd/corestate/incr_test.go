@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -23,9 +24,9 @@ func TestIncrRoundTrip(t *testing.T) {
 	if got := corestate(t, "get", path, "retries").want(t, exitOK).stdout; got != "1\n" {
 		t.Errorf("retries = %q, want 1", got)
 	}
-	st, err := status.Read(path)
+	st, err := status.Load(context.Background(), path)
 	if err != nil || st.Runs != 4 || st.UpdatedAt.IsZero() {
-		t.Errorf("status.Read: %+v, %v; want runs 4 and updated_at set", st, err)
+		t.Errorf("status.Load: %+v, %v; want runs 4 and updated_at set", st, err)
 	}
 	// Guarded: exit 8 and nothing written when the guard fails.
 	before := readFile(t, path)
@@ -67,7 +68,7 @@ func TestIncrBadField(t *testing.T) {
 		})
 	}
 	// A status.Status field whose value its Go type cannot hold makes the
-	// document corrupt for every Go reader (status.Read refuses it): so
+	// document corrupt for every Go reader (status.Load refuses it): so
 	// does corestate, and the file is left as it is.
 	for _, content := range []string{`{"runs": "3"}`, `{"runs": 1.5}`} {
 		path := tempFile(t, "status.json")

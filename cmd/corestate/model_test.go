@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -25,7 +26,7 @@ var (
 // TestSetGetModel drives random sequences of `set` and `get` against a
 // plain map holding what each field should be, and checks after every step
 // that the whole document equals the model (updated_at aside) and that the
-// module's status.Read still accepts the file.
+// module's status.Load still accepts the file.
 func TestSetGetModel(t *testing.T) {
 	dir := t.TempDir()
 	n := 0
@@ -117,8 +118,8 @@ func TestSetGetModel(t *testing.T) {
 				if diff := cmp.Diff(model, got); diff != "" {
 					rt.Fatalf("document (-model +file):\n%s", diff)
 				}
-				if _, err := status.Read(path); err != nil {
-					rt.Fatalf("status.Read rejects what corestate wrote: %v", err)
+				if _, err := status.Load(context.Background(), path); err != nil {
+					rt.Fatalf("status.Load rejects what corestate wrote: %v", err)
 				}
 			},
 		})

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/agentstate/core/status"
@@ -89,9 +90,19 @@ func withTimeout(ctx context.Context, d time.Duration) (context.Context, context
 // lockError wraps an error of a command that took the lock.
 func lockError(cmd, path string, timeout time.Duration, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s %s: lock not acquired within --timeout %v: %w", cmd, path, timeout, err)
+		return fmt.Errorf("%s: lock not acquired within --timeout %v: %w", named(cmd, path, err), timeout, err)
 	}
-	return fmt.Errorf("%s %s: %w", cmd, path, err)
+	return fmt.Errorf("%s: %w", named(cmd, path, err), err)
+}
+
+// named is "cmd path", or just cmd when err already names path (the
+// library's errors name the file they are about), so that the message
+// names it once.
+func named(cmd, path string, err error) string {
+	if strings.Contains(err.Error(), path) {
+		return cmd
+	}
+	return cmd + " " + path
 }
 
 // set applies as to the document in one Mutate, if the guards hold and

@@ -41,7 +41,7 @@ func cmdSweep(args []string, stdout io.Writer) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("sweep %s: %w", dir, err)
+		return fmt.Errorf("%s: %w", named("sweep", dir, err), err)
 	}
 	return nil
 }

@@ -31,11 +31,11 @@ func TestSetKeepsValuesVerbatim(t *testing.T) {
 	}
 }
 
-// corestate reads a document as status.Read does: one that Go's decoder
+// corestate reads a document as status.Load does: one that Go's decoder
 // reads differently from Python, jq and corestate (a case variant of a
 // field, a repeated name) is corrupt, so a guard cannot pass on what the
 // file seems to say while Go agents see something else. It used to set
-// note here, on a document that status.Read sees as "completed".
+// note here, on a document that status.Load sees as "completed".
 func TestGuardAgreesWithGoReaders(t *testing.T) {
 	for _, content := range []string{
 		`{"status":"queued","runs":1,"Runs":7,"STATUS":"completed"}`,

@@ -40,7 +40,7 @@ func Example_writeAtomic() {
 		log.Fatal(err)
 	}
 	defer fsys.Close()
-	if err := fsys.WriteAtomic("credentials.json", []byte(`{"token":"newer"}`)); err != nil {
+	if err := fsys.WriteAtomic("credentials.json", []byte(`{"token":"newer"}`), 0o644); err != nil {
 		log.Fatal(err)
 	}
 
@@ -115,7 +115,7 @@ func Example_coreLock() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(root)
-	c, err := core.New(core.WithRoot(root))
+	c, err := core.New(root)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func Example_coreGo() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(root)
-	c, err := core.New(core.WithRoot(root))
+	c, err := core.New(root)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func Example_mutate() {
 	fmt.Println(st.State, st.Runs, st.Question)
 
 	// Readers need no lock: they always see a complete document.
-	st, err = status.Read(path)
+	st, err = status.Load(ctx, path)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func Example_guardedTransition() {
 	_, err = status.Mutate(ctx, path, status.Transition(status.Running, status.Queued))
 	fmt.Println("claim again:", errors.Is(err, status.ErrConflict), err)
 
-	st, _ = status.Read(path)
+	st, _ = status.Load(ctx, path)
 	fmt.Println("final:", st.State, st.PID)
 	// Output:
 	// claimed: running
@@ -162,7 +162,7 @@ func Example_unknownFields() {
 	}
 
 	// runs and pr_url, unknown to serviceStatus, are still there.
-	st, err := status.Read(path)
+	st, err := status.Load(ctx, path)
 	if err != nil {
 		log.Fatal(err)
 	}

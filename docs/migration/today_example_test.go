@@ -44,7 +44,7 @@ func Example_resultHelpers() {
 	fmt.Println(st.State, st.PID)
 
 	// Code that only reads keeps a lock-free read.
-	st, err = statefile.Read(path)
+	st, err = statefile.Load(ctx, path)
 	fmt.Println(st.Task, st.State, err)
 	// Output:
 	// completed 0
@@ -74,7 +74,7 @@ func Example_mapDocument() {
 	}
 	fmt.Println(m["status"], m["pid"], m["runs"]) // JSON numbers are float64
 
-	st, _ := statefile.Read(path)
+	st, _ := statefile.Load(ctx, path)
 	fmt.Println(st.State, st.PID, st.Runs)
 	// Output:
 	// failed <nil> 2
@@ -95,7 +95,7 @@ func Example_create() {
 	_, err = statefile.Create(ctx, path, statefile.Status{State: statefile.Queued, Task: "other"})
 	fmt.Println(errors.Is(err, os.ErrExist))
 
-	st, _ = statefile.Read(path)
+	st, _ = statefile.Load(ctx, path)
 	fmt.Println(st.Task)
 	// Output:
 	// queued <nil>
@@ -139,7 +139,7 @@ func Example_spawnFails() {
 		s.ProcessID = ""
 		return s.Transition(statefile.Queued, statefile.Running)
 	})
-	st, _ := statefile.Read(path)
+	st, _ := statefile.Load(ctx, path)
 	fmt.Println(st.State, st.Runs, err)
 	// Output:
 	// spawn failed: true
@@ -215,7 +215,7 @@ func topLevelKeys(path string) []string {
 	return keys
 }
 
-// workspaceStatus is upstream's struct: the state is its field Status.
+// workspaceStatus is the service's own struct: the state is its field Status.
 type workspaceStatus struct {
 	Status   string `json:"status"`
 	Repo     string `json:"repo"`
@@ -223,7 +223,7 @@ type workspaceStatus struct {
 	Question string `json:"question,omitempty"`
 }
 
-// Section 3b: upstream's Status field is State in status.Status; the JSON
+// Section 3b: the service's Status field is State in status.Status; the JSON
 // is the same.
 func Example_convertStatus() {
 	ws := workspaceStatus{Status: "blocked", Repo: "api", Task: "fix-42", Question: "which base branch?"}
@@ -241,7 +241,7 @@ func Example_convertStatus() {
 	// blocked which base branch?
 }
 
-// Section 4a: upstream's WriteAtomic created missing directories;
+// Section 4a: the framework's WriteAtomic created missing directories;
 // fs.WriteAtomic (and Mutate) refuse them.
 func Example_missingParent() {
 	root, err := os.MkdirTemp("", "migration")
@@ -273,7 +273,7 @@ func Example_finalWrite() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(root)
-	c, err := agentcore.New(agentcore.WithRoot(root))
+	c, err := agentcore.New(root)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func Example_finalWrite() {
 	if err := c.Shutdown(context.Background()); err != nil {
 		log.Fatal(err)
 	}
-	st, _ := statefile.Read(path)
+	st, _ := statefile.Load(context.Background(), path)
 	fmt.Println(st.State)
 	// Output:
 	// with ctx: true

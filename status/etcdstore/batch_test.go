@@ -138,7 +138,7 @@ func TestBatchDeparture(t *testing.T) {
 	if err != nil || !committed {
 		t.Fatalf("Resolve = %v, %v; want committed", committed, err)
 	}
-	got, err := status.NewStore[counter](path, With(newClient(t, endpoint))).LoadContext(testCtx(t))
+	got, err := status.NewStore[counter](path, With(newClient(t, endpoint))).Load(testCtx(t))
 	if err != nil || got.N != 11 {
 		t.Fatalf("stored %+v, %v; want n=11 (both changes, once each)", got, err)
 	}

@@ -140,7 +140,7 @@ func (w *workload) finish(direct *clientv3.Client, path string, control bool) {
 		}
 		committed += btoi(ok)
 	}
-	final, err := status.NewStore[counter](path, With(direct)).LoadContext(testCtx(w.t))
+	final, err := status.NewStore[counter](path, With(direct)).Load(testCtx(w.t))
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -178,7 +178,7 @@ func TestExactlyOnce(t *testing.T) {
 			if f.injected.Load() != tc.loseReq+tc.loseResp {
 				t.Fatalf("injected %d faults, want %d", f.injected.Load(), tc.loseReq+tc.loseResp)
 			}
-			stored, err := status.NewStore[counter](path, With(direct)).LoadContext(testCtx(t))
+			stored, err := status.NewStore[counter](path, With(direct)).Load(testCtx(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -233,7 +233,7 @@ func TestOutcomeUnknown(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Resolve: %v", err)
 			}
-			stored, err := status.NewStore[counter](path, With(direct)).LoadContext(testCtx(t))
+			stored, err := status.NewStore[counter](path, With(direct)).Load(testCtx(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -281,7 +281,7 @@ func TestClientClosedMidCall(t *testing.T) {
 		if !errors.Is(err, ErrClosed) || errors.Is(err, ErrOutcomeUnknown) {
 			t.Fatalf("Mutate error = %v; want ErrClosed (nothing was sent)", err)
 		}
-		if got, _ := status.NewStore[counter](path, With(newClient(t, endpoint))).LoadContext(testCtx(t)); got.N != 0 {
+		if got, _ := status.NewStore[counter](path, With(newClient(t, endpoint))).Load(testCtx(t)); got.N != 0 {
 			t.Fatalf("stored n=%d, want 0", got.N)
 		}
 	})

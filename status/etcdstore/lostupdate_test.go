@@ -51,7 +51,7 @@ func TestLostUpdates(t *testing.T) {
 			if acks != want {
 				t.Fatalf("%d of %d increments acknowledged; all should succeed", acks, want)
 			}
-			got, err := status.NewStore[counter](path, With(newClient(t, srv.Endpoint()))).LoadContext(testCtx(t))
+			got, err := status.NewStore[counter](path, With(newClient(t, srv.Endpoint()))).Load(testCtx(t))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -52,7 +52,7 @@ func TestRootSharedAcrossHosts(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			got, err := stores[0].LoadContext(testCtx(t))
+			got, err := stores[0].Load(testCtx(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +95,7 @@ func TestOutsideRoot(t *testing.T) {
 	}
 	_, err := st.Mutate(ctx, func(c *counter) error { c.N++; return nil })
 	check("Mutate", err)
-	_, err = st.LoadContext(ctx)
+	_, err = st.Load(ctx)
 	check("Load", err)
 	for _, err := range Watch(ctx, cli, outside, opts...) {
 		check("Watch", err)

@@ -54,7 +54,7 @@ func TestTxExactlyOnce(t *testing.T) {
 				t.Fatalf("injected %d faults", f.injected.Load())
 			}
 			for _, s := range []*status.Store[counter]{a, b} {
-				got, err := status.NewStore[counter](s.Name(), With(direct)).LoadContext(testCtx(t))
+				got, err := status.NewStore[counter](s.Name(), With(direct)).Load(testCtx(t))
 				if err != nil || got.N != 1 || got != *s.In(tx) {
 					t.Fatalf("%s stored %+v (%v), returned %+v: want n=1 once", s.Name(), got, err, *s.In(tx))
 				}

@@ -101,7 +101,7 @@ func (h Harness) mustRaw(t *testing.T, path string) []byte {
 
 func testMissingIsZero(t *testing.T, h Harness) {
 	p := h.Path(t)
-	got, err := h.store(p).Load()
+	got, err := h.store(p).Load(context.Background())
 	if err != nil {
 		t.Fatalf("Load of a missing document: %v", err)
 	}
@@ -136,7 +136,7 @@ func testRoundTrip(t *testing.T, h Harness) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Mutate returned (-want +got):\n%s", diff)
 	}
-	loaded, err := h.store(p).Load()
+	loaded, err := h.store(p).Load(context.Background())
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -233,7 +233,7 @@ func testCorrupt(t *testing.T, h Harness) {
 			if got := h.mustRaw(t, p); string(got) != tc.data {
 				t.Errorf("corrupt document was overwritten with %q", got)
 			}
-			if _, err := h.store(p).Load(); !errors.Is(err, status.ErrCorrupt) {
+			if _, err := h.store(p).Load(context.Background()); !errors.Is(err, status.ErrCorrupt) {
 				t.Errorf("Load error = %v, want ErrCorrupt", err)
 			}
 		})
@@ -365,7 +365,7 @@ func testConcurrentIncrements(t *testing.T, h Harness) {
 	for err := range errs {
 		t.Fatalf("Mutate: %v", err)
 	}
-	got, err := h.store(p).Load()
+	got, err := h.store(p).Load(context.Background())
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -396,7 +396,7 @@ func testSeesPredecessors(t *testing.T, h Harness) {
 		})
 	}
 	wg.Wait()
-	got, err := h.store(p).Load()
+	got, err := h.store(p).Load(context.Background())
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -431,7 +431,7 @@ func testReturnedEqualsLoad(t *testing.T, h Harness) {
 		})
 	}
 	wg.Wait()
-	got, err := h.store(p).Load()
+	got, err := h.store(p).Load(context.Background())
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -469,8 +469,8 @@ func testTxAllOrNothing(t *testing.T, h Harness) {
 	if a.In(tx).Count != 2 || b.In(tx).Name != "created" {
 		t.Errorf("returned Tx holds %+v and %+v", *a.In(tx), *b.In(tx))
 	}
-	ga, _ := a.Load()
-	gb, _ := b.Load()
+	ga, _ := a.Load(context.Background())
+	gb, _ := b.Load(context.Background())
 	if diff := cmp.Diff([]Doc{{Count: 2, Name: "a"}, {Name: "created"}}, []Doc{ga, gb}); diff != "" {
 		t.Errorf("documents after MutateAll (-want +got):\n%s", diff)
 	}
@@ -609,8 +609,8 @@ func testTxConcurrent(t *testing.T, h Harness) {
 		})
 	}
 	wg.Wait()
-	a, _ := h.store(pa).Load()
-	b, _ := h.store(pb).Load()
+	a, _ := h.store(pa).Load(context.Background())
+	b, _ := h.store(pb).Load(context.Background())
 	want := goroutines * 5
 	if a.Count != want || b.Count != want || len(a.Seen) != want {
 		t.Errorf("a %d, b %d, Mutates %d; want %d each", a.Count, b.Count, len(a.Seen), want)

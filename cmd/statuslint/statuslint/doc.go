@@ -25,8 +25,8 @@
 // literal, "…" + ".json", a join — filepath.Join or any function whose name
 // contains Join or Path — ending in "status.json", fmt.Sprintf("%s.json",
 // …), or a path helper that returns one of those). Also a method
-// Write(path string, …) whose first argument is such a path (the upstream
-// Fs.Write was in place). The file is truncated, then written: a concurrent
+// Write(path string, …) whose first argument is such a path (a method
+// of that name commonly writes in place). The file is truncated, then written: a concurrent
 // reader sees an empty or partial document. Use fs.WriteAtomic.
 //
 // # Reads, decodes and writes
@@ -35,7 +35,7 @@
 //
 // A file's content comes from os.ReadFile, ioutil.ReadFile, os.Open and
 // os.OpenFile (for reading), and the functions of this module's package fs
-// that open a file or return its bytes (Open, ReadFile...); status.Read and
+// that open a file or return its bytes (Open, ReadFile...); status.Load and
 // (*status.Store).Load return a decoded document. Content flows through
 // assignments, conversions (string(data)), struct fields and composite
 // literals (a Result whose Value holds the text), type assertions, append,
@@ -50,7 +50,7 @@
 // writers, not decoders.
 //
 // A write is os.WriteFile, ioutil.WriteFile, fs.WriteAtomic and
-// (*fs.Fs).WriteAtomic (and their Perm and From forms), a call named as
+// (*fs.Fs).WriteAtomic (and their From and NoFollow forms), a call named as
 // above on a handle from os.Create or os.OpenFile (for writing), and
 // os.Rename of a file written before (a temp file) to the path.
 //

@@ -145,9 +145,9 @@ func (u *unit) known(call *ast.CallExpr, fn *types.Func, e *effect) bool {
 		switch {
 		case name == "Mutate" || name == "Create":
 			return true // under the document's lock
-		case !method && name == "Read":
-			path = arg(0)
-		case method && (name == "Load" || name == "LoadContext"):
+		case !method && name == "Load": // Load(ctx, path)
+			path = arg(1)
+		case method && name == "Load":
 			path = u.storePath(u.argument(call, recvIndex))
 		}
 		if path == nil {

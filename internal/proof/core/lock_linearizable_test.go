@@ -79,7 +79,7 @@ func TestLockLinearizable(t *testing.T) {
 	if os.Getenv("SOAK") == "1" {
 		rounds = 1000
 	}
-	c, err := core.New(core.WithRoot(t.TempDir()))
+	c, err := core.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestLockLinearizable(t *testing.T) {
 	}
 }
 
-// checkThenCreate is the upstream pattern, kept as the control: look the
+// checkThenCreate is the unsafe pattern, kept as the control: look the
 // name up, and if it is missing create a mutex and store it, with a yield
 // in between. Two first callers can both miss, and each returns its own
 // mutex.
@@ -106,7 +106,7 @@ func (t *checkThenCreate) get(name string) *sync.Mutex {
 	return mu
 }
 
-// TestLockLinearizableControl: the upstream check-then-create fails the same
+// TestLockLinearizableControl: a check-then-create fails the same
 // check.
 func TestLockLinearizableControl(t *testing.T) {
 	var tab checkThenCreate

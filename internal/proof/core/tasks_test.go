@@ -28,7 +28,7 @@ func TestTaskGroupStateMachine(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer os.RemoveAll(dir)
-		g, err := core.New(core.WithRoot(dir), core.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		g, err := core.New(dir, core.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 		if err != nil {
 			t.Fatal(err)
 		}

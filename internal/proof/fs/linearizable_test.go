@@ -101,11 +101,11 @@ func TestWriteAtomicLinearizable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fsys.Close()
-	if err := fsys.WriteAtomic("reg.json", payload.Make(0, 64)); err != nil {
+	if err := fsys.WriteAtomic("reg.json", payload.Make(0, 64), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ops := registerHistory(t, 30, 250,
-		func(v int) error { return fsys.WriteAtomic("reg.json", payload.Make(v, payload.Size(v))) },
+		func(v int) error { return fsys.WriteAtomic("reg.json", payload.Make(v, payload.Size(v)), 0o644) },
 		func() ([]byte, error) { return fsys.ReadFile("reg.json") })
 	res := porcupine.CheckOperationsTimeout(registerModel, ops, 20*time.Second)
 	t.Logf("%d operations: %s", len(ops), res)

@@ -119,7 +119,7 @@ func TestFsStateMachine(t *testing.T) {
 				if rapid.Bool().Draw(t, "stream") {
 					_, err = fsys.WriteAtomicFrom(context.Background(), n, strings.NewReader(data), 0o644)
 				} else {
-					err = fsys.WriteAtomic(n, []byte(data))
+					err = fsys.WriteAtomic(n, []byte(data), 0o644)
 				}
 				ok := m.isDir(path.Dir(n)) && !m.isDir(n)
 				expect("write "+n, err, ok)

@@ -225,7 +225,7 @@ func admission(t *testing.T, variant string, procs, goroutines, perGoroutine, py
 			_, err := reg.Mutate(ctx, func(r *registry) error {
 				running := 0
 				for _, task := range tasks {
-					s, err := task.Load()
+					s, err := task.Load(ctx)
 					if err != nil {
 						return err
 					}

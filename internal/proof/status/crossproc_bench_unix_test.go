@@ -3,6 +3,7 @@
 package status_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -133,7 +134,7 @@ func cpBench(b *testing.B, writer string, procs, goroutines int) {
 	for _, c := range children {
 		c.mustExit(b)
 	}
-	s, err := status.Read(path)
+	s, err := status.Load(context.Background(), path)
 	if err != nil {
 		b.Fatal(err)
 	}

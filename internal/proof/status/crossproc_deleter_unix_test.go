@@ -3,6 +3,7 @@
 package status_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -63,7 +64,7 @@ func cpRunWithDeleter(t *testing.T, path, variant, writer string, procs, gorouti
 	deleter.mustExit(t)
 	acked += res.Acked
 	t.Logf("python deleter made %d increments", res.Acked)
-	s, err := status.Read(path)
+	s, err := status.Load(context.Background(), path)
 	if err != nil {
 		t.Fatalf("final read: %v", err)
 	}

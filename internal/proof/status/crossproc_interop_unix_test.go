@@ -84,7 +84,7 @@ func TestCrossprocPythonInterop(t *testing.T) {
 		t.Errorf("Go changed python's unknown field:\n got %s\nwant %s", got, pyExtra)
 	}
 	cpPythonAlone(t, path, 1)
-	s, err := status.Read(path)
+	s, err := status.Load(context.Background(), path)
 	if err != nil {
 		t.Fatalf("Go cannot read what python wrote: %v", err)
 	}
@@ -135,7 +135,7 @@ func TestCrossprocPythonKilledHoldingLock(t *testing.T) {
 	if err := <-waiter; err != nil {
 		t.Fatalf("Mutate waiting for the killed python holder: %v", err)
 	}
-	s, err := status.Read(path)
+	s, err := status.Load(context.Background(), path)
 	if err != nil || s.Runs != 1 {
 		t.Fatalf("after the kill: runs %d, err %v; want 1, nil", s.Runs, err)
 	}

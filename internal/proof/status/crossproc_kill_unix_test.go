@@ -191,7 +191,7 @@ func TestCrossprocSIGKILL(t *testing.T) {
 			t.Fatalf("kill %d: Mutate after the kill: %v", i+1, err)
 		}
 		others += 2
-		s, err := status.Read(path)
+		s, err := status.Load(context.Background(), path)
 		if err != nil {
 			t.Fatalf("kill %d: document invalid after the kill: %v", i+1, err)
 		}
@@ -200,7 +200,7 @@ func TestCrossprocSIGKILL(t *testing.T) {
 		}
 	}
 
-	s, err := status.Read(path)
+	s, err := status.Load(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,7 +103,7 @@ type cpRunsOnly struct {
 // cpProcessMu serialises the "mutex" writer inside one child process.
 var cpProcessMu sync.Mutex
 
-// cpBareIncrement is the pattern P4-9 replaces: read, change, write back —
+// cpBareIncrement is the pattern Mutate replaces: read, change, write back —
 // atomically (fs.WriteAtomic, so readers still see whole documents) but
 // without the lock.
 func cpBareIncrement(path string) error {
@@ -147,7 +147,7 @@ func (r *cpReadStats) add(o cpReadStats) {
 // cpReader reads path without the lock once per tick (the writers of its
 // process tick after each acknowledged increment, so reads interleave with
 // writes without spinning the shared CPUs) until done is closed, then once
-// more. Every read goes through status.Read and a raw decode: a complete
+// more. Every read goes through status.Load and a raw decode: a complete
 // document has the seed's fields, including the unknown one, and runs never
 // goes down as one reader sees it.
 func cpReader(path string, tick, done <-chan struct{}) cpReadStats {
@@ -166,13 +166,13 @@ func cpReader(path string, tick, done <-chan struct{}) cpReadStats {
 			stop = true
 		}
 		st.Reads++
-		s, err := status.Read(path)
+		s, err := status.Load(context.Background(), path)
 		if err != nil {
-			bad("status.Read: %v", err)
+			bad("status.Load: %v", err)
 			continue
 		}
 		if s.State != status.Running || s.Agent != "crossproc" || s.Task != "t-1" || !s.StartedAt.Equal(cpSeedStarted) {
-			bad("status.Read: incomplete document %+v", s)
+			bad("status.Load: incomplete document %+v", s)
 			continue
 		}
 		if s.Runs < last {
@@ -286,7 +286,7 @@ func cpRunCounter(t *testing.T, path string, r cpCounterRun) cpCounterOutcome {
 		out.want += res.Acked
 		out.read.add(res.Read)
 	}
-	s, err := status.Read(path)
+	s, err := status.Load(context.Background(), path)
 	if err != nil {
 		t.Fatalf("final read: %v", err)
 	}
@@ -335,8 +335,8 @@ func TestCrossprocLostUpdatesControlBareRMW(t *testing.T) {
 	}
 }
 
-// CONTROL: a per-process mutex around the same read-modify-write (what the
-// upstream services would get from a sync.Mutex) must still lose updates
+// CONTROL: a per-process mutex around the same read-modify-write (what a
+// service gets from a sync.Mutex) must still lose updates
 // across processes: the cross-process half of the lock is not optional.
 func TestCrossprocLostUpdatesControlProcessMutexOnly(t *testing.T) {
 	procs, goroutines, iters := 8, 8, 10

@@ -51,10 +51,10 @@ func TestNonRegularDocumentRefused(t *testing.T) {
 			if !errors.Is(err, fs.ErrNotRegular) || called {
 				t.Errorf("Mutate = %v (fn called %v), want fs.ErrNotRegular and no call", err, called)
 			}
-			if _, err := status.Read(path); !errors.Is(err, fs.ErrNotRegular) {
-				t.Errorf("Read = %v, want fs.ErrNotRegular", err)
+			if _, err := status.Load(context.Background(), path); !errors.Is(err, fs.ErrNotRegular) {
+				t.Errorf("Load = %v, want fs.ErrNotRegular", err)
 			}
-			if _, err := status.NewStore[map[string]any](path).Load(); !errors.Is(err, fs.ErrNotRegular) {
+			if _, err := status.NewStore[map[string]any](path).Load(context.Background()); !errors.Is(err, fs.ErrNotRegular) {
 				t.Errorf("Store.Load = %v, want fs.ErrNotRegular", err)
 			}
 			if !cpTryFlock(t, path+status.LockSuffix) {
@@ -101,7 +101,7 @@ func TestDocumentSizeLimit(t *testing.T) {
 	if _, err := small.Mutate(context.Background(), incrRuns); !errors.Is(err, fs.ErrTooLarge) {
 		t.Errorf("Mutate over the limit = %v, want fs.ErrTooLarge", err)
 	}
-	if _, err := small.Load(); !errors.Is(err, fs.ErrTooLarge) {
+	if _, err := small.Load(context.Background()); !errors.Is(err, fs.ErrTooLarge) {
 		t.Errorf("Load over the limit = %v, want fs.ErrTooLarge", err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != big {
@@ -138,9 +138,9 @@ func TestPathResolvedAsTheKernelDoes(t *testing.T) {
 		if err != nil || st.Runs != 6+i {
 			t.Fatalf("Mutate(%s) = runs %d, %v; want %d", path, st.Runs, err, 6+i)
 		}
-		read, err := status.Read(path)
+		read, err := status.Load(context.Background(), path)
 		if err != nil || read.Runs != 6+i {
-			t.Fatalf("Read(%s) = runs %d, %v after the Mutate; want %d", path, read.Runs, err, 6+i)
+			t.Fatalf("Load(%s) = runs %d, %v after the Mutate; want %d", path, read.Runs, err, 6+i)
 		}
 	}
 	if b, _ := os.ReadFile(decoy); string(b) != `{"runs":100}` {
@@ -166,8 +166,8 @@ func TestPathNamingADirectoryRefused(t *testing.T) {
 		if _, err := status.Mutate(context.Background(), path, incrRuns); !errors.Is(err, fs.ErrInvalidName) {
 			t.Errorf("Mutate(%q) = %v, want fs.ErrInvalidName", path, err)
 		}
-		if _, err := status.Read(path); !errors.Is(err, fs.ErrInvalidName) {
-			t.Errorf("Read(%q) = %v, want fs.ErrInvalidName", path, err)
+		if _, err := status.Load(context.Background(), path); !errors.Is(err, fs.ErrInvalidName) {
+			t.Errorf("Load(%q) = %v, want fs.ErrInvalidName", path, err)
 		}
 	}
 	if b, _ := os.ReadFile(doc); string(b) != `{"runs":1}` {
@@ -191,8 +191,8 @@ func TestNameTooLongForLockFile(t *testing.T) {
 	if !errors.Is(err, status.ErrNameTooLong) || !errors.Is(err, syscall.ENAMETOOLONG) {
 		t.Fatalf("Mutate(251-byte name) = %v, want ErrNameTooLong and ENAMETOOLONG", err)
 	}
-	if st, err := status.Read(long); err != nil || st.Runs != 1 {
-		t.Errorf("Read(251-byte name) = %+v, %v; reading needs no lock file", st, err)
+	if st, err := status.Load(context.Background(), long); err != nil || st.Runs != 1 {
+		t.Errorf("Load(251-byte name) = %+v, %v; reading needs no lock file", st, err)
 	}
 }
 
@@ -271,8 +271,8 @@ func TestPlantedDocumentLinkRefused(t *testing.T) {
 	if out, err := asNobody(shared, "ln", "-s", secret, path); err != nil {
 		t.Fatalf("planting the link as uid %d: %v %s", nobody, err, out)
 	}
-	if st, err := status.Read(path); !errors.Is(err, fs.ErrNotRegular) {
-		t.Errorf("Read through a planted link = %+v, %v; want fs.ErrNotRegular", st, err)
+	if st, err := status.Load(context.Background(), path); !errors.Is(err, fs.ErrNotRegular) {
+		t.Errorf("Load through a planted link = %+v, %v; want fs.ErrNotRegular", st, err)
 	}
 	if _, err := status.Mutate(context.Background(), path, func(s *status.Status) error {
 		s.Note = "overwritten"

@@ -111,7 +111,7 @@ func project(s status.Status) linState { return linState{Runs: s.Runs, Note: s.N
 func linMutate(path string) func(linInput) linOutput {
 	return func(in linInput) linOutput {
 		if in.Op == "read" {
-			s, err := status.Read(path)
+			s, err := status.Load(context.Background(), path)
 			if err != nil {
 				return linOutput{Err: err.Error()}
 			}
@@ -139,11 +139,11 @@ func linMutate(path string) func(linInput) linOutput {
 	}
 }
 
-// linBare is the pattern P4-9 replaces: read, change, write back atomically
+// linBare is the pattern Mutate replaces: read, change, write back atomically
 // but without the lock.
 func linBare(path string) func(linInput) linOutput {
 	return func(in linInput) linOutput {
-		s, err := status.Read(path)
+		s, err := status.Load(context.Background(), path)
 		if err != nil {
 			return linOutput{Err: err.Error()}
 		}

@@ -18,7 +18,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// statusMachine drives status.Mutate and status.Read with random actions,
+// statusMachine drives status.Mutate and status.Load with random actions,
 // including other programs writing the file (valid, foreign or corrupt),
 // and compares the outcome with a plain model after every step.
 type statusMachine struct {
@@ -133,7 +133,7 @@ func (m *statusMachine) OddValues(t *rapid.T) {
 		t.Fatalf("Mutate: %v", err)
 	}
 	// The model follows the file: what a decode gives back.
-	read, err := status.Read(m.path)
+	read, err := status.Load(context.Background(), m.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func (m *statusMachine) FnSeesRead(t *rapid.T) {
 	if m.corrupt != nil {
 		t.Skip("corrupt document")
 	}
-	want, err := status.Read(m.path)
+	want, err := status.Load(context.Background(), m.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,10 +214,10 @@ func (m *statusMachine) Corrupt(t *rapid.T) {
 }
 
 func (m *statusMachine) Check(t *rapid.T) {
-	got, err := status.Read(m.path)
+	got, err := status.Load(context.Background(), m.path)
 	if m.corrupt != nil {
 		if !errors.Is(err, status.ErrCorrupt) {
-			t.Fatalf("Read of %q: err = %v, want ErrCorrupt", m.corrupt, err)
+			t.Fatalf("Load of %q: err = %v, want ErrCorrupt", m.corrupt, err)
 		}
 		if raw := m.raw(t); !bytes.Equal(raw, m.corrupt) {
 			t.Fatalf("corrupt file was overwritten with %q", raw)
@@ -225,10 +225,10 @@ func (m *statusMachine) Check(t *rapid.T) {
 		return
 	}
 	if err != nil {
-		t.Fatalf("Read: %v", err)
+		t.Fatalf("Load: %v", err)
 	}
 	if diff := cmp.Diff(m.doc, got); diff != "" {
-		t.Fatalf("Read (-model +got):\n%s", diff)
+		t.Fatalf("Load (-model +got):\n%s", diff)
 	}
 	raw := m.raw(t)
 	if !m.exists {

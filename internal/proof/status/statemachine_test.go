@@ -143,7 +143,7 @@ func TestTxStateMachine(t *testing.T) {
 			},
 			"Load": func(t *rapid.T) {
 				i := rapid.IntRange(0, len(m.stores)-1).Draw(t, "doc")
-				got, err := m.stores[i].Load()
+				got, err := m.stores[i].Load(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}

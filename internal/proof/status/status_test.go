@@ -155,12 +155,12 @@ func TestMutateSetsUpdatedAtOnlyOnChange(t *testing.T) {
 	if after, _ := os.ReadFile(path); string(after) != string(before) {
 		t.Errorf("no-change Mutate rewrote the file")
 	}
-	read, err := status.Read(path)
+	read, err := status.Load(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(st, read); diff != "" {
-		t.Errorf("Read after Mutate (-mutate +read):\n%s", diff)
+		t.Errorf("Load after Mutate (-mutate +read):\n%s", diff)
 	}
 }
 
@@ -215,16 +215,16 @@ func TestStatusUnknownFieldsAndLayout(t *testing.T) {
 
 func TestReadMissingAndCorrupt(t *testing.T) {
 	dir := t.TempDir()
-	st, err := status.Read(filepath.Join(dir, "none.json"))
+	st, err := status.Load(context.Background(), filepath.Join(dir, "none.json"))
 	if err != nil || st != (status.Status{}) {
-		t.Errorf("Read(missing) = %+v, %v; want zero, nil", st, err)
+		t.Errorf("Load(missing) = %+v, %v; want zero, nil", st, err)
 	}
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"status": "running", "runs": "x"}`), 0o644)
-	_, err = status.Read(bad)
+	_, err = status.Load(context.Background(), bad)
 	var ce *status.CorruptError
 	if !errors.As(err, &ce) || ce.Path != bad || ce.Offset == 0 || !strings.Contains(err.Error(), bad) {
-		t.Errorf("Read(corrupt) err = %v, want *CorruptError with path and offset", err)
+		t.Errorf("Load(corrupt) err = %v, want *CorruptError with path and offset", err)
 	}
 }
 
@@ -281,8 +281,8 @@ func TestBadInput(t *testing.T) {
 	if _, err := status.Mutate(context.Background(), "", func(*status.Status) error { return nil }); err == nil {
 		t.Errorf("Mutate of an empty path: no error")
 	}
-	if _, err := status.Read(""); err == nil {
-		t.Errorf("Read of an empty path: no error")
+	if _, err := status.Load(context.Background(), ""); err == nil {
+		t.Errorf("Load of an empty path: no error")
 	}
 	dir := t.TempDir()
 	if _, err := status.Mutate(context.Background(), dir, func(s *status.Status) error { s.Runs = 1; return nil }); err == nil {
@@ -293,8 +293,8 @@ func TestBadInput(t *testing.T) {
 	if _, err := status.Mutate(nilCtx, path, func(s *status.Status) error { s.Runs = 1; return nil }); err == nil {
 		t.Errorf("Mutate with a nil context: no error")
 	}
-	if _, err := status.NewStore[status.Status](path).LoadContext(nilCtx); err == nil {
-		t.Errorf("LoadContext with a nil context: no error")
+	if _, err := status.NewStore[status.Status](path).Load(nilCtx); err == nil {
+		t.Errorf("Load with a nil context: no error")
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("bad input wrote %s: %v", path, err)

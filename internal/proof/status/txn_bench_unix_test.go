@@ -161,7 +161,7 @@ func BenchmarkCrossprocTx(b *testing.B) {
 				for _, c := range children {
 					c.mustExit(b)
 				}
-				if s, err := x.Load(); err != nil || s.Runs != b.N+1 {
+				if s, err := x.Load(context.Background()); err != nil || s.Runs != b.N+1 {
 					b.Fatalf("runs %d (%v), want %d", s.Runs, err, b.N+1)
 				}
 			})

@@ -90,7 +90,7 @@ func (f cpFleet) toggle(ctx context.Context, i int) error {
 // toggleTwo is the CONTROL's toggle: the task's state read without a lock,
 // then the registry and the task changed in two Mutate calls.
 func (f cpFleet) toggleTwo(ctx context.Context, i int) error {
-	s, err := f.tasks[i].Load()
+	s, err := f.tasks[i].Load(ctx)
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ var _ = cpRegister("txkillee", func(a cpArgs, w *cpReporter) error {
 	f := cpOpenFleet(a.Path, a.Iterations)
 	if a.Writer == "two-once" {
 		i := int(a.Seed) % a.Iterations
-		s, err := f.tasks[i].Load()
+		s, err := f.tasks[i].Load(ctx)
 		if err != nil {
 			return err
 		}

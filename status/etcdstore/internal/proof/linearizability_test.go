@@ -82,7 +82,7 @@ func recordHistory(t *testing.T, opt func(i int) status.Option) []porcupine.Oper
 		var err error
 		switch in.Op {
 		case "read":
-			doc, err = stores[c].LoadContext(ctx)
+			doc, err = stores[c].Load(ctx)
 		case "inc":
 			doc, err = stores[c].Mutate(ctx, func(d *linDoc) error { d.N++; return nil })
 		case "set":

@@ -101,7 +101,7 @@ func twoSpellings(ws string) { // want twoSpellings:`writes \(\$0\+"/status\.jso
 
 // FALSE NEGATIVE: a stale copy read outside Mutate and stored by it.
 func staleIntoMutate(ctx context.Context, p string) {
-	st, _ := status.Read(p)
+	st, _ := status.Load(ctx, p)
 	_, _ = status.Mutate(ctx, p, func(s *status.Status) error {
 		*s = st
 		return nil

@@ -25,7 +25,7 @@ func markCompleted(ctx context.Context, path string) error {
 // Pattern 2 after: spawn, then record the PID only if nothing else changed
 // the state meanwhile; no stale copy is ever written back.
 func spawnAgent(ctx context.Context, path string) error {
-	st, err := status.Read(path)
+	st, err := status.Load(ctx, path)
 	if err != nil {
 		return err
 	}

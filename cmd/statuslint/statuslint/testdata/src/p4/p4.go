@@ -1,4 +1,4 @@
-// Package p4 holds the upstream patterns of finding P4-9/P4-10: every
+// Package p4 holds the unsafe patterns statuslint exists for: every
 // read-modify-write below loses updates, every in-place write can be seen torn.
 package p4
 
@@ -24,7 +24,7 @@ type WorkspaceStatus struct {
 	Runs      int       `json:"runs"`
 }
 
-// ReadStatus and writeStatus are the upstream helpers.
+// ReadStatus and writeStatus are the service's helpers.
 func ReadStatus(wsDir string) (*WorkspaceStatus, error) { // want ReadStatus:`reads decoded path/filepath\.Join\(\$0, "status\.json"\) into result 0`
 	data, err := os.ReadFile(filepath.Join(wsDir, "status.json"))
 	if err != nil {
@@ -161,7 +161,7 @@ func bumpRuns(fsys *fs.Fs, name string) error {
 		return err
 	}
 	st.Runs++
-	return fsys.WriteAtomic(name, must(json.Marshal(st))) // want `read-modify-write of name`
+	return fsys.WriteAtomic(name, must(json.Marshal(st)), 0o644) // want `read-modify-write of name`
 }
 
 func must(b []byte, err error) []byte {
@@ -248,7 +248,7 @@ func saveConfig(dir string, cfg map[string]any) error { // want saveConfig:`writ
 	return f.Close()
 }
 
-// The upstream Fs.Write(path, content) wrote in place.
+// An Fs whose Write(path, content) writes in place.
 type upstreamFs struct{}
 
 func (upstreamFs) Write(path, content string) error { return nil }

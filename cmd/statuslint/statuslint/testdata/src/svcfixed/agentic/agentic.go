@@ -37,7 +37,7 @@ func WorkspaceStatusPath(dir string) string { return core.Path(dir, "status.json
 // ReadStatusResult reads without a lock and converts the document to the
 // service's struct (State is called Status there).
 func ReadStatusResult(dir string) core.Result { // want ReadStatusResult:`reads decoded example\.com/core\.Path\(\$0, "status\.json"\) into result 0`
-	st, err := statefile.Read(WorkspaceStatusPath(dir))
+	st, err := statefile.Load(context.TODO(), WorkspaceStatusPath(dir))
 	if err != nil {
 		return core.Fail(err)
 	}

@@ -63,7 +63,7 @@ func pause(ctx context.Context, dir string) error {
 }
 
 func statusOf(dir string) string { // want statusOf:`reads decoded example\.com/core\.Path\(\$0, "status\.json"\) into result 0`
-	m, _ := statefile.NewStore[map[string]any](core.Path(dir, "status.json")).Load()
+	m, _ := statefile.NewStore[map[string]any](core.Path(dir, "status.json")).Load(context.TODO())
 	s, _ := m["status"].(string)
 	return s
 }

@@ -79,7 +79,7 @@ func requeue(ctx context.Context, dir string) error {
 
 // Copying one workspace's status into a new one is a create.
 func copyStatus(ctx context.Context, from, to string) error {
-	st, err := store(from).Load()
+	st, err := store(from).Load(ctx)
 	if err != nil {
 		return err
 	}

@@ -8,9 +8,9 @@ func WriteAtomic(path string, data []byte, perm os.FileMode) error { return nil 
 
 type Fs struct{}
 
-func (*Fs) ReadFile(name string) ([]byte, error)         { return nil, nil }
-func (*Fs) WriteAtomic(name string, data []byte) error   { return nil }
-func (*Fs) Open(name string) (*os.File, error)           { return nil, nil }
-func (*Fs) MkdirAll(name string, perm os.FileMode) error { return nil }
+func (*Fs) ReadFile(name string) ([]byte, error)                         { return nil, nil }
+func (*Fs) WriteAtomic(name string, data []byte, perm os.FileMode) error { return nil }
+func (*Fs) Open(name string) (*os.File, error)                           { return nil, nil }
+func (*Fs) MkdirAll(name string, perm os.FileMode) error                 { return nil }
 
 func MkdirAll(path string, perm os.FileMode) error { return nil }

@@ -45,7 +45,7 @@ func Mutate(ctx context.Context, path string, fn func(*Status) error) (Status, e
 
 func Create(ctx context.Context, path string, st Status) (Status, error) { return st, os.ErrExist }
 
-func Read(path string) (Status, error) { return Status{}, nil }
+func Load(ctx context.Context, path string) (Status, error) { return Status{}, nil }
 
 type Store[T any] struct{ path string }
 
@@ -58,7 +58,7 @@ func (s *Store[T]) Mutate(ctx context.Context, fn func(*T) error) (T, error) {
 
 func (s *Store[T]) Create(ctx context.Context, v T) (T, error) { return v, os.ErrExist }
 
-func (s *Store[T]) Load() (T, error) {
+func (s *Store[T]) Load(ctx context.Context) (T, error) {
 	var v T
 	return v, nil
 }

@@ -1,0 +1,53 @@
+package status
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+// setWriteFile makes the file backend write documents with w until tb ends.
+// To call through to the real write, capture writeFile before.
+func setWriteFile(tb testing.TB, w func(path string, data []byte, perm os.FileMode) error) {
+	orig := writeFile
+	writeFile = w
+	tb.Cleanup(func() { writeFile = orig })
+}
+
+// setTxCrash calls crash after each step of every commit until tb ends
+// (see crashAt).
+func setTxCrash(tb testing.TB, crash func(step string) bool) {
+	txCrash = crash
+	tb.Cleanup(func() { txCrash = nil })
+}
+
+// setWatchPoll makes watches poll every d instead of using inotify until tb
+// ends.
+func setWatchPoll(tb testing.TB, d time.Duration) {
+	watchPoll = d
+	tb.Cleanup(func() { watchPoll = 0 })
+}
+
+// registrySize reports the number of live entries.
+func registrySize() int {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	return len(registry.m)
+}
+
+// queueLen reports how many requests wait on path's entry.
+func queueLen(path string) int {
+	key, err := docPath(path)
+	if err != nil {
+		return 0
+	}
+	registry.mu.Lock()
+	e := registry.m[key]
+	registry.mu.Unlock()
+	if e == nil {
+		return 0
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.queue)
+}
