@@ -71,7 +71,7 @@ func TestSetGuardFails(t *testing.T) {
 }
 
 // The status package's transition rule: a final state is not left unless
-// the caller's --if names it (P4-9: "completed" reverted to "running").
+// the caller's --if names it (so a "completed" is never reverted to "running").
 func TestSetFinalStatusNeedsGuard(t *testing.T) {
 	for _, final := range []status.State{status.Completed, status.Failed, status.Merged, status.Rejected} {
 		t.Run(string(final), func(t *testing.T) {

@@ -130,7 +130,7 @@ func bareIncrement(_ context.Context, path string) (torn bool, err error) {
 	return unlockedIncrement(path, os.WriteFile)
 }
 
-// atomicIncrement is upstream's later half-fix: the same read-modify-write,
+// atomicIncrement is the second CONTROL: the same read-modify-write,
 // but the write replaces the file atomically (fs.WriteAtomic: temp file,
 // fsync, rename). Readers no longer see torn files, yet with no lock around
 // the cycle a writer still writes back a stale copy and erases the
@@ -140,7 +140,7 @@ func atomicIncrement(_ context.Context, path string) (torn bool, err error) {
 }
 
 // unlockedIncrement is the read-modify-write both controls share; only the
-// final write differs. Like the upstream callers, it gives up when the file
+// final write differs. Like the services' callers, it gives up when the file
 // does not decode, and reports that it saw a torn file.
 func unlockedIncrement(path string, write func(string, []byte, os.FileMode) error) (torn bool, err error) {
 	data, err := os.ReadFile(path)
