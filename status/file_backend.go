@@ -12,12 +12,12 @@ import (
 	"sync/atomic"
 
 	"github.com/agentstate/core/fs"
-	"github.com/agentstate/core/status/internal/batch"
+	"github.com/agentstate/core/status/internal/groupcommit"
 )
 
 // maxBatch caps how many queued mutations one leader applies in a single
 // read-modify-write.
-const maxBatch = batch.Max
+const maxBatch = groupcommit.Max
 
 // writeFile is fs.WriteAtomicNoFollow (a document is never a link, see
 // readDoc); tests replace it to count writes and inject failures.
@@ -195,11 +195,11 @@ type request struct {
 	op    string // "mutate" or "remove", for errors; "" for a transaction's turn
 	ctx   context.Context
 	apply func(cur []byte) ([]byte, error)
-	held  []*entry      // the entries whose turn its apply runs on (see nested)
-	tx    *txJoin       // the first turn of a transaction that another may join
-	one   [1]*entry     // held's storage for a call on one document
-	wake  chan struct{} // capacity 1: state changed to chosen, applying or finished
-	fn    *batch.Call   // runs apply on the owner's goroutine for the leader
+	held  []*entry          // the entries whose turn its apply runs on (see nested)
+	tx    *txJoin           // the first turn of a transaction that another may join
+	one   [1]*entry         // held's storage for a call on one document
+	wake  chan struct{}     // capacity 1: state changed to chosen, applying or finished
+	fn    *groupcommit.Call // runs apply on the owner's goroutine for the leader
 
 	state reqState // guarded by entry.mu
 
@@ -216,7 +216,7 @@ type request struct {
 // newRequest makes a request on e whose apply holds the turns of held
 // (nil: e's alone).
 func newRequest(b *fileBackend, e *entry, op string, ctx context.Context, held []*entry) *request {
-	r := &request{b: b, e: e, op: op, ctx: ctx, held: held, wake: make(chan struct{}, 1), fn: batch.NewCall()}
+	r := &request{b: b, e: e, op: op, ctx: ctx, held: held, wake: make(chan struct{}, 1), fn: groupcommit.NewCall()}
 	if held == nil {
 		r.one[0] = e
 		r.held = r.one[:]

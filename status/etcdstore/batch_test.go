@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,25 +147,189 @@ func TestBatchDeparture(t *testing.T) {
 }
 
 // TestApplyGoexit: an apply that calls runtime.Goexit (t.FailNow inside fn,
-// say) ends the driver goroutine that runs it. Its batch must fail with an
-// error rather than hang, and the key must stay usable: a later Update
-// commits.
+// say) ends only its own caller's goroutine, which it runs on: Update does
+// not return there, the other members of its batch commit their changes
+// without its change, and the key stays usable. (Run on the driver's
+// goroutine instead, the Goexit failed the whole batch: the control.)
 func TestApplyGoexit(t *testing.T) {
 	cli := newClient(t, sharedServer(t).Endpoint())
 	s := newShared(cli, newConfig(nil))
 	b := s.open(docPath(t))
-	// Bounds a hang so the bug shows as a failure, not a binary timeout.
-	ctx, cancel := context.WithTimeout(testCtx(t), 20*time.Second)
-	defer cancel()
-	err := b.Update(ctx, func([]byte) ([]byte, error) { runtime.Goexit(); return nil, nil })
-	if err == nil || errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Update whose apply called Goexit = %v; want an error, promptly", err)
+	release := holdDriver(t, b)
+	type outcome struct {
+		err      error
+		returned bool // Update returned (false: the goroutine ended inside it)
 	}
-	if err := b.Update(ctx, func([]byte) ([]byte, error) { return []byte("after"), nil }); err != nil {
+	run := func(apply func([]byte) ([]byte, error)) <-chan outcome {
+		ch := make(chan outcome, 1)
+		go func() {
+			o := outcome{}
+			defer func() { ch <- o }()
+			o.err = b.Update(testCtx(t), apply)
+			o.returned = true
+		}()
+		return ch
+	}
+	add := func(c byte) func([]byte) ([]byte, error) {
+		return func(cur []byte) ([]byte, error) { return append(bytes.Clone(cur), c), nil }
+	}
+	first := run(add('1'))
+	waitQueued(s, b.Key(), 1)
+	exits := run(func(cur []byte) ([]byte, error) {
+		_ = append(bytes.Clone(cur), 'X')
+		runtime.Goexit()
+		return nil, nil
+	})
+	waitQueued(s, b.Key(), 2)
+	last := run(add('2'))
+	waitQueued(s, b.Key(), 3)
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	for name, ch := range map[string]<-chan outcome{"first": first, "last": last} {
+		if o := <-ch; !o.returned || o.err != nil {
+			t.Errorf("%s member of the batch: %+v; want it committed (another member's Goexit must not affect it)", name, o)
+		}
+	}
+	if o := <-exits; o.returned {
+		t.Errorf("Update whose apply called Goexit returned %v; want its own goroutine ended", o.err)
+	}
+	if got, _ := getRaw(t, cli, b.Key()); string(got) != "12" {
+		t.Errorf("stored %q, want 12 (the exiting member's change dropped)", got)
+	}
+	if err := b.Update(testCtx(t), add('3')); err != nil {
 		t.Fatalf("Update after a Goexit: %v", err)
 	}
-	if got, _ := getRaw(t, cli, b.Key()); string(got) != "after" {
-		t.Errorf("stored %q, want after", got)
+}
+
+// TestApplyRunsOnCallersGoroutine: every run of an apply, also the re-run
+// after a conflict, is on the goroutine that called Update.
+func TestApplyRunsOnCallersGoroutine(t *testing.T) {
+	cli := newClient(t, sharedServer(t).Endpoint())
+	s := newShared(cli, newConfig(nil))
+	b := s.open(docPath(t))
+	release := holdDriver(t, b)
+	type outcome struct {
+		err         error
+		runs, elsew int // runs of apply; runs on another goroutine
+	}
+	interfered := false
+	run := func(interfere bool) <-chan outcome {
+		ch := make(chan outcome, 1)
+		go func() {
+			var o outcome
+			me := goid()
+			o.err = b.Update(testCtx(t), func(cur []byte) ([]byte, error) {
+				o.runs++
+				if goid() != me {
+					o.elsew++
+				}
+				if interfere && !interfered { // a write behind the batch's back: a conflict
+					interfered = true
+					if _, err := cli.Put(testCtx(t), b.Key(), "other"); err != nil {
+						return nil, err
+					}
+				}
+				return append(bytes.Clone(cur), '+'), nil
+			})
+			ch <- o
+		}()
+		return ch
+	}
+	chs := []<-chan outcome{run(true)}
+	waitQueued(s, b.Key(), 1)
+	chs = append(chs, run(false))
+	waitQueued(s, b.Key(), 2)
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	for i, ch := range chs {
+		o := <-ch
+		if o.err != nil || o.elsew != 0 || o.runs < 2 {
+			t.Errorf("member %d: %+v; want success, at least 2 runs (a conflict), none on another goroutine", i, o)
+		}
+	}
+	if got, _ := getRaw(t, cli, b.Key()); string(got) != "other++" {
+		t.Errorf("stored %q, want other++", got)
+	}
+}
+
+// goid returns the current goroutine's id, from its stack trace's header.
+func goid() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	f := bytes.Fields(buf)
+	if len(f) < 2 {
+		return ""
+	}
+	return string(f[1])
+}
+
+// TestDepartWhenGiven: a member whose ctx ends as its batch gives it the
+// document either runs its apply and waits for the commit, or declines and
+// leaves; either way the batch goes on, the member's apply never runs after
+// its Update returned, and its error tells whether its change was
+// committed. Without the decline the batch would wait for the departed
+// caller for ever.
+func TestDepartWhenGiven(t *testing.T) {
+	cli := newClient(t, sharedServer(t).Endpoint())
+	s := newShared(cli, newConfig(nil))
+	for i := range 20 {
+		b := s.open(docPath(t) + "/" + strconv.Itoa(i))
+		ctx, cancel := context.WithTimeout(testCtx(t), 30*time.Second) // bounds a hang
+		defer cancel()
+		in, rel := make(chan struct{}), make(chan struct{})
+		first := make(chan error, 1)
+		go func() {
+			first <- b.Update(ctx, func(cur []byte) ([]byte, error) {
+				close(in)
+				<-rel
+				return append(bytes.Clone(cur), '1'), nil
+			})
+		}()
+		<-in
+		leaverCtx, leave := context.WithCancel(ctx)
+		var returned atomic.Bool
+		late := make(chan bool, 1)
+		leaver := make(chan error, 1)
+		go func() {
+			leaver <- b.Update(leaverCtx, func(cur []byte) ([]byte, error) {
+				select {
+				case late <- returned.Load():
+				default:
+				}
+				return append(bytes.Clone(cur), 'L'), nil
+			})
+			returned.Store(true)
+		}()
+		waitQueued(s, b.Key(), 1)
+		close(rel) // the driver takes the leaver into the next batch, and gives it the document
+		leave()
+		if err := <-first; err != nil {
+			t.Fatalf("first member: %v", err)
+		}
+		err := <-leaver
+		select {
+		case wasLate := <-late:
+			if wasLate {
+				t.Fatalf("apply ran after its Update returned")
+			}
+		default:
+		}
+		got, _ := getRaw(t, cli, b.Key())
+		var oe *OutcomeError
+		switch {
+		case errors.As(err, &oe):
+			committed, rerr := Resolve(ctx, cli, oe)
+			if rerr != nil || committed != (string(got) == "1L") {
+				t.Fatalf("Resolve = %v, %v with %q stored", committed, rerr, got)
+			}
+		case err == nil && string(got) != "1L", err != nil && string(got) != "1":
+			t.Fatalf("leaver: %v with %q stored", err, got)
+		}
+		if err := b.Update(ctx, func(cur []byte) ([]byte, error) { return cur, nil }); err != nil {
+			t.Fatalf("key unusable after a departure: %v", err)
+		}
 	}
 }
 

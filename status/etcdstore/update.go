@@ -15,6 +15,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/agentstate/core/status/internal/groupcommit"
 )
 
 // Marker values. A marker key exists only while its lease lives.
@@ -76,13 +78,15 @@ func (b *Backend) Update(ctx context.Context, apply func(cur []byte) ([]byte, er
 	if err := b.check("update", ctx); err != nil {
 		return err
 	}
-	c := &call{ctx: ctx, apply: apply, done: make(chan struct{})}
+	c := &call{ctx: ctx, fn: groupcommit.NewCall(), done: make(chan struct{})}
 	b.enqueue(c)
 	defer b.leave()
 	renew := time.NewTicker(b.turnLease.period())
 	defer renew.Stop()
 	for {
 		select {
+		case cur := <-c.fn.Ready():
+			c.fn.Apply(apply, cur)
 		case <-c.done:
 			return c.result()
 		case <-ctx.Done():

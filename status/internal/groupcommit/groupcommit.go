@@ -1,4 +1,4 @@
-// Package batch holds what the status backends' group commit engines share:
+// Package groupcommit holds what the status backends' group commit engines share:
 // the cap on a batch, and the hand-off that runs every caller's function on
 // the caller's own goroutine while another goroutine runs the batch. The
 // guarantees it serves are stated once, in package status's doc ("fn runs
@@ -10,7 +10,7 @@
 // ([Call.Result]). A function that panics is recovered into the result and
 // re-raised by its caller ([Call.Raise]); one that calls runtime.Goexit ends
 // only its caller's goroutine, and the batch carries on without its change.
-package batch
+package groupcommit
 
 // Max caps how many calls one batch carries, so that one durable write
 // never waits on an unbounded amount of work.
