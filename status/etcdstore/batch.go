@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/agentstate/core/status/internal/groupcommit"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -225,7 +226,13 @@ func (bt *batch) leave(c *call) {
 // runs after its caller has departed: a caller given the document that
 // departs instead declines it (see depart). A member whose function called
 // runtime.Goexit, which ended its caller's goroutine, departs with it.
-func (bt *batch) run(cur []byte, marker string, lease clientv3.LeaseID) (next []byte, live int) {
+//
+// While a caller runs its function it cannot renew the turn lease, as
+// callers do while they wait in Update; run renews it meanwhile, so that a
+// batch holding its turn keeps it while a function runs.
+func (bt *batch) run(b *Backend, cur []byte, marker string, lease clientv3.LeaseID) (next []byte, live int) {
+	renew := time.NewTicker(b.turnLease.period())
+	defer renew.Stop()
 	next = cur
 	bt.mu.Lock()
 	members := bt.members // grows only in absorb, on this goroutine
@@ -239,7 +246,14 @@ func (bt *batch) run(cur []byte, marker string, lease clientv3.LeaseID) (next []
 		c.marker, c.lease = marker, lease
 		c.fn.Give(next)
 		bt.mu.Unlock()
-		c.fn.Result()
+		for ran := false; !ran; {
+			select {
+			case <-c.fn.Ran():
+				ran = true
+			case <-renew.C:
+				b.turnLease.keep(bt.ctx, b.cli)
+			}
+		}
 
 		bt.mu.Lock()
 		switch {

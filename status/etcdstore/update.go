@@ -171,7 +171,7 @@ func (b *Backend) commit(bt *batch) {
 			continue
 		}
 		marker := b.cfg.markerPrefix() + id + "/" + strconv.Itoa(attempt)
-		next, live := bt.run(cur, marker, lease)
+		next, live := bt.run(b, cur, marker, lease)
 		switch {
 		case live == 0:
 			return

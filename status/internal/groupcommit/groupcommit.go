@@ -99,3 +99,7 @@ func (c *Call) Skip() bool {
 
 // Result waits until the caller has applied or skipped the document given.
 func (c *Call) Result() { <-c.ran }
+
+// Ran delivers one value when the caller has applied or skipped the
+// document given: receiving it is the same as [Call.Result] returning.
+func (c *Call) Ran() <-chan struct{} { return c.ran }
