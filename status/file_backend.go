@@ -195,11 +195,11 @@ type request struct {
 	op    string // "mutate" or "remove", for errors; "" for a transaction's turn
 	ctx   context.Context
 	apply func(cur []byte) ([]byte, error)
-	held  []*entry          // the entries whose turn its apply runs on (see nested)
-	tx    *txJoin           // the first turn of a transaction that another may join
-	one   [1]*entry         // held's storage for a call on one document
-	wake  chan struct{}     // capacity 1: state changed to chosen, applying or finished
-	fn    *groupcommit.Call // runs apply on the owner's goroutine for the leader
+	held  []*entry         // the entries whose turn its apply runs on (see nested)
+	tx    *txJoin          // the first turn of a transaction that another may join
+	one   [1]*entry        // held's storage for a call on one document
+	wake  chan struct{}    // capacity 1: state changed to chosen, applying or finished
+	fn    groupcommit.Call // runs apply on the owner's goroutine for the leader
 
 	state reqState // guarded by entry.mu
 
@@ -216,7 +216,8 @@ type request struct {
 // newRequest makes a request on e whose apply holds the turns of held
 // (nil: e's alone).
 func newRequest(b *fileBackend, e *entry, op string, ctx context.Context, held []*entry) *request {
-	r := &request{b: b, e: e, op: op, ctx: ctx, held: held, wake: make(chan struct{}, 1), fn: groupcommit.NewCall()}
+	r := &request{b: b, e: e, op: op, ctx: ctx, held: held, wake: make(chan struct{}, 1)}
+	r.fn.Init()
 	if held == nil {
 		r.one[0] = e
 		r.held = r.one[:]

@@ -45,9 +45,9 @@ type queue struct {
 // A call is one Update waiting in a queue or running in a batch.
 type call struct {
 	ctx   context.Context
-	fn    *groupcommit.Call // runs apply on the caller's goroutine; holds its latest run's outcome
-	done  chan struct{}     // closed when the result below is final
-	batch *batch            // set (under queues.mu) when a driver takes the call
+	fn    groupcommit.Call // runs apply on the caller's goroutine; holds its latest run's outcome
+	done  chan struct{}    // closed when the result below is final
+	batch *batch           // set (under queues.mu) when a driver takes the call
 
 	// Guarded by batch.mu until done is closed.
 	departed bool

@@ -15,8 +15,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
-	"github.com/agentstate/core/status/internal/groupcommit"
 )
 
 // Marker values. A marker key exists only while its lease lives.
@@ -78,7 +76,8 @@ func (b *Backend) Update(ctx context.Context, apply func(cur []byte) ([]byte, er
 	if err := b.check("update", ctx); err != nil {
 		return err
 	}
-	c := &call{ctx: ctx, fn: groupcommit.NewCall(), done: make(chan struct{})}
+	c := &call{ctx: ctx, done: make(chan struct{})}
+	c.fn.Init()
 	b.enqueue(c)
 	defer b.leave()
 	renew := time.NewTicker(b.turnLease.period())

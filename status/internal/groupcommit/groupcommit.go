@@ -17,7 +17,8 @@ package groupcommit
 const Max = 256
 
 // A Call is one caller's function, run on the caller's goroutine for the
-// goroutine that runs its batch. The zero Call is not ready; use [NewCall].
+// goroutine that runs its batch. A Call must be initialised by [Call.Init]
+// and not copied afterwards.
 type Call struct {
 	ready chan []byte   // capacity 1: the document to apply the function to
 	ran   chan struct{} // capacity 1: the function returned, panicked or exited
@@ -31,9 +32,9 @@ type Call struct {
 	Exited   bool // the function called runtime.Goexit
 }
 
-// NewCall returns a Call ready to be given documents.
-func NewCall() *Call {
-	return &Call{ready: make(chan []byte, 1), ran: make(chan struct{}, 1)}
+// Init makes c ready to be given documents.
+func (c *Call) Init() {
+	c.ready, c.ran = make(chan []byte, 1), make(chan struct{}, 1)
 }
 
 // Failed reports whether the last run's change must be dropped: the
