@@ -37,6 +37,29 @@ func waitQueued(s *shared, key string, n int) {
 	}
 }
 
+// An outcome is how one Update started by update ended.
+type outcome struct {
+	err      error
+	panicked any  // Update panicked with this value
+	returned bool // Update returned (false: its goroutine ended inside it)
+}
+
+// update starts b.Update(apply) on a goroutine of its own and reports how
+// it ended.
+func update(t *testing.T, b *Backend, apply func([]byte) ([]byte, error)) <-chan outcome {
+	ch := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		defer func() {
+			o.panicked = recover()
+			ch <- o
+		}()
+		o.err = b.Update(testCtx(t), apply)
+		o.returned = true
+	}()
+	return ch
+}
+
 // TestBatchMembersIndependent: in one batch, a panicking fn re-panics in
 // its own caller, an erroring fn returns its error, and the others commit,
 // each seeing its predecessors' results.
@@ -45,27 +68,9 @@ func TestBatchMembersIndependent(t *testing.T) {
 	s := newShared(cli, newConfig(nil))
 	b := s.open(docPath(t))
 	release := holdDriver(t, b)
-
-	type outcome struct {
-		err      error
-		panicked any
-	}
-	run := func(apply func([]byte) ([]byte, error)) <-chan outcome {
-		ch := make(chan outcome, 1)
-		go func() {
-			defer func() {
-				if r := recover(); r != nil {
-					ch <- outcome{panicked: r}
-				}
-			}()
-			ch <- outcome{err: b.Update(testCtx(t), apply)}
-		}()
-		return ch
-	}
+	run := func(apply func([]byte) ([]byte, error)) <-chan outcome { return update(t, b, apply) }
 	errFn := errors.New("fn failed")
-	add := func(c byte) func([]byte) ([]byte, error) {
-		return func(cur []byte) ([]byte, error) { return append(bytes.Clone(cur), c), nil }
-	}
+	add := appendByte
 	first := run(add('1'))
 	waitQueued(s, b.Key(), 1)
 	panics := run(func([]byte) ([]byte, error) { panic("boom") })
@@ -155,23 +160,8 @@ func TestApplyGoexit(t *testing.T) {
 	s := newShared(cli, newConfig(nil))
 	b := s.open(docPath(t))
 	release := holdDriver(t, b)
-	type outcome struct {
-		err      error
-		returned bool // Update returned (false: the goroutine ended inside it)
-	}
-	run := func(apply func([]byte) ([]byte, error)) <-chan outcome {
-		ch := make(chan outcome, 1)
-		go func() {
-			o := outcome{}
-			defer func() { ch <- o }()
-			o.err = b.Update(testCtx(t), apply)
-			o.returned = true
-		}()
-		return ch
-	}
-	add := func(c byte) func([]byte) ([]byte, error) {
-		return func(cur []byte) ([]byte, error) { return append(bytes.Clone(cur), c), nil }
-	}
+	run := func(apply func([]byte) ([]byte, error)) <-chan outcome { return update(t, b, apply) }
+	add := appendByte
 	first := run(add('1'))
 	waitQueued(s, b.Key(), 1)
 	exits := run(func(cur []byte) ([]byte, error) {
@@ -186,7 +176,7 @@ func TestApplyGoexit(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, ch := range map[string]<-chan outcome{"first": first, "last": last} {
-		if o := <-ch; !o.returned || o.err != nil {
+		if o := <-ch; !o.returned || o.err != nil || o.panicked != nil {
 			t.Errorf("%s member of the batch: %+v; want it committed (another member's Goexit must not affect it)", name, o)
 		}
 	}
@@ -208,15 +198,15 @@ func TestApplyRunsOnCallersGoroutine(t *testing.T) {
 	s := newShared(cli, newConfig(nil))
 	b := s.open(docPath(t))
 	release := holdDriver(t, b)
-	type outcome struct {
+	type runs struct {
 		err         error
 		runs, elsew int // runs of apply; runs on another goroutine
 	}
 	interfered := false
-	run := func(interfere bool) <-chan outcome {
-		ch := make(chan outcome, 1)
+	run := func(interfere bool) <-chan runs {
+		ch := make(chan runs, 1)
 		go func() {
-			var o outcome
+			var o runs
 			me := goid()
 			o.err = b.Update(testCtx(t), func(cur []byte) ([]byte, error) {
 				o.runs++
@@ -235,7 +225,7 @@ func TestApplyRunsOnCallersGoroutine(t *testing.T) {
 		}()
 		return ch
 	}
-	chs := []<-chan outcome{run(true)}
+	chs := []<-chan runs{run(true)}
 	waitQueued(s, b.Key(), 1)
 	chs = append(chs, run(false))
 	waitQueued(s, b.Key(), 2)
