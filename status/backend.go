@@ -27,9 +27,11 @@ type Backend interface {
 	// value. A backend may batch concurrent Updates into one durable write
 	// (group commit) as long as the outcome equals running them one after
 	// another, each apply seeing its predecessors' results and a failing
-	// apply dropping only its own change. If apply panics, the backend
-	// releases its exclusion, writes nothing for that call, and the panic
-	// propagates to the goroutine that called Update.
+	// apply dropping only its own change. A backend runs apply, every time,
+	// on the goroutine that called Update (see the package doc's
+	// Guarantees). If apply panics, the backend releases its exclusion,
+	// writes nothing for that call, and the panic propagates to the
+	// goroutine that called Update.
 	//
 	// Update honours ctx while it waits: when ctx ends first it returns an
 	// error wrapping ctx.Err().

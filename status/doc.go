@@ -73,7 +73,9 @@
 //     declares with omitempty disappears when it is cleared.
 //   - Waiting for the lock honours ctx: Mutate returns an error wrapping
 //     ctx.Err() promptly and changes nothing. Once a caller's fn has run as
-//     part of a batch, the caller waits for that batch's write. A ctx that
+//     part of a batch, the caller waits for that batch's write (the etcd
+//     backend's caller leaves at once, with an error that tells whether its
+//     change may have been sent; see etcdstore). A ctx that
 //     is already done fails Mutate and Create at once, even when nobody
 //     holds the lock: a task's last write (completion, requeue) during
 //     shutdown, when core.Go has cancelled the task's context, needs
@@ -115,12 +117,16 @@
 //     served and wake when the lock file is closed (see Waiting for the
 //     lock), but programs that take the flock directly, and other systems
 //     (which poll with a backoff of up to 5ms), may overtake a waiter.
-//   - fn runs under the lock, always on its caller's goroutine; it should be
-//     short. If fn calls runtime.Goexit (t.FailNow, say), only its own
-//     caller's goroutine ends and its change is dropped, like a panicking
-//     fn's; the other calls of its batch are unaffected, except when it is
-//     the batch leader's own fn: then the rest of that batch fails with an
-//     error and nothing is written.
+//   - fn runs under the lock, always on its caller's goroutine, with every
+//     backend: the goroutine that called Mutate, also when another runs the
+//     batch (see Group commit), and each time a backend runs it again (the
+//     etcd backend re-runs fn after a conflict). It should be short. If fn
+//     calls runtime.Goexit (t.FailNow, say), only its own caller's goroutine
+//     ends, inside Mutate, and its change is dropped, like a panicking fn's;
+//     the other calls of its batch are unaffected, except when fn is that of
+//     the file backend's batch leader, which runs the batch on its own
+//     goroutine: then the rest of that batch fails with an error and nothing
+//     is written.
 //   - fn must not call Mutate on the same document: the nested call would
 //     wait for the lock its caller holds. In the file backend such a call
 //     returns an error matching ErrNested at once when it is made by the
@@ -198,19 +204,27 @@
 //
 // # Group commit
 //
-// When several goroutines of one process mutate the same document at once,
-// they queue, and the first becomes the leader: if others are queued it lets
-// callers that are about to arrive join (a few yields, before taking the
-// lock, so other processes can take it meanwhile; a leader alone on its
-// document does not yield), takes the lock, reads the file once, runs
-// up to 256 queued functions one after another (each sees its predecessors'
-// result; a failing or panicking fn drops only its own change), writes the
-// result once, releases the lock, wakes the others and hands the lead to the
-// next caller in the queue. The outcome is the same as running the calls one
+// When several goroutines of one process mutate the same document at once
+// (with the etcd backend: through Stores made from one etcdstore.With), they
+// queue, and their calls are committed in batches of up to 256: one read,
+// the queued functions one after another in queue order (each sees its
+// predecessors' result; a failing or panicking fn drops only its own
+// change), one write. The outcome is the same as running the calls one
 // after another, and each call still returns only after the write that
-// contains its change is durable. No goroutine is started: the leader is one
-// of the callers, and it hands each other caller's fn the current document
-// to run in that caller's own goroutine.
+// contains its change is durable. Whatever goroutine runs the batch hands
+// each caller's fn the current document to run on that caller's own
+// goroutine and waits for it.
+//
+// The file backend starts no goroutine: the first caller in the queue
+// becomes the leader. If others are queued it lets callers that are about
+// to arrive join (a few yields, before taking the lock, so other processes
+// can take it meanwhile; a leader alone on its document does not yield),
+// takes the lock, reads the file once, runs the batch, writes the result
+// once, releases the lock, wakes the others and hands the lead to the next
+// caller in the queue. The etcd backend runs its batches on a goroutine of
+// its own per document, alive while the document has queued calls, so that
+// a caller whose ctx ends can leave its batch without failing the others
+// (see etcdstore).
 //
 // Writes of different documents in one process share durability work: the
 // durable replaces of documents on one file system that are written at

@@ -12,12 +12,12 @@ import (
 	"sync/atomic"
 
 	"github.com/agentstate/core/fs"
+	"github.com/agentstate/core/status/internal/groupcommit"
 )
 
 // maxBatch caps how many queued mutations one leader applies in a single
-// read-modify-write, so that one durable write never waits on an unbounded
-// amount of work.
-const maxBatch = 256
+// read-modify-write.
+const maxBatch = groupcommit.Max
 
 // writeFile is fs.WriteAtomicNoFollow (a document is never a link, see
 // readDoc). It is a variable, not a direct call, because tests must count
@@ -163,7 +163,7 @@ const (
 	queued   reqState = iota // in the queue, waiting
 	chosen                   // head of the queue, told to lead
 	taken                    // removed from the queue into a batch
-	applying                 // told to run its apply on in, in its own goroutine
+	applying                 // given the document to run its apply on, in its own goroutine
 	finished                 // outcome recorded
 )
 
@@ -173,18 +173,13 @@ type request struct {
 	op    string // "mutate" or "remove", for errors; "" for a transaction's turn
 	ctx   context.Context
 	apply func(cur []byte) ([]byte, error)
-	held  []*entry      // the entries whose turn its apply runs on (see nested)
-	tx    *txJoin       // the first turn of a transaction that another may join
-	one   [1]*entry     // held's storage for a call on one document
-	wake  chan struct{} // capacity 1: state changed to chosen, applying or finished
-	ran   chan struct{} // capacity 1: the apply told to run has returned or exited
+	held  []*entry         // the entries whose turn its apply runs on (see nested)
+	tx    *txJoin          // the first turn of a transaction that another may join
+	one   [1]*entry        // held's storage for a call on one document
+	wake  chan struct{}    // capacity 1: state changed to chosen, applying or finished
+	fn    groupcommit.Call // runs apply on the owner's goroutine for the leader
 
 	state reqState // guarded by entry.mu
-
-	// The apply's input, set by the leader before state becomes applying,
-	// and its result, set by the owner before it signals ran.
-	in, out []byte
-	exited  bool // apply called runtime.Goexit in the owner's goroutine
 
 	// Outcome, written by the leader before state becomes finished.
 	err      error
@@ -199,7 +194,8 @@ type request struct {
 // newRequest makes a request on e whose apply holds the turns of held
 // (nil: e's alone).
 func newRequest(b *fileBackend, e *entry, op string, ctx context.Context, held []*entry) *request {
-	r := &request{b: b, e: e, op: op, ctx: ctx, held: held, wake: make(chan struct{}, 1), ran: make(chan struct{}, 1)}
+	r := &request{b: b, e: e, op: op, ctx: ctx, held: held, wake: make(chan struct{}, 1)}
+	r.fn.Init()
 	if held == nil {
 		r.one[0] = e
 		r.held = r.one[:]
@@ -267,21 +263,11 @@ func (e *entry) wait(r *request) bool {
 		case chosen:
 			return true
 		case applying:
-			r.applyOwn()
+			r.fn.Apply(r.tracked, <-r.fn.Ready())
 		case finished:
 			return false
 		}
 	}
-}
-
-// applyOwn runs r's apply on r.in for the leader and signals ran, also
-// when the apply calls runtime.Goexit: only r's own goroutine ends, and the
-// leader carries on with the batch without r's change.
-func (r *request) applyOwn() {
-	r.exited = true
-	defer func() { r.ran <- struct{}{} }()
-	r.out, r.err = r.run(r.in)
-	r.exited = false
 }
 
 func (e *entry) remove(r *request) {
@@ -439,7 +425,7 @@ func (e *entry) applyOne(leader, q *request, cur []byte) []byte {
 		return cur
 	}
 	out, err := e.apply(leader, q, cur)
-	if q.panicked || q.exited {
+	if q.panicked || q.fn.Exited {
 		return cur
 	}
 	if err != nil {
@@ -473,29 +459,33 @@ func (e *entry) apply(leader, q *request, cur []byte) ([]byte, error) {
 		return q.run(cur)
 	}
 	e.mu.Lock()
-	q.in = cur
 	q.state = applying
+	q.fn.Give(cur)
 	q.signal()
 	e.mu.Unlock()
-	<-q.ran
-	return q.out, q.err
+	q.fn.Result()
+	return q.outcome()
 }
 
-// run calls apply, turning a panic into a recorded value that the owner's
-// goroutine re-raises.
-func (r *request) run(cur []byte) (out []byte, err error) {
-	normal := false
-	defer func() {
-		if !normal {
-			if v := recover(); v != nil {
-				r.panicked, r.panicVal = true, v
-			}
-		}
-	}()
+// run calls apply on the current goroutine, turning a panic into a
+// recorded value that the owner's goroutine re-raises.
+func (r *request) run(cur []byte) ([]byte, error) {
+	r.fn.Run(r.tracked, cur)
+	return r.outcome()
+}
+
+// tracked is apply as the batch runs it: observed and tracked (see nested).
+func (r *request) tracked(cur []byte) ([]byte, error) {
 	r.started()
-	out, err = runTracked(r, cur)
-	normal = true
-	return out, err
+	return runTracked(r, cur)
+}
+
+// outcome records a panic of apply's last run, and returns its result.
+func (r *request) outcome() ([]byte, error) {
+	if r.fn.Panicked {
+		r.panicked, r.panicVal = true, r.fn.PanicVal
+	}
+	return r.fn.Out, r.fn.Err
 }
 
 // finish publishes the batch's outcomes and hands leadership on.

@@ -2,15 +2,16 @@ package etcdstore
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
+	"time"
 
+	"github.com/agentstate/core/status/internal/groupcommit"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // maxBatch caps how many Updates one transaction carries.
-const maxBatch = 256
+const maxBatch = groupcommit.Max
 
 // Group commit. Updates of one key through the Backends of one With are
 // queued; a driver goroutine takes up to maxBatch of them at a time, reads
@@ -18,7 +19,10 @@ const maxBatch = 256
 // predecessors' result; a failing or panicking apply drops only its own
 // change), and commits the result with one guarded transaction and one
 // marker. On conflict the whole batch re-runs on the new value. Each caller
-// waits for its batch — or leaves when its ctx ends (see depart).
+// waits for its batch — or leaves when its ctx ends (see depart) — and runs
+// its apply on its own goroutine each time the driver gives it the document
+// (groupcommit.Call), so that a panic or runtime.Goexit in it stays with
+// its caller.
 //
 // The driver exists while the key has pending Updates; it is not owned by
 // any one caller so that a caller whose ctx ends can leave without failing
@@ -41,22 +45,23 @@ type queue struct {
 // A call is one Update waiting in a queue or running in a batch.
 type call struct {
 	ctx   context.Context
-	apply func([]byte) ([]byte, error)
-	done  chan struct{} // closed when the result below is final
-	batch *batch        // set (under queues.mu) when a driver takes the call
+	fn    groupcommit.Call // runs apply on the caller's goroutine; holds its latest run's outcome
+	done  chan struct{}    // closed when the result below is final
+	batch *batch           // set (under queues.mu) when a driver takes the call
 
 	// Guarded by batch.mu until done is closed.
 	departed bool
-	err      error
-	panicked bool
-	panicVal any
+	err      error            // the batch's error, if fn's latest run succeeded
+	marker   string           // marker of the attempt whose run last gave fn the document
+	lease    clientv3.LeaseID // its lease
 }
 
 // result returns the call's outcome in the caller's goroutine, re-raising
 // its apply's panic there.
 func (c *call) result() error {
-	if c.panicked {
-		panic(c.panicVal)
+	c.fn.Raise()
+	if c.fn.Err != nil {
+		return c.fn.Err
 	}
 	return c.err
 }
@@ -67,10 +72,8 @@ type batch struct {
 	cancel context.CancelFunc
 
 	mu      sync.Mutex
-	members []*call          // grows only under queues.mu too (see absorb)
-	live    int              // members not departed
-	marker  string           // marker of the latest attempt whose applies ran
-	lease   clientv3.LeaseID // its lease
+	members []*call // grows only under queues.mu too (see absorb)
+	live    int     // members not departed
 }
 
 // enqueue adds c to key's queue and starts a driver if none runs.
@@ -122,13 +125,6 @@ func (qs *queues) len() int {
 func (b *Backend) drive(q *queue) {
 	qs := &b.queues
 	defer qs.drivers.Done()
-	var bt *batch
-	normal := false
-	defer func() {
-		if !normal {
-			b.abandon(q, bt)
-		}
-	}()
 	for {
 		qs.mu.Lock()
 		n := min(len(q.pending), maxBatch)
@@ -136,11 +132,10 @@ func (b *Backend) drive(q *queue) {
 			q.running = false
 			qs.gc(b.key, q)
 			qs.mu.Unlock()
-			normal = true
 			return
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		bt = &batch{ctx: ctx, cancel: cancel, members: q.pending[:n:n], live: n}
+		bt := &batch{ctx: ctx, cancel: cancel, members: q.pending[:n:n], live: n}
 		q.pending = slices.Clone(q.pending[n:])
 		for _, c := range bt.members {
 			c.batch = bt
@@ -175,38 +170,16 @@ func (b *Backend) absorb(bt *batch) {
 	q.pending = slices.Clone(q.pending[n:])
 }
 
-var errGoexit = errors.New("batch abandoned: an update function called runtime.Goexit")
-
-// abandon runs when an apply called runtime.Goexit on the driver's
-// goroutine (t.FailNow inside fn, say), which cannot be recovered: the
-// batch fails, nothing of it was sent, and a new driver takes over the rest
-// of the queue, so that neither the batch's callers nor later Updates of the
-// key wait forever.
-func (b *Backend) abandon(q *queue, bt *batch) {
-	if bt != nil {
-		bt.fail(b.wrap("update", bt.ctx, errGoexit))
-		bt.cancel()
-	}
-	qs := &b.queues
-	qs.mu.Lock()
-	defer qs.mu.Unlock()
-	if len(q.pending) == 0 {
-		q.running = false
-		qs.gc(b.key, q)
-		return
-	}
-	qs.drivers.Add(1)
-	go b.drive(q)
-}
-
 // depart is called when c's ctx has ended before its result was ready. A
 // call still queued leaves with a plain ctx error. A call in a batch is
 // excluded from the batch's later attempts; if an attempt that included it
 // may be in flight, it leaves with an *OutcomeError naming that attempt's
 // marker (Resolve settles it: the batch either committed that attempt or
 // will never commit the call's change). A call whose function failed or
-// panicked in the latest run has no change in flight: it leaves with that
-// error or panic. (Earlier attempts were settled before the latest run.)
+// panicked in its latest run has no change in flight: it leaves with that
+// error or panic. (Earlier attempts were settled before the latest run.) A
+// call given the document that leaves instead of running its function has
+// no change in this run either: it leaves with a plain ctx error.
 func (b *Backend) depart(c *call) error {
 	ctx := c.ctx
 	b.queues.mu.Lock()
@@ -226,55 +199,76 @@ func (b *Backend) depart(c *call) error {
 		return c.result()
 	default:
 	}
-	c.departed = true
-	if bt.live--; bt.live == 0 {
-		bt.cancel()
-	}
-	marker, lease := bt.marker, bt.lease
-	ownFailure := c.err != nil || c.panicked // in the run that marker commits
+	bt.leave(c)
+	skipped := c.fn.Skip()
+	marker, lease := c.marker, c.lease
 	bt.mu.Unlock()
-	if ownFailure { // its change is in no attempt: nothing to resolve
+	if !skipped && c.fn.Failed() { // its change is in no attempt: nothing to resolve
 		return c.result()
 	}
-	if marker == "" { // no attempt with this call's change was sent
+	if skipped || marker == "" { // no attempt with this call's change was sent
 		return b.wrap("update", ctx, ctx.Err())
 	}
 	return &OutcomeError{Key: b.key, Marker: marker, Err: ctx.Err(), lease: lease}
 }
 
-// run applies the live members' functions in order to cur and records each
-// one's outcome; it returns the batch's new document. It holds bt.mu, so a
-// member cannot depart while its function runs, and no function runs after
-// its caller has departed.
-func (bt *batch) run(cur []byte, marker string, lease clientv3.LeaseID) (next []byte, live int) {
-	bt.mu.Lock()
-	defer bt.mu.Unlock()
-	next = cur
-	for _, c := range bt.members {
-		if c.departed {
-			continue
-		}
-		live++
-		out, err, panicked, pv := safeApply(c.apply, next)
-		c.err, c.panicked, c.panicVal = err, panicked, pv
-		if err == nil && !panicked {
-			next = out
-		}
+// leave marks c departed. bt.mu is held.
+func (bt *batch) leave(c *call) {
+	c.departed = true
+	if bt.live--; bt.live == 0 {
+		bt.cancel()
 	}
-	bt.marker, bt.lease = marker, lease
-	return next, live
 }
 
-// safeApply calls apply, turning a panic into a value to re-raise in the
-// caller's goroutine.
-func safeApply(apply func([]byte) ([]byte, error), cur []byte) (out []byte, err error, panicked bool, pv any) {
-	defer func() {
-		if r := recover(); r != nil {
-			panicked, pv = true, r
+// run gives each live member in order the document as its predecessors
+// left it, waits for the member's caller to run its function on it, and
+// returns the batch's new document and how many functions ran. No function
+// runs after its caller has departed: a caller given the document that
+// departs instead declines it (see depart). A member whose function called
+// runtime.Goexit, which ended its caller's goroutine, departs with it.
+//
+// While a caller runs its function it cannot renew the turn lease, as
+// callers do while they wait in Update; run renews it meanwhile, so that a
+// batch holding its turn keeps it while a function runs.
+func (bt *batch) run(b *Backend, cur []byte, marker string, lease clientv3.LeaseID) (next []byte, live int) {
+	renew := time.NewTicker(b.turnLease.period())
+	defer renew.Stop()
+	next = cur
+	bt.mu.Lock()
+	members := bt.members // grows only in absorb, on this goroutine
+	bt.mu.Unlock()
+	for _, c := range members {
+		bt.mu.Lock()
+		if c.departed {
+			bt.mu.Unlock()
+			continue
 		}
-	}()
-	out, err = apply(cur)
-	return out, err, false, nil
+		c.marker, c.lease = marker, lease
+		c.fn.Give(next)
+		bt.mu.Unlock()
+		for ran := false; !ran; {
+			select {
+			case <-c.fn.Ran():
+				ran = true
+			case <-renew.C:
+				b.turnLease.keep(bt.ctx, b.cli)
+			}
+		}
+
+		bt.mu.Lock()
+		switch {
+		case c.departed: // declined the document
+		case c.fn.Exited:
+			bt.leave(c)
+		default:
+			live++
+			if !c.fn.Failed() {
+				next = c.fn.Out
+			}
+		}
+		bt.mu.Unlock()
+	}
+	return next, live
 }
 
 // finish publishes the outcome of the last run to every live member.
@@ -296,9 +290,7 @@ func (bt *batch) fail(err error) {
 	defer bt.mu.Unlock()
 	for _, c := range bt.members {
 		if !c.departed {
-			if c.err == nil {
-				c.err = err
-			}
+			c.err = err
 			close(c.done)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -36,6 +37,29 @@ func waitQueued(s *shared, key string, n int) {
 	}
 }
 
+// An outcome is how one Update started by update ended.
+type outcome struct {
+	err      error
+	panicked any  // Update panicked with this value
+	returned bool // Update returned (false: its goroutine ended inside it)
+}
+
+// update starts b.Update(apply) on a goroutine of its own and reports how
+// it ended.
+func update(t *testing.T, b *Backend, apply func([]byte) ([]byte, error)) <-chan outcome {
+	ch := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		defer func() {
+			o.panicked = recover()
+			ch <- o
+		}()
+		o.err = b.Update(testCtx(t), apply)
+		o.returned = true
+	}()
+	return ch
+}
+
 // TestBatchMembersIndependent: in one batch, a panicking fn re-panics in
 // its own caller, an erroring fn returns its error, and the others commit,
 // each seeing its predecessors' results.
@@ -44,27 +68,9 @@ func TestBatchMembersIndependent(t *testing.T) {
 	s := newShared(cli, newConfig(nil))
 	b := s.open(docPath(t))
 	release := holdDriver(t, b)
-
-	type outcome struct {
-		err      error
-		panicked any
-	}
-	run := func(apply func([]byte) ([]byte, error)) <-chan outcome {
-		ch := make(chan outcome, 1)
-		go func() {
-			defer func() {
-				if r := recover(); r != nil {
-					ch <- outcome{panicked: r}
-				}
-			}()
-			ch <- outcome{err: b.Update(testCtx(t), apply)}
-		}()
-		return ch
-	}
+	run := func(apply func([]byte) ([]byte, error)) <-chan outcome { return update(t, b, apply) }
 	errFn := errors.New("fn failed")
-	add := func(c byte) func([]byte) ([]byte, error) {
-		return func(cur []byte) ([]byte, error) { return append(bytes.Clone(cur), c), nil }
-	}
+	add := appendByte
 	first := run(add('1'))
 	waitQueued(s, b.Key(), 1)
 	panics := run(func([]byte) ([]byte, error) { panic("boom") })
@@ -145,25 +151,159 @@ func TestBatchDeparture(t *testing.T) {
 }
 
 // TestApplyGoexit: an apply that calls runtime.Goexit (t.FailNow inside fn,
-// say) ends the driver goroutine that runs it. Its batch must fail with an
-// error rather than hang, and the key must stay usable: a later Update
-// commits.
+// say) ends only its own caller's goroutine, which it runs on: Update does
+// not return there, the other members of its batch commit their changes
+// without its change, and the key stays usable. (Run on the driver's
+// goroutine instead, the Goexit failed the whole batch: the control.)
 func TestApplyGoexit(t *testing.T) {
 	cli := newClient(t, sharedServer(t).Endpoint())
 	s := newShared(cli, newConfig(nil))
 	b := s.open(docPath(t))
-	// Bounds a hang so the bug shows as a failure, not a binary timeout.
-	ctx, cancel := context.WithTimeout(testCtx(t), 20*time.Second)
-	defer cancel()
-	err := b.Update(ctx, func([]byte) ([]byte, error) { runtime.Goexit(); return nil, nil })
-	if err == nil || errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Update whose apply called Goexit = %v; want an error, promptly", err)
+	release := holdDriver(t, b)
+	run := func(apply func([]byte) ([]byte, error)) <-chan outcome { return update(t, b, apply) }
+	add := appendByte
+	first := run(add('1'))
+	waitQueued(s, b.Key(), 1)
+	exits := run(func(cur []byte) ([]byte, error) {
+		_ = append(bytes.Clone(cur), 'X')
+		runtime.Goexit()
+		return nil, nil
+	})
+	waitQueued(s, b.Key(), 2)
+	last := run(add('2'))
+	waitQueued(s, b.Key(), 3)
+	if err := release(); err != nil {
+		t.Fatal(err)
 	}
-	if err := b.Update(ctx, func([]byte) ([]byte, error) { return []byte("after"), nil }); err != nil {
+	for name, ch := range map[string]<-chan outcome{"first": first, "last": last} {
+		if o := <-ch; !o.returned || o.err != nil || o.panicked != nil {
+			t.Errorf("%s member of the batch: %+v; want it committed (another member's Goexit must not affect it)", name, o)
+		}
+	}
+	if o := <-exits; o.returned {
+		t.Errorf("Update whose apply called Goexit returned %v; want its own goroutine ended", o.err)
+	}
+	if got, _ := getRaw(t, cli, b.Key()); string(got) != "12" {
+		t.Errorf("stored %q, want 12 (the exiting member's change dropped)", got)
+	}
+	if err := b.Update(testCtx(t), add('3')); err != nil {
 		t.Fatalf("Update after a Goexit: %v", err)
 	}
-	if got, _ := getRaw(t, cli, b.Key()); string(got) != "after" {
-		t.Errorf("stored %q, want after", got)
+}
+
+// TestApplyRunsOnCallersGoroutine: every run of an apply, also the re-run
+// after a conflict, is on the goroutine that called Update.
+func TestApplyRunsOnCallersGoroutine(t *testing.T) {
+	cli := newClient(t, sharedServer(t).Endpoint())
+	s := newShared(cli, newConfig(nil))
+	b := s.open(docPath(t))
+	release := holdDriver(t, b)
+	type runs struct {
+		err         error
+		runs, elsew int // runs of apply; runs on another goroutine
+	}
+	interfered := false
+	run := func(interfere bool) <-chan runs {
+		ch := make(chan runs, 1)
+		go func() {
+			var o runs
+			me := goid()
+			o.err = b.Update(testCtx(t), func(cur []byte) ([]byte, error) {
+				o.runs++
+				if goid() != me {
+					o.elsew++
+				}
+				if interfere && !interfered { // a write behind the batch's back: a conflict
+					interfered = true
+					if _, err := cli.Put(testCtx(t), b.Key(), "other"); err != nil {
+						return nil, err
+					}
+				}
+				return append(bytes.Clone(cur), '+'), nil
+			})
+			ch <- o
+		}()
+		return ch
+	}
+	chs := []<-chan runs{run(true)}
+	waitQueued(s, b.Key(), 1)
+	chs = append(chs, run(false))
+	waitQueued(s, b.Key(), 2)
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	for i, ch := range chs {
+		o := <-ch
+		if o.err != nil || o.elsew != 0 || o.runs < 2 {
+			t.Errorf("member %d: %+v; want success, at least 2 runs (a conflict), none on another goroutine", i, o)
+		}
+	}
+	if got, _ := getRaw(t, cli, b.Key()); string(got) != "other++" {
+		t.Errorf("stored %q, want other++", got)
+	}
+}
+
+// goid returns the current goroutine's id, from its stack trace's header.
+func goid() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	f := bytes.Fields(buf)
+	if len(f) < 2 {
+		return ""
+	}
+	return string(f[1])
+}
+
+// TestDepartWhenGiven: a member whose ctx ends as its batch gives it the
+// document either runs its apply and waits for the commit, or declines and
+// leaves; either way the batch goes on, and the member's error tells whether
+// its change was committed. The member ahead of it in the batch ends its ctx
+// from its own apply, so that the departure races with the driver giving
+// it the document. Without the decline the driver would wait for the
+// departed caller for ever (the control: the test then fails).
+func TestDepartWhenGiven(t *testing.T) {
+	cli := newClient(t, sharedServer(t).Endpoint())
+	s := newShared(cli, newConfig(nil))
+	for i := range 30 {
+		b := s.open(docPath(t) + "/" + strconv.Itoa(i))
+		ctx, cancel := context.WithTimeout(testCtx(t), 30*time.Second) // bounds a hang
+		defer cancel()
+		release := holdDriver(t, b)
+		leaverCtx, leave := context.WithCancel(ctx)
+		first := make(chan error, 1)
+		go func() {
+			first <- b.Update(ctx, func(cur []byte) ([]byte, error) {
+				leave()
+				return append(bytes.Clone(cur), '1'), nil
+			})
+		}()
+		waitQueued(s, b.Key(), 1)
+		leaver := make(chan error, 1)
+		go func() {
+			leaver <- b.Update(leaverCtx, func(cur []byte) ([]byte, error) { return append(bytes.Clone(cur), 'L'), nil })
+		}()
+		waitQueued(s, b.Key(), 2)
+		if err := release(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-first; err != nil {
+			t.Fatalf("first member: %v", err)
+		}
+		err := <-leaver
+		got, _ := getRaw(t, cli, b.Key())
+		var oe *OutcomeError
+		switch {
+		case errors.As(err, &oe):
+			committed, rerr := Resolve(ctx, cli, oe)
+			if rerr != nil || committed != (string(got) == "1L") {
+				t.Fatalf("Resolve = %v, %v with %q stored", committed, rerr, got)
+			}
+		case err == nil && string(got) != "1L", err != nil && string(got) != "1":
+			t.Fatalf("leaver: %v with %q stored", err, got)
+		}
+		if err := b.Update(ctx, func(cur []byte) ([]byte, error) { return cur, nil }); err != nil {
+			t.Fatalf("key unusable after a departure: %v", err)
+		}
 	}
 }
 

@@ -75,17 +75,22 @@
 //
 // Updates of one key through the Stores made from one With do not collide
 // in etcd: they queue in the process, and a driver goroutine, alive while
-// the key has queued Updates, commits them in batches of up to 256 — one
-// read, the applies in order (each sees its predecessors' result; a failing
-// or panicking apply drops only its own change, and the panic is re-raised
-// in its caller's goroutine), one guarded transaction, one marker. A batch
+// the key has queued Updates, commits them in batches as status's package
+// doc describes ("Group commit") — one read, the applies in order, one
+// guarded transaction, one marker. The driver runs no apply: it gives each
+// caller, waiting in Update, the document to run its apply on, on the
+// caller's goroutine, and waits for the result; it does so again for every
+// run of the batch, so an apply that runs again after a conflict also runs
+// on its caller's goroutine. A batch
 // takes one turn when its key is contended, so a process's writers share
 // its place in the queue, and when the turn comes the batch also takes the
 // Updates of the key queued in the process meanwhile (up to 256 in all).
 // On conflict the whole batch runs again on the new
-// value. A caller whose ctx ends while queued leaves with a plain ctx
-// error; one whose batch may have sent its change leaves with an
-// *OutcomeError for that attempt, and the batch goes on without it.
+// value. A caller whose ctx ends while queued, or as it is given the
+// document, leaves with a plain ctx error; one whose batch may have sent
+// its change leaves with an *OutcomeError for that attempt, and the batch
+// goes on without it. An apply that calls runtime.Goexit ends only its
+// caller's goroutine, and the batch goes on without its change.
 //
 // # Exactly once
 //

@@ -76,13 +76,16 @@ func (b *Backend) Update(ctx context.Context, apply func(cur []byte) ([]byte, er
 	if err := b.check("update", ctx); err != nil {
 		return err
 	}
-	c := &call{ctx: ctx, apply: apply, done: make(chan struct{})}
+	c := &call{ctx: ctx, done: make(chan struct{})}
+	c.fn.Init()
 	b.enqueue(c)
 	defer b.leave()
 	renew := time.NewTicker(b.turnLease.period())
 	defer renew.Stop()
 	for {
 		select {
+		case cur := <-c.fn.Ready():
+			c.fn.Apply(apply, cur)
 		case <-c.done:
 			return c.result()
 		case <-ctx.Done():
@@ -167,7 +170,7 @@ func (b *Backend) commit(bt *batch) {
 			continue
 		}
 		marker := b.cfg.markerPrefix() + id + "/" + strconv.Itoa(attempt)
-		next, live := bt.run(cur, marker, lease)
+		next, live := bt.run(b, cur, marker, lease)
 		switch {
 		case live == 0:
 			return

@@ -11,8 +11,9 @@
 //	}
 //
 // The suite checks Store-level semantics (decoding, corruption, fn errors
-// and panics, no-change detection, unknown fields, context handling),
-// mutual exclusion between Stores sharing one document, and transactions
+// and panics, the goroutine fn runs on and runtime.Goexit in fn, no-change
+// detection, unknown fields, context handling), mutual exclusion between
+// Stores sharing one document, and transactions
 // over several documents (status.MutateAll and status.LoadAll: all or
 // nothing, serialised with Mutate, read together). It does not check
 // cross-process exclusion or durability, which depend on the backend.
@@ -25,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -71,6 +73,8 @@ func Run(t *testing.T, h Harness) {
 		{"ClearOmitempty", testClearOmitempty},
 		{"CancelledContext", testCancelled},
 		{"ConcurrentIncrements", testConcurrentIncrements},
+		{"FnOnCallersGoroutine", testFnOnCallersGoroutine},
+		{"FnGoexitEndsOnlyItsCaller", testFnGoexit},
 		{"SeesPredecessors", testSeesPredecessors},
 		{"ReturnedEqualsLoad", testReturnedEqualsLoad},
 		{"TxAllOrNothing", testTxAllOrNothing},
@@ -371,6 +375,114 @@ func testConcurrentIncrements(t *testing.T, h Harness) {
 	}
 	if want := goroutines * perGoroutine; got.Count != want {
 		t.Errorf("count = %d after %d increments: lost %d updates", got.Count, want, want-got.Count)
+	}
+}
+
+// fn runs on the goroutine that called Mutate, also when it runs in a
+// batch for another caller's write (status package doc, Guarantees).
+func testFnOnCallersGoroutine(t *testing.T, h Harness) {
+	p := h.Path(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines*perGoroutine)
+	for range goroutines {
+		wg.Go(func() {
+			s, me := h.store(p), goid()
+			for range perGoroutine {
+				_, err := s.Mutate(context.Background(), func(d *Doc) error {
+					if g := goid(); g != me {
+						return fmt.Errorf("fn of the caller on goroutine %s ran on goroutine %s", me, g)
+					}
+					d.Count++
+					return nil
+				})
+				if err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// goid returns the current goroutine's id, from its stack trace's header
+// ("goroutine 7 [running]:").
+func goid() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	f := bytes.Fields(buf)
+	if len(f) < 2 {
+		return ""
+	}
+	return string(f[1])
+}
+
+// A fn that calls runtime.Goexit (t.FailNow, say) ends its own caller's
+// goroutine inside Mutate, and its change is dropped. The callers around
+// it, batched with it or not, return: each either committed its change or
+// got an error and committed nothing (the status package doc says when);
+// the document stays usable.
+func testFnGoexit(t *testing.T, h Harness) {
+	p := h.Path(t)
+	in, rel := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		_, err := h.store(p).Mutate(context.Background(), func(d *Doc) error {
+			close(in)
+			<-rel // the callers below queue meanwhile
+			d.Count++
+			return nil
+		})
+		first <- err
+	}()
+	<-in
+	type outcome struct {
+		err      error
+		returned bool
+	}
+	run := func(fn func(*Doc) error) <-chan outcome {
+		ch := make(chan outcome, 1)
+		started := make(chan struct{})
+		go func() {
+			var o outcome
+			defer func() { ch <- o }()
+			close(started)
+			_, o.err = h.store(p).Mutate(context.Background(), fn)
+			o.returned = true
+		}()
+		<-started
+		return ch
+	}
+	inc := func(d *Doc) error { d.Count++; return nil }
+	before := []<-chan outcome{run(inc), run(inc)}
+	exiter := run(func(d *Doc) error { d.Count += 1000; runtime.Goexit(); return nil })
+	after := []<-chan outcome{run(inc), run(inc)}
+	close(rel)
+	if err := <-first; err != nil {
+		t.Fatalf("first Mutate: %v", err)
+	}
+	if o := <-exiter; o.returned {
+		t.Errorf("Mutate whose fn called runtime.Goexit returned (%v); want its goroutine ended", o.err)
+	}
+	want := 1
+	for i, ch := range append(before, after...) {
+		o := <-ch
+		switch {
+		case !o.returned:
+			t.Errorf("caller %d: its goroutine ended inside Mutate (another caller's Goexit)", i)
+		case o.err == nil:
+			want++
+		}
+	}
+	got, err := h.store(p).Mutate(context.Background(), func(d *Doc) error { d.Name = "after"; return nil })
+	if err != nil {
+		t.Fatalf("Mutate after a Goexit: %v", err)
+	}
+	if got.Count != want {
+		t.Errorf("count = %d, want %d (1 + the callers that returned nil; the exiting fn's +1000 dropped)", got.Count, want)
 	}
 }
 
