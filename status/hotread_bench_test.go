@@ -1,7 +1,6 @@
 package status
 
 import (
-	"context"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -51,5 +50,4 @@ func BenchmarkHotReaders(b *testing.B) {
 	b.ReportMetric(float64(writeNanos.Load())/float64(writes.Load())/1e6, "ms/write")
 	b.ReportMetric(float64(reads.Load())/b.Elapsed().Seconds(), "reads/s")
 	checkRuns(b, path)
-	_ = context.Background
 }
