@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,15 @@ func (b *fileBackend) Name() string { return b.path }
 
 // Load reads the file without locking: writers replace it by rename, so any
 // read sees one complete version.
+//
+// It first yields the processor (runtime.Gosched). A read is a few short
+// system calls, none of which makes the scheduler run another goroutine, so
+// goroutines that read in a loop would otherwise keep every processor for a
+// full time slice (10 ms) at a time, while a writer of the same process
+// that returns from its fsync waits in the run queue behind them: the
+// write, and every call in its batch, would take tens of milliseconds.
+// The yield costs a reader a trip through the run queue (about a
+// microsecond when nothing else is runnable).
 func (b *fileBackend) Load(ctx context.Context) ([]byte, error) {
 	if err := checkPath(b.path); err != nil {
 		return nil, pathError("read", b.path, err)
@@ -48,6 +58,7 @@ func (b *fileBackend) Load(ctx context.Context) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("status: read %s: %w", b.path, err)
 	}
+	runtime.Gosched()
 	return readDoc(b.path, b.path, b.maxSize)
 }
 

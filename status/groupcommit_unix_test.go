@@ -525,3 +525,36 @@ func TestGatherWaitsOnlyForLiveOwners(t *testing.T) {
 		t.Errorf("count = %d, want 1111", got.Count)
 	}
 }
+
+// Load is a scheduling point: a goroutine that reads in a loop lets the
+// other runnable goroutines of its processor run at every read (a writer
+// back from its fsync among them). With one processor, a goroutine started
+// just before Load has run when Load returns. Not always: one scheduling
+// round in 61 takes the yielding goroutine itself from the global run
+// queue first, so the test asks for most of 100 reads; without the yield
+// almost none let it run.
+func TestLoadYields(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "status.json")
+	if _, err := Mutate(context.Background(), path, func(s *Status) error { s.Runs = 1; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const reads = 100
+	yielded := 0
+	for range reads {
+		ran, done := make(chan struct{}), make(chan struct{})
+		go func() { close(ran); close(done) }() // runnable, on this processor
+		if _, err := Read(path); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ran:
+			yielded++
+		default:
+		}
+		<-done
+	}
+	if yielded < reads/2 {
+		t.Errorf("a goroutine runnable on the only processor ran during %d of %d reads, want most", yielded, reads)
+	}
+}
