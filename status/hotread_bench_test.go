@@ -10,11 +10,17 @@ import (
 	"time"
 )
 
-// BenchmarkHotReaders is scenario e of the peer benchmark in one process:
-// 64 goroutines increment one document while 4 goroutines read it in a
-// tight loop (lock-free Read). It reports the calls per write, the mean
-// time of a write and the reads per second.
+// BenchmarkHotReaders is scenarios e and f of the peer benchmark in one
+// process: 64 goroutines increment one document while 4 goroutines read it
+// (Read) in a tight loop (spin) or pausing 1 ms between reads (pause1ms).
+// It reports the calls per write, the mean time of a write and the reads
+// per second.
 func BenchmarkHotReaders(b *testing.B) {
+	b.Run("spin", func(b *testing.B) { hotReaders(b, 0) })
+	b.Run("pause1ms", func(b *testing.B) { hotReaders(b, time.Millisecond) })
+}
+
+func hotReaders(b *testing.B, pause time.Duration) {
 	path := benchPath(b)
 	reportWrites := timeWrites(b)
 	stop := make(chan struct{})
@@ -33,6 +39,9 @@ func BenchmarkHotReaders(b *testing.B) {
 					return
 				}
 				reads.Add(1)
+				if pause > 0 {
+					time.Sleep(pause)
+				}
 			}
 		})
 	}
