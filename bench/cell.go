@@ -27,6 +27,7 @@ type scenario struct {
 	recs        int
 	readers     int // lock-free (or shared-lock) readers in process 0
 	readerPause time.Duration
+	pick        map[string]bool // the systems chosen to run (-systems); nil: all
 }
 
 var scenarios = []scenario{
@@ -42,6 +43,8 @@ var scenarios = []scenario{
 // runs reports whether sys takes part in sc.
 func (sc scenario) runs(sys system) bool {
 	switch {
+	case sc.pick != nil && !sc.pick[sys.name]:
+		return false
 	case sys.ownRecord:
 		return sc.procs == 1 && sc.recs == sc.goroutines
 	case sc.procs > 1:

@@ -10,7 +10,7 @@
 //
 // Usage (from the repository root: make bench-peers):
 //
-//	go run . [-rounds 5] [-window 1.5s] [-quick] [-only a,b] [-o report.md]
+//	go run . [-rounds 5] [-window 1.5s] [-quick] [-only a,b] [-systems bbolt-batch] [-o report.md]
 //
 // It is a nested module so that the peers (modernc.org/sqlite,
 // go.etcd.io/bbolt) never become dependencies of the root module. The

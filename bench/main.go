@@ -15,8 +15,9 @@ import (
 type config struct {
 	rounds int
 	window time.Duration
-	trace  time.Duration // window of the fsync-counting pass; 0: none
-	only   map[string]bool
+	trace  time.Duration   // window of the fsync-counting pass; 0: none
+	only   map[string]bool // scenarios to run; nil: all
+	sys    map[string]bool // systems to run besides mutate; nil: all
 	dir    string
 	smoke  bool // tiny sizes for the test: at most 4 processes, goroutines and records
 	log    io.Writer
@@ -32,17 +33,16 @@ func main() {
 	flag.DurationVar(&cfg.window, "window", 1500*time.Millisecond, "how long each system runs per scenario and round")
 	flag.DurationVar(&cfg.trace, "trace", 500*time.Millisecond, "window of the strace pass counting fsyncs (0: skip)")
 	only := flag.String("only", "", "comma-separated scenarios to run (default all)")
+	sys := flag.String("systems", "", "comma-separated systems to run besides mutate (default all)")
 	flag.StringVar(&cfg.dir, "dir", "", "directory for the records (default: the temp dir); its file system is what is measured")
 	outPath := flag.String("o", "", "also write the report to this file")
 	flag.Parse()
 	if *quick {
 		cfg.rounds, cfg.window, cfg.trace = 1, 300*time.Millisecond, 200*time.Millisecond
 	}
-	if *only != "" {
-		cfg.only = map[string]bool{}
-		for _, s := range strings.Split(*only, ",") {
-			cfg.only[s] = true
-		}
+	cfg.only, cfg.sys = nameSet(*only), nameSet(*sys)
+	if cfg.sys != nil {
+		cfg.sys["mutate"] = true
 	}
 	if cfg.trace > 0 {
 		if _, err := exec.LookPath("strace"); err != nil {
@@ -83,6 +83,7 @@ func run(cfg config) (*report, error) {
 		if cfg.smoke {
 			sc.procs, sc.goroutines, sc.recs = min(sc.procs, 4), min(sc.goroutines, 4), min(sc.recs, 4)
 		}
+		sc.pick = cfg.sys
 		rep.scens = append(rep.scens, sc)
 		rep.results[sc.name] = map[string][]cellResult{}
 		rep.syncs[sc.name] = map[string]cellResult{}
@@ -117,6 +118,18 @@ func run(cfg config) (*report, error) {
 	}
 	rep.elapsed = time.Since(rep.start)
 	return rep, nil
+}
+
+// nameSet is the set of a comma-separated list; nil for "".
+func nameSet(list string) map[string]bool {
+	if list == "" {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, s := range strings.Split(list, ",") {
+		set[s] = true
+	}
+	return set
 }
 
 func (sc scenario) systems() []system {

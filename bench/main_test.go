@@ -77,3 +77,40 @@ func TestVerifyCatchesLostUpdate(t *testing.T) {
 		})
 	}
 }
+
+// TestGoals checks that the goal table lists every goal of the
+// performance issue: the scenario goals, f against every durable peer,
+// and parity with our own per-call baseline in every scenario.
+func TestGoals(t *testing.T) {
+	rep := &report{scens: scenarios}
+	have := map[string]bool{}
+	for _, g := range goals(rep) {
+		have[g.scen+" "+g.desc] = true
+	}
+	want := []string{
+		"a Mutate ≥ 0.95× floor",
+		"b Mutate ≥ 3.00× bbolt-batch",
+		"c Mutate ≥ 1.00× bbolt-batch",
+		"d Mutate ≥ 4.00× sqlite-full",
+		"d slowest/fastest process ≥ 0.85 (Mutate)",
+		"d p99 ≤ 100 ms (Mutate)",
+		"d32 no call > 1 s (Mutate, worst round)",
+		"e Mutate ≥ 1.00× bbolt-batch",
+	}
+	for _, s := range systems {
+		if s.peer {
+			want = append(want, "f Mutate ≥ 5.00× "+s.name)
+		}
+	}
+	for _, sc := range scenarios {
+		want = append(want, sc.name+" Mutate ≥ 1.00× baseline")
+	}
+	for _, w := range want {
+		if !have[w] {
+			t.Errorf("goal %q missing", w)
+		}
+	}
+	if len(have) != len(want) {
+		t.Errorf("%d goals, want %d: %v", len(have), len(want), have)
+	}
+}

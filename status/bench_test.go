@@ -225,20 +225,31 @@ func BenchmarkContended64(b *testing.B) {
 	})
 	b.Run("Mutate", func(b *testing.B) {
 		path := benchPath(b)
-		var writes, writeNanos atomic.Int64
-		orig := writeFile
-		setWriteFile(b, func(path string, data []byte, perm os.FileMode) error {
-			writes.Add(1)
-			t0 := time.Now()
-			defer func() { writeNanos.Add(int64(time.Since(t0))) }()
-			return orig(path, data, perm)
-		})
+		reportWrites := timeWrites(b)
 		run64(b, func() error { return mutateIncrement(path) })
 		b.StopTimer()
-		b.ReportMetric(float64(b.N)/float64(writes.Load()), "calls/write")
-		b.ReportMetric(float64(writeNanos.Load())/float64(writes.Load())/1e6, "ms/write")
+		reportWrites()
 		checkRuns(b, path)
 	})
+}
+
+// timeWrites counts the durable writes (writeFile) until the benchmark
+// ends and times them; the function it returns reports the calls per write
+// and the mean time of a write.
+func timeWrites(b *testing.B) (report func()) {
+	var writes, writeNanos atomic.Int64
+	orig := writeFile
+	writeFile = func(path string, data []byte, perm os.FileMode) error {
+		writes.Add(1)
+		t0 := time.Now()
+		defer func() { writeNanos.Add(int64(time.Since(t0))) }()
+		return orig(path, data, perm)
+	}
+	b.Cleanup(func() { writeFile = orig })
+	return func() {
+		b.ReportMetric(float64(b.N)/float64(writes.Load()), "calls/write")
+		b.ReportMetric(float64(writeNanos.Load())/float64(writes.Load())/1e6, "ms/write")
+	}
 }
 
 // checkRuns verifies that the benchmark lost no increment. Benchmarks run

@@ -44,6 +44,15 @@ func (b *fileBackend) Name() string { return b.path }
 
 // Load reads the file without locking: writers replace it by rename, so any
 // read sees one complete version.
+//
+// It first yields the processor (runtime.Gosched). A read is a few short
+// system calls, none of which makes the scheduler run another goroutine, so
+// goroutines that read in a loop would otherwise keep every processor for a
+// full time slice (10 ms) at a time, while a writer of the same process
+// that returns from its fsync waits in the run queue behind them: the
+// write, and every call in its batch, would take tens of milliseconds.
+// The yield costs a reader a trip through the run queue (about a
+// microsecond when nothing else is runnable).
 func (b *fileBackend) Load(ctx context.Context) ([]byte, error) {
 	if err := checkPath(b.path); err != nil {
 		return nil, pathError("read", b.path, err)
@@ -51,6 +60,7 @@ func (b *fileBackend) Load(ctx context.Context) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("status: read %s: %w", b.path, err)
 	}
+	runtime.Gosched()
 	return readDoc(b.path, b.path, b.maxSize)
 }
 
@@ -154,7 +164,9 @@ type entry struct {
 	mu       sync.Mutex
 	queue    []*request
 	leading  bool
-	observed atomic.Int32 // requests in flight with an Observer (observe.go)
+	waking   int           // finished requests whose waiting owners have not yet run (see gather)
+	gathered chan struct{} // closed when waking reaches 0, for the leader in gather
+	observed atomic.Int32  // requests in flight with an Observer (observe.go)
 }
 
 type reqState int
@@ -179,7 +191,9 @@ type request struct {
 	wake  chan struct{}    // capacity 1: state changed to chosen, applying or finished
 	fn    groupcommit.Call // runs apply on the owner's goroutine for the leader
 
-	state reqState // guarded by entry.mu
+	state   reqState // guarded by entry.mu
+	waiting bool     // its owner is in wait (guarded by entry.mu)
+	woken   bool     // counted in entry.waking (guarded by entry.mu)
 
 	// Outcome, written by the leader before state becomes finished.
 	err      error
@@ -227,6 +241,7 @@ func (e *entry) enqueue(r *request) bool {
 	defer e.mu.Unlock()
 	e.queue = append(e.queue, r)
 	if e.leading {
+		r.waiting = true // the caller waits next
 		return false
 	}
 	e.leading = true
@@ -250,6 +265,7 @@ func (e *entry) wait(r *request) bool {
 				e.remove(r)
 				r.state = finished
 				r.err = r.ctxErr()
+				e.leaveWait(r)
 				e.mu.Unlock()
 				return false
 			}
@@ -258,6 +274,9 @@ func (e *entry) wait(r *request) bool {
 		}
 		e.mu.Lock()
 		st := r.state
+		if st == chosen || st == finished {
+			e.leaveWait(r)
+		}
 		e.mu.Unlock()
 		switch st {
 		case chosen:
@@ -267,6 +286,21 @@ func (e *entry) wait(r *request) bool {
 		case finished:
 			return false
 		}
+	}
+}
+
+// leaveWait records that r's owner has run since r was finished or chosen
+// and leaves wait. e.mu is held.
+func (e *entry) leaveWait(r *request) {
+	r.waiting = false
+	if !r.woken {
+		return
+	}
+	r.woken = false
+	e.waking--
+	if e.waking == 0 && e.gathered != nil {
+		close(e.gathered)
+		e.gathered = nil
 	}
 }
 
@@ -289,7 +323,7 @@ func (e *entry) handOff() {
 
 // lead runs one batch with r (the head of the queue) as leader.
 func (e *entry) lead(r *request) {
-	e.gather()
+	e.gather(r.ctx)
 	t := e.clock()
 	unlock, err := lockFile(r.ctx, e.key+LockSuffix, r.b.perm)
 	lock := since(t)
@@ -351,26 +385,37 @@ func (e *entry) take(joins func(*request) bool) []*request {
 	return batch
 }
 
-// gather lets callers that are about to queue join the next batch. Callers
-// woken by the previous batch usually call again at once; without a pause
-// they miss this batch and cost a write of their own. The leader yields
-// while the queue keeps growing (at most a few times): microseconds against
-// a durable write's milliseconds. It runs before the flock is taken, so the
-// lock stays free for other processes' polls meanwhile (without it, the
-// process that just wrote re-took the flock within microseconds and starved
-// the others). It only changes how calls are grouped, never their order or
-// outcome.
-func (e *entry) gather() {
-	prev := 1 // a leader alone on its path does not yield
-	for range 8 {
-		e.mu.Lock()
-		n := len(e.queue)
+// gather lets callers that are about to queue join the next batch: the
+// callers the previous batch woke usually call again at once; without a
+// pause they miss this batch and cost a write of their own. The leader
+// waits until each of them has run (see finish): a woken owner that calls
+// again queues before it blocks, so they all are in the queue then, and the
+// last one to run makes the leader runnable on its own processor. A leader
+// alone on its path (nobody woken) does not wait. It runs before the flock
+// is taken, so the lock stays free for other processes meanwhile. It only
+// changes how calls are grouped, never their order or outcome.
+//
+// The wait is on the woken goroutines, not a yield: runtime.Gosched would
+// queue the leader behind every runnable goroutine of the process, and
+// behind goroutines that never block (a reader polling the document in a
+// loop) that is a time slice of the scheduler, milliseconds, per batch.
+func (e *entry) gather(ctx context.Context) {
+	e.mu.Lock()
+	if e.waking == 0 {
 		e.mu.Unlock()
-		if n == prev || n >= maxBatch {
-			return
+		return
+	}
+	ch := make(chan struct{})
+	e.gathered = ch
+	e.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		e.mu.Lock()
+		if e.gathered == ch {
+			e.gathered = nil
 		}
-		prev = n
-		runtime.Gosched()
+		e.mu.Unlock()
 	}
 }
 
@@ -488,12 +533,18 @@ func (r *request) outcome() ([]byte, error) {
 	return r.fn.Out, r.fn.Err
 }
 
-// finish publishes the batch's outcomes and hands leadership on.
+// finish publishes the batch's outcomes and hands leadership on. It counts
+// the owners it wakes (those waiting, and alive: an apply that called
+// runtime.Goexit ended its owner) for the next leader's gather.
 func (e *entry) finish(batch []*request) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, q := range batch {
 		q.state = finished
+		if q.waiting && !q.fn.Exited && !q.woken {
+			q.woken = true
+			e.waking++
+		}
 		q.signal()
 	}
 	e.handOff()

@@ -462,3 +462,98 @@ func TestRegistryKeyIsCleanAbsolutePath(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The next leader waits (gather) for the owners the last batch woke, and
+// only for those that are alive: a batch with a follower whose fn called
+// runtime.Goexit, and one whose ctx ended while the batch was being
+// written, must still let the next leader, queued meanwhile, write.
+// Counting the exited owner would make that leader wait until its ctx ends.
+func TestGatherWaitsOnlyForLiveOwners(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "status.json")
+	release := holdLock(t, path)
+	writing, proceed := make(chan struct{}), make(chan struct{})
+	var first sync.Once
+	orig := writeFile
+	writeFile = func(p string, data []byte, perm os.FileMode) error {
+		first.Do(func() { close(writing); <-proceed })
+		return orig(p, data, perm)
+	}
+	t.Cleanup(func() { writeFile = orig })
+
+	type call struct {
+		ret    chan error
+		exited chan struct{}
+	}
+	mutate := func(ctx context.Context, fn func(*counterDoc) error) call {
+		c := call{make(chan error, 1), make(chan struct{})}
+		go func() {
+			defer close(c.exited)
+			_, err := NewStore[counterDoc](path).Mutate(ctx, fn)
+			c.ret <- err
+		}()
+		return c
+	}
+	cancelCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	leader := mutate(context.Background(), func(d *counterDoc) error { d.Count++; return nil })
+	waitQueue(t, path, 1)
+	exiter := mutate(context.Background(), func(d *counterDoc) error { runtime.Goexit(); return nil })
+	waitQueue(t, path, 2)
+	cancelled := mutate(cancelCtx, func(d *counterDoc) error { d.Count += 10; return nil })
+	waitQueue(t, path, 3)
+	follower := mutate(context.Background(), func(d *counterDoc) error { d.Count += 100; return nil })
+	waitQueue(t, path, 4)
+	release()
+	<-writing // the batch of four is taken and applied
+	cancel()
+	// A hang guard, not a timing bound: it turns the failure into an error.
+	nextCtx, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	next := mutate(nextCtx, func(d *counterDoc) error { d.Count += 1000; return nil })
+	waitQueue(t, path, 1)
+	close(proceed)
+
+	for name, c := range map[string]call{"leader": leader, "cancelled": cancelled, "follower": follower, "next leader": next} {
+		<-c.exited
+		if err := <-c.ret; err != nil {
+			t.Errorf("%s: Mutate = %v, want nil", name, err)
+		}
+	}
+	<-exiter.exited
+	if got := readCounter(t, path); got.Count != 1111 {
+		t.Errorf("count = %d, want 1111", got.Count)
+	}
+}
+
+// Load is a scheduling point: a goroutine that reads in a loop lets the
+// other runnable goroutines of its processor run at every read (a writer
+// back from its fsync among them). With one processor, a goroutine started
+// just before Load has run when Load returns. Not always: one scheduling
+// round in 61 takes the yielding goroutine itself from the global run
+// queue first, so the test asks for most of 100 reads; without the yield
+// almost none let it run.
+func TestLoadYields(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "status.json")
+	if _, err := Mutate(context.Background(), path, func(s *Status) error { s.Runs = 1; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const reads = 100
+	yielded := 0
+	for range reads {
+		ran, done := make(chan struct{}), make(chan struct{})
+		go func() { close(ran); close(done) }() // runnable, on this processor
+		if _, err := Load(context.Background(), path); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ran:
+			yielded++
+		default:
+		}
+		<-done
+	}
+	if yielded < reads/2 {
+		t.Errorf("a goroutine runnable on the only processor ran during %d of %d reads, want most", yielded, reads)
+	}
+}
