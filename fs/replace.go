@@ -158,7 +158,7 @@ func kind(m os.FileMode) string {
 	case m&os.ModeDevice != 0:
 		return "a device"
 	}
-	return "not a regular file"
+	return "a special file" // e.g. os.ModeIrregular, ModeCharDevice without ModeDevice
 }
 
 // split returns the directory and final element of name without cleaning
