@@ -158,7 +158,7 @@ func kind(m os.FileMode) string {
 	case m&os.ModeDevice != 0:
 		return "a device"
 	}
-	return "a special file" // e.g. os.ModeIrregular, ModeCharDevice without ModeDevice
+	return "a special file" // os.ModeIrregular, or a kind this list does not know
 }
 
 // split returns the directory and final element of name without cleaning
