@@ -308,7 +308,7 @@
 //     permission bits (fchmod, so that whoever may write PATH may open its
 //     lock) and, as root, PATH's owner; otherwise create it with the mode
 //     PATH will get. Never rename or truncate PATH.lock, never delete it
-//     except as in Remove below, and never lock PATH itself: PATH is
+//     except as in [Remove] below, and never lock PATH itself: PATH is
 //     replaced by rename, so a lock on it would be lost.
 //  2. Take flock(2) LOCK_EX on that descriptor (Python:
 //     fcntl.flock(fd, fcntl.LOCK_EX)). flock, not fcntl/lockf record locks:
@@ -320,14 +320,16 @@
 //  4. If PATH.txn exists, complete or undo the transaction it belongs to
 //     (Recovery, below). Then read PATH without following a symbolic link
 //     and only if it is a regular file. A missing PATH means no document
-//     yet: a writer starts from the empty document (the zero T).
-//  5. Write the new document to a temp file in PATH's directory named
-//     ".<base of PATH>.<16 random hex digits>.tmp", created with O_EXCL
-//     (the name [fs.SweepTemp] and corestate sweep recognise as a crash's
-//     leftover), fsync it, rename(2) it over PATH (Python: os.replace),
-//     then fsync the directory. Write nothing if you have no change. To
-//     remove the document instead, unlink PATH, then PATH.lock, then fsync
-//     the directory.
+//     yet: a writer starts from the empty document (in Go the zero T, in
+//     Python {}).
+//  5. Write the new document to a new temp file in PATH's directory, fsync
+//     it, rename(2) it over PATH (Python: os.replace), then fsync the
+//     directory. Name the temp file ".<base of PATH>.<16 random hex
+//     digits>.tmp" and create it with O_EXCL, as this package does: that
+//     is the name [fs.SweepTemp] and corestate sweep remove when a crash
+//     leaves one behind (other names work, but are not swept). Write
+//     nothing if you have no change. To remove the document instead,
+//     unlink PATH, then PATH.lock, then fsync the directory.
 //  6. Close the lock descriptor, which releases the lock.
 //
 // Readers just open and read PATH. On Windows the lock is an exclusive
