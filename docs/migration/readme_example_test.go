@@ -94,18 +94,18 @@ func Example_readmeStatus() {
 	fmt.Println(cur.State, err)
 
 	// Any JSON document; fields the type does not declare are kept byte for byte.
-	// Several documents change all or nothing, even across a crash.
 	agents := status.NewStore[Registry](filepath.Join(root, "agents.json"))
+	if _, err := agents.Create(ctx, Registry{ActiveCount: 1, MaxConcurrent: 4}); err != nil {
+		log.Fatal(err)
+	}
+	// Several documents change all or nothing, even across a crash: the task
+	// completes and leaves the registry's count in one step.
 	task := status.NewStore[status.Status](path)
-	_, err = status.MutateAll(ctx, []status.Doc{agents, task}, func(tx *status.Tx) error {
-		r := agents.In(tx)
-		if r.ActiveCount >= r.MaxConcurrent {
-			return errAtCapacity // nothing written
-		}
-		r.ActiveCount++
-		return task.In(tx).Transition(status.Completed, status.Running)
+	tx, err := status.MutateAll(ctx, []status.Doc{agents, task}, func(tx *status.Tx) error {
+		agents.In(tx).ActiveCount--
+		return task.In(tx).Transition(status.Completed, status.Running) // an error: nothing written
 	})
-	fmt.Println(err)
+	fmt.Println(agents.In(tx).ActiveCount, err)
 
 	// Every status.json under root, whatever the layout; status.WatchDir yields
 	// the same, then every committed change.
@@ -120,8 +120,8 @@ func Example_readmeStatus() {
 	// Output:
 	// running 1 <nil>
 	// running <nil>
-	// at capacity
-	// 42/status.json running
+	// 0 <nil>
+	// 42/status.json completed
 }
 
 func Example_readmeConfig() {
