@@ -135,9 +135,9 @@
 //     through another path (a linked directory), when fn makes it in
 //     another goroutine and waits for it, or when more than 64 functions
 //     run at once in the process. The etcd backend does not detect it.
-//   - Windows compiles and locks with LockFileEx, but its rename is not
-//     documented atomic and it has no directory fsync. Systems without flock
-//     return [errors.ErrUnsupported].
+//   - Windows compiles and locks with LockFileEx; what its rename and
+//     directory syncs do not guarantee is in the [fs] package doc. Systems
+//     without flock return [errors.ErrUnsupported].
 //
 // # Listing and watching documents
 //

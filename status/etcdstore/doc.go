@@ -75,8 +75,8 @@
 //
 // Updates of one key through the Stores made from one With do not collide
 // in etcd: they queue in the process, and a driver goroutine, alive while
-// the key has queued Updates, commits them in batches as status's package
-// doc describes ("Group commit") — one read, the applies in order, one
+// the key has queued Updates, commits them in batches as the [status]
+// package doc describes ("Group commit") — one read, the applies in order, one
 // guarded transaction, one marker. The driver runs no apply: it gives each
 // caller, waiting in Update, the document to run its apply on, on the
 // caller's goroutine, and waits for the result; it does so again for every
