@@ -54,10 +54,11 @@
 //   - Mutexes handed out by Lock are never freed; use names from a bounded set.
 //   - Shutdown cannot stop a task that ignores its context; it can only report
 //     it. Work a panicking task left half done is not undone.
-//   - Once Shutdown has cancelled a task's context, every call the task makes
-//     with it fails at once: status.Mutate too, even when nobody holds the
-//     document's lock. A task's last write (marking its work completed or
-//     requeued) uses context.WithoutCancel(ctx) with a timeout instead.
+//   - Once [Core.Shutdown] has cancelled a task's context, every call the
+//     task makes with it fails at once: [status.Mutate] too, even when nobody
+//     holds the document's lock. A task's last write (marking its work
+//     completed or requeued) uses a context made with [context.WithoutCancel]
+//     and a timeout instead.
 //   - StatusPath checks symbolic links when it is called; a link swapped into
 //     the workspace path afterwards is not detected, because the status package
 //     works on host paths, not through Fs. Workspaces do not follow links.

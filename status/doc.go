@@ -75,11 +75,11 @@
 //     ctx.Err() promptly and changes nothing. Once a caller's fn has run as
 //     part of a batch, the caller waits for that batch's write (the etcd
 //     backend's caller leaves at once, with an error that tells whether its
-//     change may have been sent; see etcdstore). A ctx that
-//     is already done fails Mutate and Create at once, even when nobody
-//     holds the lock: a task's last write (completion, requeue) during
-//     shutdown, when core.Go has cancelled the task's context, needs
-//     context.WithoutCancel(ctx) with a timeout of its own.
+//     change may have been sent; see etcdstore). A ctx that is already
+//     done fails Mutate and Create at once, even when nobody holds the
+//     lock: a task's last write (completion, requeue) during shutdown, when
+//     core.Go has cancelled the task's context, needs a context made with
+//     [context.WithoutCancel] and a timeout of its own.
 //   - A process that dies holding the lock (even by SIGKILL) does not block
 //     others: the kernel drops its flock. The document stays the old or the
 //     new version.
