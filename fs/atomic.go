@@ -8,12 +8,12 @@ import (
 	"time"
 )
 
-// WriteAtomic replaces the file at path with data, atomically and durably,
-// by the sequence in the [fs] package doc, which states what is guaranteed;
-// a new file gets perm minus the umask. path is a host path (absolute, or
-// relative to the working directory); there is no sandbox ([Fs.WriteAtomic]
-// has one). A symbolic link at path is followed: its target is replaced and
-// the link stays. The parent directory must exist (see [MkdirAll]).
+// WriteAtomic replaces the file at path with data, atomically and durably;
+// perm is the permission of a new file (minus the umask). The [fs] package
+// doc states the sequence and what it guarantees (modes, links, errors).
+// path is a host path (absolute, or relative to the working directory);
+// there is no sandbox ([Fs.WriteAtomic] has one). The parent directory must
+// exist (see [MkdirAll]).
 func WriteAtomic(path string, data []byte, perm os.FileMode) error {
 	_, err := writeHost("write atomic", path, &source{data: data}, perm, followAny)
 	return err

@@ -44,13 +44,11 @@ func (fsys *Fs) Close() error { return fsys.root.Close() }
 func (fsys *Fs) Name() string { return fsys.root.Name() }
 
 // WriteAtomic replaces name with data, atomically and durably, as
-// [os.Root.WriteFile] would write it if it were atomic: a new file gets perm
-// minus the umask, an existing one keeps its mode (and its owner, when the
-// caller may set it). The [fs] package doc states what is guaranteed,
-// including what an error matching [ErrDurabilityUnknown] means. A symbolic
-// link at name is followed when its target is inside the root (the target
-// is replaced, the link stays a link); one leading outside fails with
-// [ErrOutsideRoot]. The parent directory must exist ([Fs.MkdirAll]).
+// [os.Root.WriteFile] would write it if it were atomic; perm is the
+// permission of a new file (minus the umask). The [fs] package doc states
+// the sequence and what it guarantees (modes, links inside the root, what
+// an error matching [ErrDurabilityUnknown] means). The parent directory
+// must exist ([Fs.MkdirAll]).
 func (fsys *Fs) WriteAtomic(name string, data []byte, perm os.FileMode) error {
 	_, err := fsys.write(name, &source{data: data}, perm)
 	return err
