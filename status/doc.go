@@ -12,11 +12,11 @@
 //
 // [Load] returns the current document without locking. [Create] stores a
 // document only if there is none yet (otherwise its error matches
-// [os.ErrExist]), so that of several creators exactly one wins. Store[T] does
-// the same for any JSON document type; Store[Document] keeps a status
-// document as its raw members, for programs that change members [Status] does
-// not declare (a CLI, a migration), and [Store.LoadExisting] tells a missing
-// document from an empty one. [MutateAll] changes several documents
+// [os.ErrExist]), so that of several creators exactly one wins. [Store]
+// does the same for any JSON document type; with the type [Document] it
+// keeps a status document as its raw members, for programs that change
+// members [Status] does not declare (a CLI, a migration), and
+// [Store.LoadExisting] tells a missing document from an empty one. [MutateAll] changes several documents
 // all or nothing (see Transactions). [List] and [WatchDir] find and follow
 // the documents under a root, [Watch] follows one, and [Quarantine] moves a
 // corrupt one aside so that work can resume.
@@ -48,7 +48,7 @@
 //   - Readers need no lock and always see a complete document, old or new:
 //     writers replace the file by rename.
 //   - A document that cannot be decoded is never overwritten: Mutate and Load
-//     return a *CorruptError (errors.Is [ErrCorrupt]) with the path and byte
+//     return a [*CorruptError] (errors.Is [ErrCorrupt]) with the path and byte
 //     offset, and fn is not called. So is a document that encoding/json
 //     reads differently from Python, jq and corestate, or that a decode and
 //     re-encode would change: a name that differs from a declared field's
