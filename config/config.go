@@ -28,7 +28,7 @@ type Config struct {
 	draining bool            // some goroutine is delivering queue
 }
 
-// New returns an empty Config.
+// New returns an empty [Config].
 func New() *Config { return new(Config) }
 
 // Snapshot returns the current immutable view.
@@ -41,7 +41,7 @@ func (c *Config) Snapshot() *Snapshot {
 
 // Set stores a deep copy of v at key. A dotted key writes into a copy of
 // the nested section, creating missing sections on the way: after
-// Set("db.host", "x") on an empty Config, Get("db") is
+// Set("db.host", "x") on an empty [Config], Get("db") is
 // map[string]any{"host": "x"}. If a segment on the way holds a value that
 // is not a section, Set returns an error wrapping ErrNotSection and changes
 // nothing. A map[string]any value becomes a section: its children are

@@ -22,7 +22,7 @@ import (
 // The result is built from a deep copy: mutating it, or anything it
 // holds, never changes what is stored.
 //
-// Conversions are those of Snapshot.Lookup for scalars (a string "8" fills
+// Conversions are those of [Snapshot.Lookup] for scalars (a string "8" fills
 // an int, "30s" a time.Duration: what FromEnv stores for a new key) and,
 // recursively:
 //
@@ -256,7 +256,7 @@ func decodeMap(dst reflect.Value, v any) *valueError {
 	return nil
 }
 
-// decodeStruct fills the fields of a struct from a section (see Decode).
+// decodeStruct fills the fields of a struct from a section (see [Decode]).
 func decodeStruct(dst reflect.Value, v any) *valueError {
 	keys, vals, ok := entries(v)
 	if !ok {
@@ -294,7 +294,7 @@ type field struct {
 	index []int
 }
 
-// visibleFields lists the fields Decode fills: of several with one name,
+// visibleFields lists the fields [Decode] fills: of several with one name,
 // the shallowest, as for Go's selectors and encoding/json.
 func visibleFields(t reflect.Type) []field {
 	all := fieldsOf(t)

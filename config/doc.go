@@ -27,7 +27,7 @@
 //     flattened index of dotted keys built at write time; scalar getters
 //     do not allocate. Writers serialise on a mutex and publish a new
 //     snapshot (copy-on-write).
-//   - Consistency. A Snapshot never changes; reading several keys from one
+//   - Consistency. A [Snapshot] never changes; reading several keys from one
 //     Snapshot never mixes two versions. Every write is atomic: readers see
 //     all of a Set, Delete or Load or none of it.
 //   - Bad input is refused whole: an invalid key, or a value that cannot

@@ -11,7 +11,7 @@ import (
 	"github.com/agentstate/core/fs"
 )
 
-// Sentinel errors, matched with errors.Is. The *Error that carries them
+// Sentinel errors, matched with [errors.Is]. The *Error that carries them
 // names the operation and the key.
 var (
 	// ErrNotFound: no value is stored at the key.

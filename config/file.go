@@ -32,7 +32,7 @@ func (c *Config) LoadFile(path string) error {
 	return c.load(bytes.NewReader(data), path, decode)
 }
 
-// SaveFile writes the content of c to path atomically (fs.WriteAtomic): a
+// SaveFile writes the content of c to path atomically ([fs.WriteAtomic]): a
 // reader of path sees the old file or the new one, never a partial one.
 // A name ending in .yaml or .yml gets SaveYAML's format, any other Save's
 // JSON. perm applies when the file is created.

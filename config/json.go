@@ -11,7 +11,7 @@ import (
 )
 
 // Load replaces the whole content of c with the JSON object read from r, in
-// one published change (subscribers see one Change; readers see the old
+// one published change (subscribers see one [Change]; readers see the old
 // content or the new, never a mix). Feature flags are kept.
 //
 // Numbers keep their kind: an integer literal that fits an int64 (8080,

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// A Snapshot is an immutable, consistent view of a Config at one moment.
+// A Snapshot is an immutable, consistent view of a [Config] at one moment.
 // Reading several keys from one Snapshot never mixes two versions. A
 // Snapshot is safe for concurrent use and costs nothing to hold: writers
 // publish new snapshots and never touch old ones. Its getters are the

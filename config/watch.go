@@ -64,7 +64,7 @@ func WithEnv(prefix string, environ []string) WatchOption {
 // written in place elsewhere. The first load happens after the watch is in
 // place, so no change made after an earlier LoadFile is missed. When the
 // directory is removed or moved, WatchFile yields an error matching
-// os.ErrNotExist and ends. It starts no goroutine: run the loop in one.
+// [os.ErrNotExist] and ends. It starts no goroutine: run the loop in one.
 func (c *Config) WatchFile(ctx context.Context, path string, opts ...WatchOption) iter.Seq[error] {
 	var o watchOptions
 	for _, opt := range opts {

@@ -19,7 +19,7 @@ import (
 //     other numbers float64; .inf and .nan are refused, as JSON cannot
 //     hold them;
 //   - timestamps (an unquoted 2026-01-02) stay strings, exactly as
-//     written, as they would be in JSON; the Time getter and Decode parse
+//     written, as they would be in JSON; the Time getter and [Decode] parse
 //     RFC 3339 strings;
 //   - anchors, aliases and merge keys (<<) are expanded; a document that
 //     expands aliases excessively (a "billion laughs") is refused;

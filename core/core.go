@@ -16,7 +16,7 @@ import (
 
 // A Core holds what an agent service shares between its parts: the sandboxed
 // workspace root, the configuration, the logger, named in-process locks and
-// the background tasks it must stop before exiting. Create it with New and
+// the background tasks it must stop before exiting. Create it with [New] and
 // end it with Shutdown. A Core is safe for concurrent use.
 type Core struct {
 	root string
@@ -31,7 +31,7 @@ type Core struct {
 	closeErr  error
 }
 
-// An Option configures New.
+// An Option configures [New].
 type Option func(*options)
 
 type options struct {
@@ -41,7 +41,7 @@ type options struct {
 
 // WithLogger sets the logger returned by Log. nil, like no option, means
 // logger.Default(). A logger that cannot log (see [logger.Check]: no
-// handler, or a nil one) makes New fail.
+// handler, or a nil one) makes [New] fail.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.log = l }
 }
@@ -52,13 +52,13 @@ func WithConfig(c *config.Config) Option {
 	return func(o *options) { o.cfg = c }
 }
 
-// errNoRoot is returned, wrapped, by New for an empty root.
+// errNoRoot is returned, wrapped, by [New] for an empty root.
 var errNoRoot = fmt.Errorf("%w: empty workspace root", os.ErrInvalid)
 
 // errNilContext is returned, wrapped, for a nil context.
 var errNilContext = fmt.Errorf("%w: nil context", os.ErrInvalid)
 
-// New returns a Core for the workspace root: the existing directory that
+// New returns a [Core] for the workspace root: the existing directory that
 // holds <org>/<repo>/<task>/status.json and that Fs is confined to. A
 // relative root is made absolute once, here, so a later os.Chdir does not
 // move it. There is no default root: falling back to the working directory
@@ -115,11 +115,11 @@ func (c *Core) Config() *config.Config { return c.cfg }
 // Log returns the logger. It is never nil.
 func (c *Core) Log() *slog.Logger { return c.log }
 
-// Shutdown stops the Core: Go starts nothing more, the context of every task
+// Shutdown stops the [Core]: Go starts nothing more, the context of every task
 // is cancelled, and Shutdown waits for all of them to return.
 //
 // If ctx ends first, Shutdown returns a *ShutdownError naming the tasks still
-// running (errors.Is(err, context.DeadlineExceeded) holds for a deadline) and
+// running (errors.Is(err, [context.DeadlineExceeded]) holds for a deadline) and
 // leaves Fs open, since those tasks may still use it; call Shutdown again to
 // keep waiting. Once every task has returned, Shutdown closes Fs and returns
 // nil, or the *PanicError of each task that panicked joined with any error
@@ -128,10 +128,10 @@ func (c *Core) Log() *slog.Logger { return c.log }
 // Shutdown waits for every task, including one that calls it: a task must
 // pass its own context (or one derived from it), which this Shutdown
 // cancels, so that the call returns at once with a *ShutdownError naming
-// the caller (errors.Is(err, context.Canceled)); the owner's Shutdown then
+// the caller (errors.Is(err, [context.Canceled])); the owner's Shutdown then
 // waits for the rest and closes Fs. A task calling Shutdown with a context
 // that does not end waits for itself forever. A nil ctx is an error
-// matching os.ErrInvalid, and nothing is stopped.
+// matching [os.ErrInvalid], and nothing is stopped.
 func (c *Core) Shutdown(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("core: shutdown: %w", errNilContext)

@@ -4,7 +4,7 @@ import "sync"
 
 // Lock returns the in-process mutex called name, creating it on first use.
 //
-// Every call with the same name on the same Core returns the same *sync.Mutex,
+// Every call with the same name on the same [Core] returns the same *sync.Mutex,
 // including the first calls for a name when several goroutines make them at
 // once: the mutex is created by an atomic get-or-create, so there is never a
 // moment when two callers each hold a "new" mutex for the same name.

@@ -15,8 +15,8 @@ import (
 var ErrClosed = errors.New("core: shut down")
 
 // A ShutdownError is returned by Shutdown when its context ends before every
-// task has returned. errors.Is(err, context.DeadlineExceeded) (or
-// context.Canceled) holds for it.
+// task has returned. errors.Is(err, [context.DeadlineExceeded]) (or
+// [context.Canceled]) holds for it.
 type ShutdownError struct {
 	// Running lists the names of the tasks still running, sorted, one
 	// entry per task (a name started twice appears twice).
@@ -44,7 +44,7 @@ func (e *PanicError) Error() string {
 	return fmt.Sprintf("core: task %q panicked: %v", e.Task, e.Value)
 }
 
-// Unwrap returns the panic value if it is an error, so that errors.Is sees
+// Unwrap returns the panic value if it is an error, so that [errors.Is] sees
 // through a panic(err).
 func (e *PanicError) Unwrap() error {
 	err, _ := e.Value.(error)
@@ -55,8 +55,8 @@ func (e *PanicError) Unwrap() error {
 // cancelled when Shutdown is called; fn should return soon after.
 //
 // Once Shutdown has been called, Go starts nothing and returns an error
-// wrapping ErrClosed. A nil fn is an error too. Names need not be unique;
-// they only identify tasks in logs and in a ShutdownError.
+// wrapping [ErrClosed]. A nil fn is an error too. Names need not be unique;
+// they only identify tasks in logs and in a [ShutdownError].
 //
 // If fn panics, the panic is recovered, logged at level Error with its stack
 // on c.Log(), and returned as a *PanicError by Shutdown: one failed
@@ -72,7 +72,7 @@ func (c *Core) Running() []string {
 	return c.tasks.running()
 }
 
-// taskGroup tracks the goroutines started by Core.Go.
+// taskGroup tracks the goroutines started by [Core.Go].
 type taskGroup struct {
 	ctx    context.Context // every task's context
 	cancel context.CancelFunc

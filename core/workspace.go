@@ -26,8 +26,8 @@ type Workspace struct {
 func (w Workspace) String() string { return path.Join(w.Org, w.Repo, w.Task) }
 
 // StatusPath returns the host path of the status document of workspace
-// org/repo/task: <root>/<org>/<repo>/<task>/status.json, for status.Mutate and
-// status.Load:
+// org/repo/task: <root>/<org>/<repo>/<task>/status.json, for [status.Mutate] and
+// [status.Load]:
 //
 //	p, err := c.StatusPath("acme", "api", "fix-42")
 //	st, err := status.Mutate(ctx, p, func(s *status.Status) error { ... })
@@ -35,8 +35,8 @@ func (w Workspace) String() string { return path.Join(w.Org, w.Repo, w.Task) }
 // Each element must be a single, non-empty path element: no "/" or "\", not
 // "." or "..", no NUL (and, on Windows, not a reserved name). The org is
 // required too, so that every workspace sits at the same depth and Workspaces
-// can find it. A malformed element gives an error matching fs.ErrInvalidName,
-// ".." one matching fs.ErrOutsideRoot. If the workspace directory exists but
+// can find it. A malformed element gives an error matching [fs.ErrInvalidName],
+// ".." one matching [fs.ErrOutsideRoot]. If the workspace directory exists but
 // resolves outside the root through a symbolic link, the error matches
 // fs.ErrOutsideRoot. The workspace directory need not exist yet; create it
 // with c.Fs().MkdirAll(w.String(), 0o755).
@@ -64,7 +64,7 @@ func (c *Core) StatusPath(org, repo, task string) (string, error) {
 // Status returns the status store of the workspace <root>/<org>/<repo>/<task>,
 // with the same validation as StatusPath. Every Mutate through it takes the
 // document's cross-process lock and sets updated_at when it changes anything,
-// exactly like status.Mutate on the same path:
+// exactly like [status.Mutate] on the same path:
 //
 //	ws, err := c.Status("acme", "api", "fix-42")
 //	st, err := ws.Mutate(ctx, status.Transition(status.Running, status.Queued))
@@ -95,7 +95,7 @@ func (w Workspace) validate() error {
 // Workspaces lists the workspaces under the root that have a status document,
 // sorted by org, repo and task. Symbolic links and entries whose names
 // StatusPath would refuse are skipped. ctx is checked between directories;
-// a nil ctx is an error matching os.ErrInvalid.
+// a nil ctx is an error matching [os.ErrInvalid].
 func (c *Core) Workspaces(ctx context.Context) ([]Workspace, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("core: workspaces: %w", errNilContext)

@@ -9,18 +9,18 @@ import (
 )
 
 // WriteAtomic replaces the file at path with data, atomically and durably;
-// a new file gets perm minus the umask. path is a host path (absolute, or
-// relative to the working directory); there is no sandbox. The package doc
-// states what is guaranteed. A symbolic link at path is followed: its
-// target is replaced and the link stays. The parent directory must exist
-// (see [MkdirAll]).
+// perm is the permission of a new file (minus the umask). The [fs] package
+// doc states the sequence and what it guarantees (modes, links, errors).
+// path is a host path (absolute, or relative to the working directory);
+// there is no sandbox ([Fs.WriteAtomic] has one). The parent directory must
+// exist (see [MkdirAll]).
 func WriteAtomic(path string, data []byte, perm os.FileMode) error {
 	_, err := writeHost("write atomic", path, &source{data: data}, perm, followAny)
 	return err
 }
 
-// WriteAtomicNoFollow is WriteAtomic for a path that must name a regular
-// file itself: a symbolic link at path is refused with ErrNotRegular instead
+// WriteAtomicNoFollow is [WriteAtomic] for a path that must name a regular
+// file itself: a symbolic link at path is refused with [ErrNotRegular] instead
 // of followed, and one that appears during the write is replaced by the
 // rename, never followed (rename(2) does not follow its final component).
 // Use it in directories that other users can write, where a link planted at
@@ -31,7 +31,7 @@ func WriteAtomicNoFollow(path string, data []byte, perm os.FileMode) error {
 	return err
 }
 
-// WriteAtomicFrom is WriteAtomic with the content streamed from r through
+// WriteAtomicFrom is [WriteAtomic] with the content streamed from r through
 // a fixed-size buffer: memory use does not grow with the size of the file.
 // ctx is checked between chunks; when it is done, or when r fails, the
 // destination is left untouched. It returns the number of bytes written.
@@ -56,7 +56,7 @@ func writeHost(op, path string, src *source, perm os.FileMode, links linkPolicy)
 	return n, wrap(op, path, err)
 }
 
-// MkdirAll is os.MkdirAll made durable: every directory it creates, and the
+// MkdirAll is [os.MkdirAll] made durable: every directory it creates, and the
 // parent of the first one, is fsynced before it returns, so a file written
 // into the new directories cannot vanish with them after a crash.
 func MkdirAll(path string, perm os.FileMode) error {
@@ -67,7 +67,7 @@ func MkdirAll(path string, perm os.FileMode) error {
 }
 
 // SweepTemp removes the temp files that interrupted writes left in the host
-// directory dir, when older than olderThan. See (*Fs).SweepTemp.
+// directory dir, when older than olderThan. See [Fs.SweepTemp].
 func SweepTemp(dir string, olderThan time.Duration) (removed []string, err error) {
 	names, err := sweep(hostDirs{}, dir, olderThan)
 	for _, n := range names {
@@ -78,5 +78,5 @@ func SweepTemp(dir string, olderThan time.Duration) (removed []string, err error
 
 // IsTemp reports whether name, a file's base name, has the shape of the
 // temp files that writes create (".<base>.<16 hex digits>.tmp"): a file
-// that a crash may have left behind, and that SweepTemp removes.
+// that a crash may have left behind, and that [SweepTemp] removes.
 func IsTemp(name string) bool { return isTempName(name) }

@@ -3,11 +3,12 @@
 //
 // There is no in-place whole-file write in this package. Every whole-file
 // write ([WriteAtomic], [WriteAtomicNoFollow], [WriteAtomicFrom] and the
-// methods [Fs.WriteAtomic] and [Fs.WriteAtomicFrom]) replaces the destination
-// with one sequence: create ".<base>.<16 hex digits>.tmp" with O_EXCL in the
-// destination's own directory; give it the destination's owner and mode by
-// descriptor; write; fsync; close; rename it over the destination; fsync
-// the directory.
+// methods [Fs.WriteAtomic] and [Fs.WriteAtomicFrom]) replaces the
+// destination with one sequence: create ".<base>.<16 hex digits>.tmp" with
+// O_EXCL in the destination's own directory; give it the destination's
+// owner and mode by descriptor; write; fsync; close; rename it over the
+// destination; fsync the directory. What that guarantees, and what it does
+// not, is stated once, below.
 //
 // # Examples
 //
@@ -26,37 +27,37 @@
 //     empty or partial file.
 //   - When a write returns nil, the new content survives a crash or power
 //     loss (on file systems that honour fsync). Directories created by
-//     MkdirAll are fsynced too, and Remove, RemoveAll and Rename fsync the
-//     directories they change.
+//     [MkdirAll] are fsynced too, and [Fs.Remove], [Fs.RemoveAll] and
+//     [Fs.Rename] fsync the directories they change.
 //   - An existing file keeps its permission bits and, when the writer may
 //     set them (root, or a group it belongs to), its owner and group. A new
 //     file gets the requested permission minus the umask.
 //   - If a write fails before the rename, the destination is untouched and
 //     its temp file is removed. A failed fsync is never retried. If only the
 //     directory fsync after the rename fails, the error matches
-//     ErrDurabilityUnknown: the new content is in place but may not survive
+//     [ErrDurabilityUnknown]: the new content is in place but may not survive
 //     a power loss. A directory fsync answered with EINVAL or ENOTSUP (some
 //     FUSE and network file systems) counts as unsupported, not as failure.
 //   - Bad input gets an error naming the operation and the name
-//     ("fs: write atomic a/b.json: ..."), as a *PathError whose cause
-//     matches, with errors.Is, ErrInvalidName, ErrOutsideRoot, ErrNotRegular,
-//     ErrMountPoint or the os / syscall error (os.ErrNotExist for a missing
-//     parent, syscall.ENOSPC for a full disk, os.ErrInvalid for a nil
-//     reader or context...).
+//     ("fs: write atomic a/b.json: ..."), as a [*PathError] whose cause
+//     matches, with [errors.Is], [ErrInvalidName], [ErrOutsideRoot],
+//     [ErrNotRegular], [ErrMountPoint] or the os / syscall error
+//     ([os.ErrNotExist] for a missing parent, [syscall.ENOSPC] for a full
+//     disk, [os.ErrInvalid] for a nil reader or context...).
 //   - Symbolic links at the destination are followed, never replaced: the
 //     link's target is replaced atomically and the link stays a link.
-//     Through an Fs the target must stay inside the root (ErrOutsideRoot
+//     Through an [Fs] the target must stay inside the root (ErrOutsideRoot
 //     otherwise, absolute link targets included).
 //   - A destination that is a directory, device, pipe or socket is refused
 //     (ErrNotRegular); one that is a mount point (a bind-mounted single file)
 //     is refused (ErrMountPoint). Nothing ever falls back to a non-atomic
-//     copy. WriteAtomicNoFollow refuses a symbolic link at the destination
+//     copy. [WriteAtomicNoFollow] refuses a symbolic link at the destination
 //     too, for directories that other users can write.
-//   - ReadRegular reads a file that others may have planted: it refuses
+//   - [ReadRegular] reads a file that others may have planted: it refuses
 //     anything but a regular file (links are not followed) without blocking
 //     on a named pipe or reading a device, and caps the size it reads
-//     (ErrTooLarge).
-//   - A crash can leave a temp file behind; SweepTemp removes those older
+//     ([ErrTooLarge]).
+//   - A crash can leave a temp file behind; [SweepTemp] removes those older
 //     than a given age and touches nothing else.
 //
 // # Shared syncs
@@ -70,7 +71,7 @@
 // fsyncs would each pay for it. A write alone on its file system syncs its
 // own file and directory.
 //
-// BeginSync and SyncPoint.Sync give a multi-file protocol (the
+// [BeginSync] and [SyncPoint.Sync] give a multi-file protocol (the
 // transactions of package status) the same: one sync for a step that
 // changed several files and directories.
 //
@@ -95,7 +96,7 @@
 //   - The destination's directory must be writable: a writable file in a
 //     read-only directory cannot be replaced atomically (nothing changes and
 //     the error says so).
-//   - Append does not fsync, and the directories of new files it creates are
+//   - [Fs.Append] does not fsync, and the directories of new files it creates are
 //     not synced.
 //   - Names of the form ".<name>.<16 hex digits>.tmp" are reserved: SweepTemp
 //     removes them when they are old enough.
@@ -110,8 +111,8 @@
 //
 // # Sandbox
 //
-// New returns an Fs confined to a directory with os.Root: names are
+// [New] returns an [Fs] confined to a directory with [os.Root]: names are
 // slash-separated, relative, and may not leave the root by "..", absolute
-// names or symbolic links (ErrOutsideRoot), even when a link is swapped in
+// names or symbolic links ([ErrOutsideRoot]), even when a link is swapped in
 // concurrently. os.Root does not stop at mount points inside the root.
 package fs

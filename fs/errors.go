@@ -10,7 +10,7 @@ import (
 )
 
 // Sentinel errors. They are wrapped, never returned bare: test for them with
-// errors.Is.
+// [errors.Is].
 var (
 	// ErrDurabilityUnknown reports that the change was applied (a write's
 	// new content replaced the destination and readers see it; a rename,
@@ -19,23 +19,23 @@ var (
 	// whole content again if durability matters.
 	ErrDurabilityUnknown = errors.New("applied, durability unknown")
 
-	// ErrOutsideRoot reports a name that leaves the sandbox of an Fs: an
+	// ErrOutsideRoot reports a name that leaves the sandbox of an [Fs]: an
 	// absolute name, a ".." element, or a symbolic link that points outside.
 	ErrOutsideRoot = errors.New("name is outside the root")
 
-	// ErrInvalidName reports a name an Fs does not accept: empty, or not in
+	// ErrInvalidName reports a name an [Fs] does not accept: empty, or not in
 	// the slash-separated form of io/fs.ValidPath (no "." or empty elements,
 	// no leading or trailing slash).
 	ErrInvalidName = errors.New("invalid name")
 
 	// ErrNotRegular reports a name that exists but is not a regular file (a
 	// directory, device, named pipe, socket, or a symbolic link where links
-	// are not followed): a write never replaces it and ReadRegular never
+	// are not followed): a write never replaces it and [ReadRegular] never
 	// reads it.
 	ErrNotRegular = errors.New("not a regular file")
 
 	// ErrTooLarge reports a file larger than the limit its reader set
-	// (ReadRegular). Nothing beyond the limit was read.
+	// ([ReadRegular]). Nothing beyond the limit was read.
 	ErrTooLarge = errors.New("file too large")
 
 	// ErrMountPoint reports a destination that is a mount point (for example a
@@ -55,7 +55,7 @@ type PathError struct {
 
 func (e *PathError) Error() string { return "fs: " + e.Op + " " + e.Path + ": " + e.Err.Error() }
 
-// Unwrap returns the cause, so errors.Is sees sentinels and syscall errors.
+// Unwrap returns the cause, so [errors.Is] sees sentinels and syscall errors.
 func (e *PathError) Unwrap() error { return e.Err }
 
 func wrap(op, path string, err error) error {
@@ -70,7 +70,7 @@ func wrap(op, path string, err error) error {
 }
 
 // withoutPath drops the *os.PathError or *os.LinkError that an os or
-// os.Root call wraps around its cause when it names the same path as the
+// [os.Root] call wraps around its cause when it names the same path as the
 // *PathError about to wrap it, so that the message names the path once.
 // One naming another path (a parent directory, a temp file) is kept.
 func withoutPath(err error, path string) error {
@@ -88,7 +88,7 @@ func withoutPath(err error, path string) error {
 	return err
 }
 
-// os.Root reports a name that escapes it with an unexported error value. We
+// [os.Root] reports a name that escapes it with an unexported error value. We
 // learn that value once, lazily, from an operation that fails lexically
 // (no system call is made), instead of matching on its message.
 var (

@@ -10,23 +10,23 @@ import (
 	"time"
 )
 
-// Fs is a file system sandboxed under one directory, built on os.Root: every
+// Fs is a file system sandboxed under one directory, built on [os.Root]: every
 // path walk is done with openat and O_NOFOLLOW, so neither a name nor a
 // symbolic link (even one swapped in concurrently) can reach outside the
 // root. Names are slash-separated and relative to the root (see
-// io/fs.ValidPath); "..", absolute names and links leading outside fail with
-// an error matching ErrOutsideRoot.
+// [io/fs.ValidPath]); "..", absolute names and links leading outside fail with
+// an error matching [ErrOutsideRoot].
 //
-// An Fs is safe for concurrent use. Errors are *PathError values.
+// An Fs is safe for concurrent use. Errors are [*PathError] values.
 type Fs struct {
 	root *os.Root
 }
 
-// DefaultPerm is the permission Append gives a new file (minus umask), and
-// the usual perm for a new file written with WriteAtomic.
+// DefaultPerm is the permission [Fs.Append] gives a new file (minus umask),
+// and the usual perm for a new file written with [WriteAtomic].
 const DefaultPerm os.FileMode = 0o644
 
-// New opens the directory root as a sandbox. Close releases it.
+// New opens the directory root as a sandbox. [Fs.Close] releases it.
 func New(root string) (*Fs, error) {
 	r, err := os.OpenRoot(root)
 	if err != nil {
@@ -37,20 +37,18 @@ func New(root string) (*Fs, error) {
 }
 
 // Close releases the root directory. Operations in flight may fail with
-// os.ErrClosed; files returned by Open stay usable.
+// [os.ErrClosed]; files returned by [Fs.Open] stay usable.
 func (fsys *Fs) Close() error { return fsys.root.Close() }
 
-// Name returns the name of the root directory as passed to New.
+// Name returns the name of the root directory as passed to [New].
 func (fsys *Fs) Name() string { return fsys.root.Name() }
 
 // WriteAtomic replaces name with data, atomically and durably, as
-// [os.Root.WriteFile] would write it if it were atomic: a new file gets perm
-// minus the umask, an existing one keeps its mode (and its owner, when the
-// caller may set it). The package doc states what is guaranteed, including
-// what an error matching [ErrDurabilityUnknown] means. A symbolic link at name is followed when
-// its target is inside the root (the target is replaced, the link stays a
-// link); one leading outside fails with [ErrOutsideRoot]. The parent
-// directory must exist ([Fs.MkdirAll]).
+// [os.Root.WriteFile] would write it if it were atomic; perm is the
+// permission of a new file (minus the umask). The [fs] package doc states
+// the sequence and what it guarantees (modes, links inside the root, what
+// an error matching [ErrDurabilityUnknown] means). The parent directory
+// must exist ([Fs.MkdirAll]).
 func (fsys *Fs) WriteAtomic(name string, data []byte, perm os.FileMode) error {
 	_, err := fsys.write(name, &source{data: data}, perm)
 	return err
@@ -104,7 +102,7 @@ func (fsys *Fs) Open(name string) (*os.File, error) {
 	return f, wrap("open", name, err)
 }
 
-// Append appends data to name, creating it with DefaultPerm (minus umask)
+// Append appends data to name, creating it with [DefaultPerm] (minus umask)
 // if needed. It is meant for logs: data goes out in one write with
 // O_APPEND, so appends by several goroutines or processes on a local file
 // system do not interleave within one call. Append does NOT fsync: a crash
@@ -127,7 +125,7 @@ func (fsys *Fs) Append(name string, data []byte) error {
 }
 
 // MkdirAll creates name and any missing parents with perm (minus umask),
-// like os.MkdirAll, and makes every directory it creates durable: each new
+// like [os.MkdirAll], and makes every directory it creates durable: each new
 // directory and the parent of the first one are fsynced before it returns.
 func (fsys *Fs) MkdirAll(name string, perm os.FileMode) error {
 	l, err := local(name)

@@ -10,7 +10,7 @@ import (
 // local checks a caller's slash-separated name and returns it in the
 // operating system's form. Names follow io/fs.ValidPath: relative, no "."
 // or ".." elements (except "." alone, the root), no empty elements. An
-// absolute name or one with ".." is reported as ErrOutsideRoot; os.Root
+// absolute name or one with ".." is reported as ErrOutsideRoot; [os.Root]
 // would refuse most of them too, but checking lexically first gives one
 // clear error for every platform.
 func local(name string) (string, error) {

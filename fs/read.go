@@ -9,16 +9,16 @@ import (
 )
 
 // ReadRegular returns the content of the regular file at path (a host path,
-// as for WriteAtomic), for files that other users may have planted:
+// as for [WriteAtomic]), for files that other users may have planted:
 //
 //   - anything that is not a regular file — a directory, named pipe,
 //     device, socket, or a symbolic link, which is not followed — is refused
-//     with ErrNotRegular, without blocking (a named pipe with no writer) and
+//     with [ErrNotRegular], without blocking (a named pipe with no writer) and
 //     without reading from it (/dev/zero);
-//   - a file larger than limit bytes is refused with ErrTooLarge after
+//   - a file larger than limit bytes is refused with [ErrTooLarge] after
 //     reading at most limit+1 bytes (limit <= 0: no limit).
 //
-// A missing file is an error matching os.ErrNotExist. Directories on the way
+// A missing file is an error matching [os.ErrNotExist]. Directories on the way
 // to path are resolved as usual.
 func ReadRegular(path string, limit int64) ([]byte, error) {
 	const op = "read"

@@ -2,7 +2,7 @@
 
 package fs
 
-// Without O_NOFOLLOW and O_NONBLOCK, ReadRegular relies on its Lstat and
+// Without O_NOFOLLOW and O_NONBLOCK, [ReadRegular] relies on its Lstat and
 // fstat checks alone.
 const (
 	oNoFollow = 0

@@ -67,7 +67,7 @@ const (
 //
 // Symlink policy: a symbolic link at the destination is followed, so the
 // link stays a link and its target is replaced atomically (what
-// os.WriteFile does, minus the truncation). Through an Fs the target must
+// [os.WriteFile] does, minus the truncation). Through an [Fs] the target must
 // stay inside the root; absolute targets are refused there. With followAny
 // (plain paths) any target is followed. A link whose target does not exist
 // yet is followed too: the target is created. With refuseLinks a link is an
@@ -133,7 +133,7 @@ func linkTarget(name, given string) string {
 }
 
 // parentError explains why the destination's directory could not be
-// opened. os.Root reports a parent that is a file with an error that does
+// opened. [os.Root] reports a parent that is a file with an error that does
 // not match syscall.ENOTDIR, so that case is checked (on the error path only).
 func parentError(o opener, dir string, err error) error {
 	if errors.Is(err, os.ErrNotExist) {
@@ -349,7 +349,7 @@ func syncOpenDir(d dirOps, df *os.File, seq uint64, sh *share) error {
 
 // Temp file names: "." + base + "." + 16 lowercase hex digits + ".tmp".
 // The hidden prefix keeps them out of globs and listings; the exact shape
-// lets SweepTemp recognise them without touching anything else.
+// lets [SweepTemp] recognise them without touching anything else.
 const (
 	tempRandLen = 16
 	tempSuffix  = ".tmp"

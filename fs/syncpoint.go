@@ -9,10 +9,11 @@ import (
 // A SyncPoint makes durable, in one step, changes that a caller makes to
 // several files and directories itself: a multi-file commit protocol (such
 // as the transactions of package status) that must know a set of changes is
-// on disk before it takes its next step. BeginSync is called before the
-// changes, Sync after them.
+// on disk before it takes its next step. [BeginSync] is called before the
+// changes, [SyncPoint.Sync] after them.
 //
-// On a file system where writes share their syncs (see Shared syncs), Sync
+// On a file system where writes share their syncs (the [fs] package doc,
+// section Shared syncs), Sync
 // waits for one syncfs(2) that starts after the caller's changes, shared
 // with the writes of this process in flight on that file system, or runs one
 // itself: one sync however many files and directories changed. Elsewhere it
@@ -59,7 +60,7 @@ func BeginSync(dirs ...string) (*SyncPoint, error) {
 }
 
 // Sync makes durable the data written through each of files and every
-// entry created, renamed or removed in the directories of BeginSync since
+// entry created, renamed or removed in the directories of [BeginSync] since
 // it was called. Each file must be in one of those directories and must
 // have been opened before the writes it covers. It returns the first error
 // (a write-back error means the changes may not be on disk; do not retry

@@ -10,7 +10,7 @@ import (
 )
 
 // dirSyncSupported: Windows cannot flush a directory handle; NTFS journals
-// the rename's metadata itself. A power loss right after WriteAtomic returns
+// the rename's metadata itself. A power loss right after [WriteAtomic] returns
 // may still bring back the old content. Documented in doc.go.
 const dirSyncSupported = false
 

@@ -10,24 +10,24 @@
 //
 // # Guarantees
 //
-//   - Default never returns nil, from the first call in any goroutine. It
-//     is built lazily, once (sync.Once), as a text handler writing to
+//   - [Default] never returns nil, from the first call in any goroutine. It
+//     is built lazily, once ([sync.Once]), as a text handler writing to
 //     standard error at the level named by the CORE_LOG_LEVEL environment
 //     variable; after that, Default is one atomic load, lock-free.
 //   - If building the default panics (or yields nil), a static logger
 //     that discards everything is installed by compare-and-swap and
 //     Default returns it; the panic does not reach the caller.
-//   - SetDefault(nil) is refused with ErrNilLogger and changes nothing; so
+//   - SetDefault(nil) is refused with [ErrNilLogger] and changes nothing; so
 //     is any logger whose every call would panic (no handler, as in the
-//     zero slog.Logger, or a nil one, as in
+//     zero [slog.Logger], or a nil one, as in
 //     slog.New((*slog.TextHandler)(nil))), with an error matching
-//     ErrNilLogger. Check is that test.
-//   - The restore function of SetDefault puts the previous logger back
+//     ErrNilLogger. [Check] is that test.
+//   - The restore function of [SetDefault] puts the previous logger back
 //     only if the logger it installed is still the current one, so a stale
 //     restore never undoes someone else's SetDefault. It succeeds at most
 //     once.
 //   - The package starts no goroutines and does not touch the standard
-//     log package or slog.Default; call slog.SetDefault(logger.Default())
+//     log package or [slog.Default]; call slog.SetDefault(logger.Default())
 //     yourself if you want that.
 //
 // # CORE_LOG_LEVEL

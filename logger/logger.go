@@ -18,7 +18,7 @@ import (
 const EnvLevel = "CORE_LOG_LEVEL"
 
 // ErrNilLogger matches every error about a logger that cannot log (see
-// Check); SetDefault(nil) returns it as is.
+// [Check]); SetDefault(nil) returns it as is.
 var ErrNilLogger = errors.New("logger: nil logger")
 
 // unusableError says why a non-nil logger cannot log.
@@ -27,11 +27,11 @@ type unusableError string
 func (e unusableError) Error() string      { return "logger: " + string(e) }
 func (unusableError) Is(target error) bool { return target == ErrNilLogger }
 
-// Check returns nil if l can log, or an error matching ErrNilLogger that
-// says why not: l is nil, has no handler (the zero slog.Logger), or its
+// Check returns nil if l can log, or an error matching [ErrNilLogger] that
+// says why not: l is nil, has no handler (the zero [slog.Logger]), or its
 // handler is a nil pointer, map, slice, func or channel, as in
 // slog.New((*slog.TextHandler)(nil)). Every logging call on such a logger
-// panics. SetDefault and core.New refuse a logger that Check refuses.
+// panics. [SetDefault] and core.New refuse a logger that Check refuses.
 //
 // Check looks at l's own handler only: a handler that wraps a nil handler
 // is not detected.
@@ -88,7 +88,7 @@ func Default() *slog.Logger {
 	return initDefault(newDefault)
 }
 
-// initDefault is the slow path of Default, kept out of it so that Default
+// initDefault is the slow path of [Default], kept out of it so that Default
 // stays small enough to inline.
 func initDefault(build func() *slog.Logger) *slog.Logger {
 	initOnce.Do(func() {
@@ -113,8 +113,8 @@ func initDefault(build func() *slog.Logger) *slog.Logger {
 // the previous one back, only if l is still the default at that time. A
 // restore that finds another logger current does nothing (it may be called
 // again later); once it has put the previous logger back, further calls do
-// nothing. A logger that Check refuses (nil, no handler, a nil handler) is
-// refused with Check's error, which matches ErrNilLogger; SetDefault then
+// nothing. A logger that [Check] refuses (nil, no handler, a nil handler) is
+// refused with Check's error, which matches [ErrNilLogger]; SetDefault then
 // changes nothing and returns a restore function that does nothing.
 func SetDefault(l *slog.Logger) (restore func(), err error) {
 	if err := Check(l); err != nil {
@@ -132,7 +132,7 @@ type swapper interface {
 	CompareAndSwap(old, new *slog.Logger) (swapped bool)
 }
 
-// restorer returns the restore function of SetDefault: it swaps prev back
+// restorer returns the restore function of [SetDefault]: it swaps prev back
 // for l in cur, at most once.
 func restorer(cur swapper, l, prev *slog.Logger) func() {
 	var done atomic.Bool
@@ -163,7 +163,7 @@ func Error(msg string, args ...any) { emit(slog.LevelError, msg, args) }
 
 // emit builds the record itself, rather than calling Logger.Info, so that
 // the source position (with HandlerOptions.AddSource) is the caller of
-// Info, not this package.
+// [Info], not this package.
 func emit(level slog.Level, msg string, args []any) {
 	l := Default()
 	ctx := context.Background()

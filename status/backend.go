@@ -3,7 +3,7 @@ package status
 import "context"
 
 // A Backend keeps one encoded JSON document and serialises read-modify-write
-// cycles on it. The file backend (the default) keeps it at the Store's path
+// cycles on it. The file backend (the default) keeps it at the [Store]'s path
 // under a sidecar flock; other backends (e.g. etcd, in the nested module
 // status/etcdstore) implement the same contract so that code using a Store
 // does not change when the backend does.

@@ -16,7 +16,7 @@ import (
 	"unicode/utf8"
 )
 
-// codec holds what the Store needs to know about T to keep unknown fields:
+// codec holds what the [Store] needs to know about T to keep unknown fields:
 // whether T is a struct and the JSON names it declares.
 type codec struct {
 	typ      reflect.Type

@@ -8,11 +8,11 @@ import (
 )
 
 // Create stores v as the document if there is none yet, and returns it as
-// stored (stamped, if T is a Stamper). If a document exists, even an empty
+// stored (stamped, if T is a [Stamper]). If a document exists, even an empty
 // or corrupt one, Create changes nothing and returns an error matching
-// os.ErrExist (errors.Is(err, fs.ErrExist) for io/fs).
+// [os.ErrExist] (errors.Is(err, fs.ErrExist) for io/fs).
 //
-// It takes the document's lock like Mutate and honours ctx the same way,
+// It takes the document's lock like [Mutate] and honours ctx the same way,
 // so of several processes creating the same document exactly one succeeds.
 func (s *Store[T]) Create(ctx context.Context, v T) (T, error) {
 	var zero, result T
@@ -43,8 +43,8 @@ func (s *Store[T]) Create(ctx context.Context, v T) (T, error) {
 }
 
 // Create stores st as the status document at path if there is none yet;
-// see Store.Create. It sets UpdatedAt. An existing document is left alone
-// and the error matches os.ErrExist:
+// see [Store.Create]. It sets UpdatedAt. An existing document is left alone
+// and the error matches [os.ErrExist]:
 //
 //	_, err := status.Create(ctx, path, status.Status{State: status.Queued, Task: task})
 //	if errors.Is(err, os.ErrExist) {

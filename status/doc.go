@@ -2,7 +2,7 @@
 // status.json — safe to read and rewrite from many goroutines and many OS
 // processes at once.
 //
-// Mutate replaces the bare read-modify-write pattern (read the file, change
+// [Mutate] replaces the bare read-modify-write pattern (read the file, change
 // a field, write it back) that loses updates and reverts states:
 //
 //	st, err := status.Mutate(ctx, path, func(s *status.Status) error {
@@ -10,15 +10,15 @@
 //		return s.Transition(status.Running, status.Queued)
 //	})
 //
-// Load returns the current document without locking. Create stores a
+// [Load] returns the current document without locking. [Create] stores a
 // document only if there is none yet (otherwise its error matches
-// os.ErrExist), so that of several creators exactly one wins. Store[T] does
-// the same for any JSON document type; Store[Document] keeps a status
-// document as its raw members, for programs that change members Status does
-// not declare (a CLI, a migration), and Store.LoadExisting tells a missing
-// document from an empty one. MutateAll changes several documents
-// all or nothing (see Transactions). List and WatchDir find and follow
-// the documents under a root, Watch follows one, and Quarantine moves a
+// [os.ErrExist]), so that of several creators exactly one wins. [Store]
+// does the same for any JSON document type; with the type [Document] it
+// keeps a status document as its raw members, for programs that change
+// members [Status] does not declare (a CLI, a migration), and
+// [Store.LoadExisting] tells a missing document from an empty one. [MutateAll] changes several documents
+// all or nothing (see Transactions). [List] and [WatchDir] find and follow
+// the documents under a root, [Watch] follows one, and [Quarantine] moves a
 // corrupt one aside so that work can resume.
 //
 // # Examples
@@ -43,12 +43,12 @@
 //     linearizable.
 //   - When Mutate returns nil, the document it returns is on disk durably
 //     (file and directory fsynced). When it returns an error that
-//     errors.Is fs.ErrDurabilityUnknown, the new document replaced the old
+//     [errors.Is] [fs.ErrDurabilityUnknown], the new document replaced the old
 //     one but might not survive a crash.
 //   - Readers need no lock and always see a complete document, old or new:
 //     writers replace the file by rename.
 //   - A document that cannot be decoded is never overwritten: Mutate and Load
-//     return a *CorruptError (errors.Is ErrCorrupt) with the path and byte
+//     return a [*CorruptError] (errors.Is [ErrCorrupt]) with the path and byte
 //     offset, and fn is not called. So is a document that encoding/json
 //     reads differently from Python, jq and corestate, or that a decode and
 //     re-encode would change: a name that differs from a declared field's
@@ -58,13 +58,13 @@
 //     (other than the layout below).
 //   - A document is a regular file. A symbolic link, named pipe, device or
 //     directory at its path is refused by every entry point without
-//     blocking or reading it (errors.Is fs.ErrNotRegular), and so is a file
-//     larger than DefaultMaxSize or WithMaxSize (fs.ErrTooLarge). A link is
+//     blocking or reading it (errors.Is [fs.ErrNotRegular]), and so is a file
+//     larger than [DefaultMaxSize] or [WithMaxSize] ([fs.ErrTooLarge]). A link is
 //     never followed because in a directory that other users can write it
 //     could make a privileged caller read or replace their choice of file.
 //   - The path names the file the kernel would open: "link/../status.json"
 //     is the status.json next to the link's target, as for Python or cat. A
-//     path that ends in a separator, "." or ".." is fs.ErrInvalidName.
+//     path that ends in a separator, "." or ".." is [fs.ErrInvalidName].
 //   - If fn returns an error or panics, nothing is written; the error is
 //     returned as is, the panic propagates in the caller's goroutine, and the
 //     lock is released. If fn changes nothing, nothing is written.
@@ -75,11 +75,11 @@
 //     ctx.Err() promptly and changes nothing. Once a caller's fn has run as
 //     part of a batch, the caller waits for that batch's write (the etcd
 //     backend's caller leaves at once, with an error that tells whether its
-//     change may have been sent; see etcdstore). A ctx that
-//     is already done fails Mutate and Create at once, even when nobody
-//     holds the lock: a task's last write (completion, requeue) during
-//     shutdown, when core.Go has cancelled the task's context, needs
-//     context.WithoutCancel(ctx) with a timeout of its own.
+//     change may have been sent; see etcdstore). A ctx that is already
+//     done fails Mutate and Create at once, even when nobody holds the
+//     lock: a task's last write (completion, requeue) during shutdown, when
+//     core.Go has cancelled the task's context, needs a context made with
+//     [context.WithoutCancel] and a timeout of its own.
 //   - A process that dies holding the lock (even by SIGKILL) does not block
 //     others: the kernel drops its flock. The document stays the old or the
 //     new version.
@@ -90,18 +90,18 @@
 //     UnmarshalJSON methods owns the whole file instead: its UnmarshalJSON
 //     gets the file's bytes and its MarshalJSON's bytes are written as they
 //     are (plus a final newline), so it can keep raw values byte for byte.
-//   - A document type whose pointer is a Stamper is stamped with the current
+//   - A document type whose pointer is a [Stamper] is stamped with the current
 //     time (UTC) when fn changed something else, and only then, and when
 //     Create stores it. *Status is one: status.Mutate sets UpdatedAt. A
 //     caller's own type is stamped if it has a Stamp method; otherwise an
 //     updated_at it does not declare keeps its old value.
-//   - Remove removes a document and then its lock file while holding the
+//   - [Remove] removes a document and then its lock file while holding the
 //     lock; see Deleting a workspace below.
 //
 // # Not guaranteed
 //
 //   - Programs that write the file without the lock (for example plain
-//     os.WriteFile) can still lose updates and expose torn files; the
+//     [os.WriteFile]) can still lose updates and expose torn files; the
 //     protocol only protects those who follow it.
 //   - Flock is advisory and, on network file systems (NFS, SMB), may be
 //     local to one machine or unsupported. Use the package on local disks.
@@ -121,7 +121,7 @@
 //     backend: the goroutine that called Mutate, also when another runs the
 //     batch (see Group commit), and each time a backend runs it again (the
 //     etcd backend re-runs fn after a conflict). It should be short. If fn
-//     calls runtime.Goexit (t.FailNow, say), only its own caller's goroutine
+//     calls [runtime.Goexit] (t.FailNow, say), only its own caller's goroutine
 //     ends, inside Mutate, and its change is dropped, like a panicking fn's;
 //     the other calls of its batch are unaffected, except when fn is that of
 //     the file backend's batch leader, which runs the batch on its own
@@ -129,23 +129,23 @@
 //     is written.
 //   - fn must not call Mutate on the same document: the nested call would
 //     wait for the lock its caller holds. In the file backend such a call
-//     returns an error matching ErrNested at once when it is made by the
+//     returns an error matching [ErrNested] at once when it is made by the
 //     goroutine running fn through the same path spelling (see ErrNested
 //     for how); it still waits, until its ctx ends, when it names the file
 //     through another path (a linked directory), when fn makes it in
 //     another goroutine and waits for it, or when more than 64 functions
 //     run at once in the process. The etcd backend does not detect it.
-//   - Windows compiles and locks with LockFileEx, but its rename is not
-//     documented atomic and it has no directory fsync. Systems without flock
-//     return errors.ErrUnsupported.
+//   - Windows compiles and locks with LockFileEx; what its rename and
+//     directory syncs do not guarantee is in the [fs] package doc. Systems
+//     without flock return [errors.ErrUnsupported].
 //
 // # Listing and watching documents
 //
-// List (Dir.All) yields every document under a root, whatever the layout;
-// Watch (Store.Watch) follows one document and WatchDir (Dir.Watch) every
+// List ([Dir.All]) yields every document under a root, whatever the layout;
+// Watch ([Store.Watch]) follows one document and WatchDir ([Dir.Watch]) every
 // document under a root, with the iterator shape of etcdstore.Watch: the
 // current state first, then each change, until ctx ends or the loop stops.
-// A document that cannot be read or decoded yields its Entry with an error
+// A document that cannot be read or decoded yields its [Entry] with an error
 // (a *CorruptError with the offset) and the walk or the watch goes on.
 //
 // Watches see changes through the documents' directories (inotify on
@@ -168,11 +168,11 @@
 //     documents, in the order their changes were noticed.
 //   - No goroutine is started; the inotify instance or the polling ends
 //     with the loop or ctx (then the sequence ends without an error).
-//   - Subdirectories created under a Dir's root, or moved in, are followed
+//   - Subdirectories created under a [Dir]'s root, or moved in, are followed
 //     and their documents reported; when the watched directory itself (the
 //     document's, or the root) is removed or moved, its documents are
 //     reported Removed and the sequence ends with an error matching
-//     os.ErrNotExist.
+//     [os.ErrNotExist].
 //
 // Not guaranteed: files written in place (os.WriteFile, an editor) are
 // read when closed, but a read that another event causes meanwhile can see
@@ -184,7 +184,7 @@
 //
 // # Observing the file backend
 //
-// An Observer attached to a context with WithObserver receives one Call
+// An [Observer] attached to a context with [WithObserver] receives one [Call]
 // per Mutate, Create and Remove made with that context: its wait for the
 // lock, the size of its batch, the durable write's duration and its error
 // (conflicts, corrupt documents refused, timeouts). It reaches the
@@ -198,9 +198,7 @@
 // offsets (and crash leftovers). Quarantine, under the document's lock,
 // moves a document that Mutate refuses aside to PATH.corrupt-<UTC time>,
 // keeping its bytes, so that work resumes from the zero T; it leaves a
-// usable document in place. No last-good copy is kept: a hard link to the
-// previous version would share the inode that an in-place writer corrupts,
-// and a real copy would double every write's I/O.
+// usable document in place. No last-good copy is kept.
 //
 // # Group commit
 //
@@ -228,7 +226,7 @@
 //
 // Writes of different documents in one process share durability work: the
 // durable replaces of documents on one file system that are written at
-// the same moment share their syncs (see fs.WriteAtomic), so each call
+// the same moment share their syncs (see [fs.WriteAtomic]), so each call
 // still returns only when its own document is durable.
 //
 // # Transactions
@@ -237,8 +235,8 @@
 // and commits, all or nothing, every change it made: a registry and the
 // status files of its tasks keep their shared invariants ("active_count is
 // the number of running tasks") through crashes and concurrent callers.
-// LoadAll reads several documents as they were at one moment. Inside the
-// function, Store.In returns a document as a *T:
+// [LoadAll] reads several documents as they were at one moment. Inside the
+// function, [Store.In] returns a document as a *T:
 //
 //	_, err := status.MutateAll(ctx, []status.Doc{reg, task}, func(tx *status.Tx) error {
 //		r := reg.In(tx)
@@ -250,8 +248,8 @@
 //	})
 //
 // The documents are a list of Stores, of any types, and In is a method of
-// the generic Store, so each is typed at the call site with no assertion:
-// Go has no generic methods on Tx, and typed forms for two or three
+// the generic [Store], so each is typed at the call site with no assertion:
+// Go has no generic methods on [Tx], and typed forms for two or three
 // documents (a Mutate2(ctx, a, b, func(*A, *B) error)) would not cover a
 // registry with a variable number of tasks.
 //
@@ -277,9 +275,9 @@
 //     are all among its own, each applied after it in its own goroutine
 //     (a failing one drops only its own change). A commit that changes one
 //     document writes it as Mutate does; two or more cost three shared
-//     syncs (see fs.BeginSync), however many calls joined.
+//     syncs (see [fs.BeginSync]), however many calls joined.
 //   - Not supported: removing a document in a transaction; documents on
-//     different backends; two names of one file (os.ErrInvalid); document
+//     different backends; two names of one file ([os.ErrInvalid]); document
 //     paths that are not valid UTF-8; a document name longer than 247
 //     bytes (PATH.txn.tmp must fit). fn may run more than once on the
 //     etcd backend. The recovery needs write access to the directories.
@@ -310,7 +308,7 @@
 //     permission bits (fchmod, so that whoever may write PATH may open its
 //     lock) and, as root, PATH's owner; otherwise create it with the mode
 //     PATH will get. Never rename or truncate PATH.lock, never delete it
-//     except as in Remove below, and never lock PATH itself: PATH is
+//     except as in [Remove] below, and never lock PATH itself: PATH is
 //     replaced by rename, so a lock on it would be lost.
 //  2. Take flock(2) LOCK_EX on that descriptor (Python:
 //     fcntl.flock(fd, fcntl.LOCK_EX)). flock, not fcntl/lockf record locks:
@@ -321,12 +319,17 @@
 //     new file of that name): close the descriptor and go back to step 1.
 //  4. If PATH.txn exists, complete or undo the transaction it belongs to
 //     (Recovery, below). Then read PATH without following a symbolic link
-//     and only if it is a regular file (missing means "no document yet").
-//  5. Write the new document to a temporary file in the same directory as
-//     PATH, fsync it, rename(2) it over PATH (Python: os.replace), then
-//     fsync the directory. Write nothing if you have no change. To remove
-//     the document instead, unlink PATH, then PATH.lock, then fsync the
-//     directory.
+//     and only if it is a regular file. A missing PATH means no document
+//     yet: a writer starts from the empty document (in Go the zero T, in
+//     Python {}).
+//  5. Write the new document to a new temp file in PATH's directory, fsync
+//     it, rename(2) it over PATH (Python: os.replace), then fsync the
+//     directory. Name the temp file ".<base of PATH>.<16 random hex
+//     digits>.tmp" and create it with O_EXCL, as this package does: that
+//     is the name [fs.SweepTemp] and corestate sweep remove when a crash
+//     leaves one behind (other names work, but are not swept). Write
+//     nothing if you have no change. To remove the document instead,
+//     unlink PATH, then PATH.lock, then fsync the directory.
 //  6. Close the lock descriptor, which releases the lock.
 //
 // Readers just open and read PATH. On Windows the lock is an exclusive
@@ -393,7 +396,7 @@
 //
 // A document's own name may be at most 250 bytes where a file name may have
 // 255 (ext4, XFS, Btrfs, tmpfs, APFS): its lock file needs five more
-// (ErrNameTooLong).
+// ([ErrNameTooLong]).
 //
 // # Third-party lockers
 //
@@ -401,14 +404,12 @@
 // excludes Mutate and is excluded by it: util-linux flock(1), Python's
 // fcntl.flock, filelock 3.9 (Debian) and 3.32 or later, portalocker.Lock.
 // filelock 3.20.4 to 3.29.4 delete PATH.lock before they unlock: step 3
-// makes that safe for every caller that re-checks (measured: 0 of 2,195
-// updates lost; without the re-check 532 of 1,116), but such tools do not
+// makes that safe for every caller that re-checks, but such tools do not
 // re-check themselves, so two of them may still both hold the lock.
 // portalocker's TemporaryFileLock deletes PATH.lock after it unlocks: a
 // caller that locked the file in between passes the re-check, and the
-// deletion then lets a newcomer lock a new file, so updates can be lost
-// (measured: 26 of 1,972, against 1,029 without the re-check); do not use
-// it on these files. fcntl/lockf record locks (fasteners) do not exclude
+// deletion then lets a newcomer lock a new file, so updates can be lost; do
+// not use it on these files. fcntl/lockf record locks (fasteners) do not exclude
 // flock at all, and Node's proper-lockfile makes PATH.lock a directory,
 // which Mutate refuses (fs.ErrNotRegular).
 //
@@ -423,7 +424,7 @@
 // chmod it once.
 //
 // To delete a workspace: put its document in a final state (a later
-// Transition without an explicit from list then fails with ErrConflict),
+// [Transition] without an explicit from list then fails with [ErrConflict]),
 // stop its writers, Remove the document, then remove the directory. Remove
 // takes its turn under the lock, so no writer is half-way through; a writer
 // that arrives after the directory is gone fails (its lock file cannot be

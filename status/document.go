@@ -17,7 +17,7 @@ import (
 // A Document is a status document as its raw JSON members, for programs
 // that must see, keep and change members Status does not declare without
 // knowing their types (a CLI, a migration, a proxy). Use it as the T of a
-// Store:
+// [Store]:
 //
 //	doc, err := status.NewStore[status.Document](path).Mutate(ctx, func(d *status.Document) error {
 //		return d.Set("runs", json.RawMessage("3"))
@@ -51,7 +51,7 @@ type Document struct {
 	stampKept bool
 }
 
-// The members Status declares, in its order, with their Go types and the
+// The members [Status] declares, in its order, with their Go types and the
 // values a Go reader sees when they are absent.
 var statusMembers = listStatusMembers()
 
@@ -84,7 +84,7 @@ func statusMemberNamed(name string) (statusMember, bool) {
 var errNullDocument = errors.New("document is null, want a JSON object")
 
 // UnmarshalJSON decodes a JSON object, refusing what Store[Status]
-// refuses (see Document), and keeps every member's value bytes.
+// refuses (see [Document]), and keeps every member's value bytes.
 func (d *Document) UnmarshalJSON(data []byte) error {
 	if string(bytes.TrimSpace(data)) == "null" {
 		return errNullDocument
@@ -111,7 +111,7 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// MarshalJSON lays the document out (see Document), without the final
+// MarshalJSON lays the document out (see [Document]), without the final
 // newline.
 func (d Document) MarshalJSON() ([]byte, error) {
 	size := 2
@@ -136,7 +136,7 @@ func (d Document) MarshalJSON() ([]byte, error) {
 	return append(buf, '}'), nil
 }
 
-// All yields the members in layout order (see Document), values verbatim.
+// All yields the members in layout order (see [Document]), values verbatim.
 // The values must not be modified.
 func (d Document) All() iter.Seq2[string, json.RawMessage] {
 	return func(yield func(string, json.RawMessage) bool) {
@@ -164,7 +164,7 @@ func (d Document) All() iter.Seq2[string, json.RawMessage] {
 func (d Document) Len() int { return len(d.m) }
 
 // Get returns the value of member name as the document holds it, and
-// whether it holds it. For a member that Status declares and the document
+// whether it holds it. For a member that [Status] declares and the document
 // omits, Get returns the value a Go reader of the document sees: the
 // field's zero value (0, "", "0001-01-01T00:00:00Z"), and false. The
 // value must not be modified.
@@ -193,7 +193,7 @@ func (d Document) Decode(name string, v any) error {
 
 // Set sets member name to the JSON value. It refuses, changing nothing, a
 // value that is not one JSON value, a name or string that is not valid
-// UTF-8 (or holds a lone surrogate), a name that differs from a Status
+// UTF-8 (or holds a lone surrogate), a name that differs from a [Status]
 // field's only in case, and a value that does not decode into the Go type
 // of the Status field name. The value is stored compacted, or, if the
 // member already holds the same compacted JSON text, its bytes are kept.
@@ -215,7 +215,7 @@ func (d *Document) Set(name string, value json.RawMessage) error {
 }
 
 // Encode sets member name to the JSON encoding of v (see Set), with
-// <, > and & as they are, as the Store writes strings.
+// <, > and & as they are, as the [Store] writes strings.
 func (d *Document) Encode(name string, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -244,7 +244,7 @@ func (d Document) Clone() Document {
 }
 
 // Stamp sets updated_at to now, unless the caller set or deleted it (see
-// Stamper).
+// [Stamper]).
 func (d *Document) Stamp(now time.Time) {
 	if d.stampKept {
 		return

@@ -6,18 +6,18 @@ import (
 	"strings"
 )
 
-// ErrCorrupt is matched (errors.Is) by every error that reports a stored
+// ErrCorrupt is matched ([errors.Is]) by every error that reports a stored
 // document which could not be decoded. The document is left untouched.
 var ErrCorrupt = errors.New("corrupt document")
 
-// ErrNameTooLong is matched (errors.Is) by the error of a document whose
-// lock file name (the document's name plus LockSuffix) is longer than its
+// ErrNameTooLong is matched ([errors.Is]) by the error of a document whose
+// lock file name (the document's name plus [LockSuffix]) is longer than its
 // file system allows: with the usual limit of 255 bytes for one name (ext4,
 // XFS, Btrfs, tmpfs, APFS), a document's own name may have at most 250.
 // The error matches syscall.ENAMETOOLONG too.
 var ErrNameTooLong = errors.New("document name too long for its lock file")
 
-// ErrConflict is matched (errors.Is) by the error a guarded transition
+// ErrConflict is matched ([errors.Is]) by the error a guarded transition
 // returns when the current state does not allow the move.
 var ErrConflict = errors.New("state conflict")
 
@@ -37,7 +37,7 @@ func (e *CorruptError) Error() string {
 // Unwrap returns the decoder's error.
 func (e *CorruptError) Unwrap() error { return e.Err }
 
-// Is reports whether target is ErrCorrupt.
+// Is reports whether target is [ErrCorrupt].
 func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 
 // A ConflictError reports a guarded transition that the current state does
@@ -64,5 +64,5 @@ func (e *ConflictError) Error() string {
 		e.Current, e.Want, from, ErrConflict)
 }
 
-// Is reports whether target is ErrConflict.
+// Is reports whether target is [ErrConflict].
 func (e *ConflictError) Is(target error) bool { return target == ErrConflict }

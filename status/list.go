@@ -12,16 +12,16 @@ import (
 )
 
 // StatusFile is the name of a workspace's status document, the one that
-// List and WatchDir find.
+// [List] and [WatchDir] find.
 const StatusFile = "status.json"
 
-// An Entry is one document that List or a watch reports: where it is and
+// An Entry is one document that [List] or a watch reports: where it is and
 // what it holds.
 type Entry[T any] struct {
-	// Path is the document's file: the Dir's root joined with the
-	// document's path under it, or the Store's path.
+	// Path is the document's file: the [Dir]'s root joined with the
+	// document's path under it, or the [Store]'s path.
 	Path string
-	// Value is the document as Store.Load decodes it; the zero T when
+	// Value is the document as [Store.Load] decodes it; the zero T when
 	// Removed.
 	Value T
 	// Removed reports that the document no longer exists (watches only).
@@ -31,20 +31,20 @@ type Entry[T any] struct {
 // A Dir is the set of documents of type T kept in files named like pattern
 // anywhere under a root directory, whatever the layout between them:
 // "<root>/<org>/<repo>/<task>/status.json" as well as any other depth. It
-// lists them (All) and follows their changes (Watch).
+// lists them (All) and follows their changes ([Watch]).
 //
 // A document is a file whose name matches pattern (path.Match syntax,
 // against the name alone: "status.json", "*.json") and that is neither a
-// lock file (LockSuffix) nor the temp file of a write in progress or
-// interrupted (fs.IsTemp). Directories whose name starts with "." (.git,
+// lock file ([LockSuffix]) nor the temp file of a write in progress or
+// interrupted ([fs.IsTemp]). Directories whose name starts with "." (.git,
 // caches) and symbolic links to directories are not entered; a symbolic
 // link, pipe or device named like a document is reported with an error
-// matching fs.ErrNotRegular, without being opened. The root itself may be
+// matching [fs.ErrNotRegular], without being opened. The root itself may be
 // a link.
 //
-// Documents are read as Store.Load reads them, without the lock: each is a
+// Documents are read as [Store.Load] reads them, without the lock: each is a
 // complete version (writers replace files by rename), decoded by the same
-// rules, limited in size by WithMaxSize (other options do not apply).
+// rules, limited in size by [WithMaxSize] (other options do not apply).
 type Dir[T any] struct {
 	root    string
 	pattern string
@@ -52,20 +52,20 @@ type Dir[T any] struct {
 	codec   *codec
 }
 
-// NewDir returns the Dir of documents named like pattern under root.
+// NewDir returns the [Dir] of documents named like pattern under root.
 func NewDir[T any](root, pattern string, opts ...Option) *Dir[T] {
 	o := collect(opts)
 	return &Dir[T]{root: root, pattern: pattern, maxSize: o.maxSize, codec: codecFor[T]()}
 }
 
-// List yields every status document (StatusFile) under root, in the order
-// of Dir.All: NewDir[Status](root, StatusFile).All().
+// List yields every status document ([StatusFile]) under root, in the order
+// of [Dir.All]: NewDir[Status](root, StatusFile).All().
 func List(root string) iter.Seq2[Entry[Status], error] {
 	return NewDir[Status](root, StatusFile).All()
 }
 
 // All yields every document under the root with its value. A document that
-// cannot be read or decoded yields its Entry (with only Path set) and the
+// cannot be read or decoded yields its [Entry] (with only Path set) and the
 // error, a *CorruptError with the byte offset for a corrupt one, and the
 // walk goes on; so does it past a directory it cannot read (that error
 // names the directory). A missing root, a root that is not a directory or
@@ -116,7 +116,7 @@ func (d *Dir[T]) isDoc(name string) bool {
 	return ok && !strings.HasSuffix(name, LockSuffix) && !fs.IsTemp(name)
 }
 
-// decode turns what readDoc returned for path into an Entry.
+// decode turns what readDoc returned for path into an [Entry].
 func (d *Dir[T]) decode(path string, data []byte, err error) (Entry[T], error) {
 	if err != nil {
 		return Entry[T]{Path: path}, err
@@ -137,7 +137,7 @@ type walker[T any] struct {
 	fail  func(path string, err error) bool
 }
 
-// walk visits dir and the directories under it (see Dir for which) and
+// walk visits dir and the directories under it (see [Dir] for which) and
 // reports whether it went to the end.
 func (d *Dir[T]) walk(dir string, w walker[T]) bool {
 	if err := w.enter(dir); err != nil {

@@ -9,7 +9,7 @@ import (
 // the JSON object data, in order, and stops at the first error fn returns
 // (as an *atError with its offset in data, see placed). It exists because
 // finding the members a struct does not declare with a second full
-// json.Unmarshal (into a map) doubled the cost of decoding; data has already
+// [json.Unmarshal] (into a map) doubled the cost of decoding; data has already
 // been validated by json.Unmarshal, so a plain scan suffices. It still
 // checks its bounds and reports malformed input instead of panicking.
 func members(data []byte, fn func(name string, value []byte) error) error {

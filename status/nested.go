@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 )
 
-// ErrNested is matched (errors.Is) by the error of a Mutate, Create,
-// Remove, MutateAll or LoadAll that the function of another call runs, in
+// ErrNested is matched ([errors.Is]) by the error of a [Mutate], [Create],
+// [Remove], [MutateAll] or [LoadAll] that the function of another call runs, in
 // the same goroutine, on a document that call holds: it would wait for
 // its own caller's lock forever (or until its ctx ended). Nothing is
 // changed; the outer function may go on. The file backend finds such

@@ -12,16 +12,16 @@ import (
 // corrupt document refused, a timeout). Wire it to metrics (Prometheus,
 // OpenTelemetry) or to log/slog; the package depends on neither.
 //
-// An Observer is attached to a context with WithObserver, so that it
-// reaches the package-level functions (Mutate, Create, Remove), which take
-// no options, as well as every Store, without global state: calls made with
+// An Observer is attached to a context with [WithObserver], so that it
+// reaches the package-level functions ([Mutate], [Create], [Remove]), which take
+// no options, as well as every [Store], without global state: calls made with
 // a context that carries it are reported, others are not. Attach it once to
-// a service's base context; context.WithoutCancel keeps it.
+// a service's base context; [context.WithoutCancel] keeps it.
 //
 // Without an Observer the cost is one context lookup per call; see
 // BenchmarkObserver.
 type Observer struct {
-	// Done is called once per Mutate, Create or Remove on the file
+	// Done is called once per [Mutate], [Create] or [Remove] on the file
 	// backend, in the caller's goroutine, after the lock was released and
 	// before the call returns. It must be safe for concurrent use (calls
 	// on other goroutines report at the same time) and should be quick.
@@ -29,7 +29,7 @@ type Observer struct {
 	Done func(Call)
 }
 
-// A Call is the report of one call; see Observer.
+// A Call is the report of one call; see [Observer].
 type Call struct {
 	Path string // the document, as the caller named it
 	Op   string // "mutate" (Mutate, Create) or "remove"
@@ -51,12 +51,12 @@ type Call struct {
 	// Leader reports that the call led its batch. Count Batch, Lock and
 	// Write only for leaders to get one figure per write.
 	Leader bool
-	// Err is the call's result: errors.Is it with ErrConflict,
-	// ErrCorrupt, fs.ErrTooLarge, context.DeadlineExceeded...
+	// Err is the call's result: [errors.Is] it with [ErrConflict],
+	// [ErrCorrupt], [fs.ErrTooLarge], [context.DeadlineExceeded]...
 	Err error
 }
 
-// LogValue lets log/slog log a Call as a group of its fields.
+// LogValue lets log/slog log a [Call] as a group of its fields.
 func (c Call) LogValue() slog.Value {
 	attrs := []slog.Attr{
 		slog.String("path", c.Path),
@@ -75,8 +75,8 @@ func (c Call) LogValue() slog.Value {
 
 type observerKey struct{}
 
-// WithObserver returns a copy of ctx that carries o: Mutate, Create and
-// Remove calls on the file backend made with it report to o. A nil o, or
+// WithObserver returns a copy of ctx that carries o: [Mutate], [Create] and
+// [Remove] calls on the file backend made with it report to o. A nil o, or
 // one without Done, leaves calls unobserved.
 func WithObserver(ctx context.Context, o *Observer) context.Context {
 	return context.WithValue(ctx, observerKey{}, o)
@@ -90,7 +90,7 @@ func observerFrom(ctx context.Context) *Observer {
 	return o
 }
 
-// A trace records, for an observed request, what its Call reports. It is
+// A trace records, for an observed request, what its [Call] reports. It is
 // allocated only for observed requests, and the engine reads clocks only
 // while its entry has observed requests in flight (entry.observed).
 type trace struct {
@@ -103,7 +103,7 @@ type trace struct {
 	leader bool
 }
 
-// observe starts the trace of r if its context carries an Observer, and
+// observe starts the trace of r if its context carries an [Observer], and
 // returns the function that ends it.
 func (e *entry) observe(r *request) (done func()) {
 	o := observerFrom(r.ctx)
@@ -115,7 +115,7 @@ func (e *entry) observe(r *request) (done func()) {
 	return func() { e.observed.Add(-1) }
 }
 
-// report sends r's Call to its Observer.
+// report sends r's [Call] to its [Observer].
 func (r *request) report() {
 	t := r.tr
 	if t == nil {

@@ -15,21 +15,21 @@ import (
 
 // QuarantineSuffix, then the time in UTC ("20260102T150405Z") and, if that
 // name is taken, "-2", "-3"..., is appended to a document's path to name
-// the file that Quarantine moves it to: status.json becomes
+// the file that [Quarantine] moves it to: status.json becomes
 // status.json.corrupt-20260102T150405Z.
 const QuarantineSuffix = ".corrupt-"
 
 // Quarantine moves the status document at path aside if it cannot be used;
-// see Store.Quarantine.
+// see [Store.Quarantine].
 func Quarantine(ctx context.Context, path string) (moved string, err error) {
 	return NewStore[Status](path).Quarantine(ctx)
 }
 
-// Quarantine moves the document aside if Mutate refuses it — it does not
+// Quarantine moves the document aside if [Mutate] refuses it — it does not
 // decode as T (a *CorruptError), or it is larger than the store's limit
-// (fs.ErrTooLarge) — so that work can resume: the next Mutate finds no
+// ([fs.ErrTooLarge]) — so that work can resume: the next Mutate finds no
 // document and starts from the zero T. It returns the file the document
-// was moved to (see QuarantineSuffix). A document that decodes is left in
+// was moved to (see [QuarantineSuffix]). A document that decodes is left in
 // place, and Quarantine returns "" and nil.
 //
 // Nothing is lost: the document's file is renamed, not copied or
@@ -40,9 +40,9 @@ func Quarantine(ctx context.Context, path string) (moved string, err error) {
 // it is durable when Quarantine returns (the file and its directory are
 // fsynced). The lock file stays.
 //
-// A missing document is an error matching os.ErrNotExist; a link, pipe or
-// directory at the path one matching fs.ErrNotRegular: neither is moved.
-// Backends other than the file backend return errors.ErrUnsupported.
+// A missing document is an error matching [os.ErrNotExist]; a link, pipe or
+// directory at the path one matching [fs.ErrNotRegular]: neither is moved.
+// Backends other than the file backend return [errors.ErrUnsupported].
 func (s *Store[T]) Quarantine(ctx context.Context) (moved string, err error) {
 	name := s.b.Name()
 	b, ok := s.b.(*fileBackend)
@@ -92,7 +92,7 @@ func (s *Store[T]) Quarantine(ctx context.Context) (moved string, err error) {
 }
 
 // moveAside renames the file at key to a new name beside it (see
-// QuarantineSuffix) and makes the move durable. The new name is reserved
+// [QuarantineSuffix]) and makes the move durable. The new name is reserved
 // first with O_EXCL, so the rename never replaces another file.
 func moveAside(key string, now time.Time) (string, error) {
 	if err := syncFile(key); err != nil {

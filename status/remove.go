@@ -8,16 +8,16 @@ import (
 )
 
 // Remove removes the status document at path and its lock file, under the
-// lock; see Store.Remove.
+// lock; see [Store.Remove].
 func Remove(ctx context.Context, path string) error {
 	return NewStore[Status](path).Remove(ctx)
 }
 
 // Remove removes the document and then its lock file, holding the lock
 // throughout. Like os.Remove, it reports a missing document with an error
-// matching os.ErrNotExist (and then changes nothing).
+// matching [os.ErrNotExist] (and then changes nothing).
 //
-// It waits for the lock as Mutate does (honouring ctx), so it comes after
+// It waits for the lock as [Mutate] does (honouring ctx), so it comes after
 // every Mutate that holds or was granted the lock before it, and a Mutate
 // that comes after it finds no document: fn sees the zero T, and if fn
 // changes it, the document is created anew. Another process waiting for
@@ -26,7 +26,7 @@ func Remove(ctx context.Context, path string) error {
 // The removal is durable (the directory is fsynced) when Remove returns
 // nil.
 //
-// Backends other than the file backend return errors.ErrUnsupported.
+// Backends other than the file backend return [errors.ErrUnsupported].
 func (s *Store[T]) Remove(ctx context.Context) error {
 	if ctx == nil {
 		return pathError("remove", s.b.Name(), errNilContext)

@@ -22,7 +22,7 @@ const (
 )
 
 // Final reports whether s ends a task's life: completed, failed, merged or
-// rejected. A final state is never overwritten by a Transition without an
+// rejected. A final state is never overwritten by a [Transition] without an
 // explicit from list naming it.
 func (s State) Final() bool {
 	switch s {
@@ -36,7 +36,7 @@ func (s State) Final() bool {
 // <workspace-root>/<org>/<repo>/<task>/status.json.
 //
 // Fields written by other programs that Status does not know are preserved
-// by Mutate (see the package doc); they are not visible in the struct.
+// by [Mutate] (see the package doc); they are not visible in the struct.
 type Status struct {
 	State     State     `json:"status"`
 	Agent     string    `json:"agent"`
@@ -58,9 +58,9 @@ type Status struct {
 
 // Transition moves s to state to if its current state is one of from; with
 // no from states, it allows any state that is not Final. Otherwise it leaves
-// s unchanged and returns a *ConflictError (errors.Is(err, ErrConflict)).
+// s unchanged and returns a *ConflictError (errors.Is(err, [ErrConflict])).
 //
-// Use it inside a Mutate function, where the check and the change happen
+// Use it inside a [Mutate] function, where the check and the change happen
 // under the document's lock.
 func (s *Status) Transition(to State, from ...State) error {
 	ok := slices.Contains(from, s.State)
@@ -74,7 +74,7 @@ func (s *Status) Transition(to State, from ...State) error {
 	return nil
 }
 
-// Transition returns a Mutate function that performs s.Transition(to,
+// Transition returns a [Mutate] function that performs s.Transition(to,
 // from...):
 //
 //	st, err := status.Mutate(ctx, path, status.Transition(status.Running, status.Queued))
@@ -84,7 +84,7 @@ func Transition(to State, from ...State) func(*Status) error {
 }
 
 // Mutate runs fn on the status document at path under the document's lock
-// and commits the result durably; see Store.Mutate. When fn changes
+// and commits the result durably; see [Store.Mutate]. When fn changes
 // anything, Mutate also sets UpdatedAt to the current time (as does every
 // Store[Status]). It returns the document as committed.
 func Mutate(ctx context.Context, path string, fn func(*Status) error) (Status, error) {
@@ -92,13 +92,13 @@ func Mutate(ctx context.Context, path string, fn func(*Status) error) (Status, e
 }
 
 // Load returns the status document at path without taking the lock; see
-// Store.Load. Because writers replace the file by rename, the result is
-// always a complete document. A missing file gives the zero Status and a nil
+// [Store.Load]. Because writers replace the file by rename, the result is
+// always a complete document. A missing file gives the zero [Status] and a nil
 // error.
 func Load(ctx context.Context, path string) (Status, error) {
 	return NewStore[Status](path).Load(ctx)
 }
 
-// Stamp sets UpdatedAt to now. A Store[Status] calls it (see Stamper) when
+// Stamp sets UpdatedAt to now. A Store[Status] calls it (see [Stamper]) when
 // fn changed something else, so no change means no write.
 func (s *Status) Stamp(now time.Time) { s.UpdatedAt = now }

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// An Option configures a Store.
+// An Option configures a [Store].
 type Option func(*options)
 
 type options struct {
@@ -19,7 +19,7 @@ type options struct {
 }
 
 // WithBackend replaces the default file backend: open is called once per
-// NewStore with the store's path (or key) and returns the Backend that keeps
+// [NewStore] with the store's path (or key) and returns the [Backend] that keeps
 // the document.
 func WithBackend(open func(path string) Backend) Option {
 	return func(o *options) { o.backend = open }
@@ -33,13 +33,13 @@ func WithPerm(perm os.FileMode) Option {
 
 // DefaultMaxSize is the size of the largest document file that the file
 // backend reads (16 MiB; a status document is about 1 KiB). A larger one is
-// refused with an error matching fs.ErrTooLarge, before it is read whole and
-// without being changed. WithMaxSize sets another limit.
+// refused with an error matching [fs.ErrTooLarge], before it is read whole and
+// without being changed. [WithMaxSize] sets another limit.
 const DefaultMaxSize = 16 << 20
 
 // WithMaxSize sets the size in bytes of the largest document file that the
-// file backend reads (DefaultMaxSize by default; n <= 0: no limit). In a
-// batch of concurrent Mutate calls, the limit of the call that leads the
+// file backend reads ([DefaultMaxSize] by default; n <= 0: no limit). In a
+// batch of concurrent [Mutate] calls, the limit of the call that leads the
 // batch applies.
 func WithMaxSize(n int64) Option {
 	return func(o *options) { o.maxSize = n }
@@ -47,10 +47,10 @@ func WithMaxSize(n int64) Option {
 
 // A Stamper is a document type that records when it last changed, such as
 // *Status (updated_at). When fn changes a document whose pointer is a
-// Stamper, Mutate calls Stamp with the current time in UTC just before the
-// document is encoded and written; Create calls it on the document it
+// Stamper, [Mutate] calls Stamp with the current time in UTC just before the
+// document is encoded and written; [Create] calls it on the document it
 // stores. When fn changes nothing, Stamp is not called and nothing is
-// written. Every Store of such a type stamps the same way, whoever made it.
+// written. Every [Store] of such a type stamps the same way, whoever made it.
 type Stamper interface{ Stamp(now time.Time) }
 
 // A Store keeps one JSON document of type T and serialises read-modify-write
@@ -62,9 +62,9 @@ type Store[T any] struct {
 	codec *codec
 }
 
-// NewStore returns a Store for the document at path. By default the document
+// NewStore returns a [Store] for the document at path. By default the document
 // is a file kept by the file backend (see the package doc for the locking
-// protocol); WithBackend selects another backend.
+// protocol); [WithBackend] selects another backend.
 func NewStore[T any](path string, opts ...Option) *Store[T] {
 	o := collect(opts)
 	var b Backend
@@ -80,7 +80,7 @@ func NewStore[T any](path string, opts ...Option) *Store[T] {
 // commits the result.
 //
 // A missing document is presented to fn as the zero T. A document that cannot
-// be decoded yields a *CorruptError (errors.Is(err, ErrCorrupt)) and fn is not
+// be decoded yields a *CorruptError (errors.Is(err, [ErrCorrupt])) and fn is not
 // called. If fn returns an error, nothing is written and Mutate returns that
 // error as is. If fn panics, nothing is written, the lock is released and the
 // panic propagates. If fn leaves the document's encoding unchanged, nothing is

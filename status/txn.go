@@ -21,8 +21,8 @@ type Doc interface {
 	open(cur []byte) (txValue, error)
 }
 
-// A TxBackend is a Backend that can also change several of its documents
-// in one all-or-nothing step. MutateAll and LoadAll use it; the file
+// A TxBackend is a [Backend] that can also change several of its documents
+// in one all-or-nothing step. [MutateAll] and [LoadAll] use it; the file
 // backend and the etcd backend (status/etcdstore) implement it.
 type TxBackend interface {
 	Backend
@@ -37,22 +37,22 @@ type TxBackend interface {
 }
 
 // A Tx holds the documents of one transaction, as its function sees and
-// changes them (see MutateAll), or as they were read together (LoadAll).
-// Store.In returns one of them.
+// changes them (see [MutateAll]), or as they were read together ([LoadAll]).
+// [Store.In] returns one of them.
 type Tx struct {
 	docs []Doc
 	vals []txValue
 	err  error // the first misuse of In; the transaction fails with it
 }
 
-// In returns the document of s in tx: inside a MutateAll function, the
-// value to read and change; after MutateAll or LoadAll returned, the
+// In returns the document of s in tx: inside a [MutateAll] function, the
+// value to read and change; after MutateAll or [LoadAll] returned, the
 // document as committed or read. Calls for one document return the same
 // pointer.
 //
-// s must be one of the Docs the transaction was given, or a Store of the
+// s must be one of the Docs the transaction was given, or a [Store] of the
 // same type and name. Otherwise In returns a pointer to a zero T and the
-// transaction fails with an error matching os.ErrInvalid, writing nothing.
+// transaction fails with an error matching [os.ErrInvalid], writing nothing.
 func (s *Store[T]) In(tx *Tx) *T {
 	if tx == nil {
 		return new(T)
@@ -99,13 +99,13 @@ func (tx *Tx) fail(err error) {
 //		return t.Transition(status.Running, status.Queued)
 //	})
 //
-// Each document is presented as Mutate presents it (a missing one as the
+// Each document is presented as [Mutate] presents it (a missing one as the
 // zero value; a corrupt one fails MutateAll before fn runs) and, if fn
 // changed it, stored as Mutate stores it (stamped, unknown fields kept).
 // If fn returns an error or panics, nothing is written. Otherwise every
 // changed document is stored durably before MutateAll returns nil, and the
-// returned Tx holds the documents as committed. An error matching
-// fs.ErrDurabilityUnknown means the transaction is committed but an I/O
+// returned [Tx] holds the documents as committed. An error matching
+// [fs.ErrDurabilityUnknown] means the transaction is committed but an I/O
 // error interrupted its installation or its last sync: every later locker
 // sees it complete. After a crash at any
 // point, every later reader that takes the locks sees all of the new
@@ -113,8 +113,8 @@ func (tx *Tx) fail(err error) {
 // what lock-free readers see and how the file backend does it.
 //
 // The documents must be distinct (not two names of one file), non-nil, and
-// kept by one backend that implements TxBackend; otherwise MutateAll
-// returns an error matching os.ErrInvalid and changes nothing. Locks are
+// kept by one backend that implements [TxBackend]; otherwise MutateAll
+// returns an error matching [os.ErrInvalid] and changes nothing. Locks are
 // taken in one canonical order, so transactions over overlapping sets never
 // deadlock, in one process or across several. fn may run more than once
 // on a backend that retries (etcd), so it should have no effect other than
@@ -130,13 +130,13 @@ func MutateAll(ctx context.Context, docs []Doc, fn func(*Tx) error) (*Tx, error)
 // canonical order, completes any transaction that a crashed process left
 // on them, reads them and releases the locks, so the documents are as
 // they were at one moment, never part of a transaction. Read them with
-// Store.In on the returned Tx. Load, which takes no lock, may return one
+// [Store.In] on the returned [Tx]. [Load], which takes no lock, may return one
 // document from before a transaction and another from after it.
 func LoadAll(ctx context.Context, docs ...Doc) (*Tx, error) {
 	return updateAll(ctx, "load all", docs, nil)
 }
 
-// updateAll is MutateAll, and LoadAll when fn is nil.
+// updateAll is [MutateAll], and [LoadAll] when fn is nil.
 func updateAll(ctx context.Context, op string, docs []Doc, fn func(*Tx) error) (*Tx, error) {
 	bs, err := txBackends(docs)
 	if err == nil && ctx == nil {
@@ -249,7 +249,7 @@ func (s *Store[T]) value(cur []byte) (docValue[T], error) {
 
 func utcNow() time.Time { return time.Now().UTC() }
 
-// encode is the write half of Mutate's read-modify-write.
+// encode is the write half of [Mutate]'s read-modify-write.
 func (d *docValue[T]) encode(cur []byte, now func() time.Time) ([]byte, error) {
 	after, err := d.s.codec.marshal(&d.v)
 	if err != nil {

@@ -67,7 +67,7 @@ func crashAt(step string, i ...int) bool {
 // holds) all or nothing. An error before the commit point leaves every
 // document as it was and nothing of the commit behind; after it, the
 // commit is complete for every later locker, and the error matches
-// fs.ErrDurabilityUnknown.
+// [fs.ErrDurabilityUnknown].
 func commitAll(ws []txWrite) error {
 	dirs := make([]string, len(ws))
 	for i, w := range ws {

@@ -25,10 +25,10 @@ type txPart struct {
 	cur   []byte
 }
 
-// UpdateAll implements TxBackend for documents kept in files.
+// UpdateAll implements [TxBackend] for documents kept in files.
 //
 // In this process, the transaction takes its turn in each document's
-// queue, in the order of the documents' paths, as a Mutate call does; it
+// queue, in the order of the documents' paths, as a [Mutate] call does; it
 // never joins a batch led by a Mutate call. Holding every turn, it opens
 // the lock files and takes their flocks in the order of their identities
 // (device, inode), which is the same in every process whatever path spells
@@ -412,7 +412,7 @@ func tracedCommit(parts []*txPart) (string, error) {
 	return names, err
 }
 
-// commitParts writes the documents that changed: one as Mutate does, more
+// commitParts writes the documents that changed: one as [Mutate] does, more
 // with commitAll. It returns their names, for errors.
 func commitParts(parts []*txPart) (string, error) {
 	var ws []txWrite

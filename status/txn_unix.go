@@ -10,7 +10,7 @@ import (
 
 // copyOwnerMode gives f, the new content of a document, the owner (when we
 // may: root, or a group we belong to) and the permission bits of prev, the
-// document it will replace, as fs.WriteAtomic does.
+// document it will replace, as [fs.WriteAtomic] does.
 func copyOwnerMode(f *os.File, prev os.FileInfo) error {
 	if st, ok := prev.Sys().(*syscall.Stat_t); ok && (int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid()) {
 		err := f.Chown(int(st.Uid), int(st.Gid))

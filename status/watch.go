@@ -31,7 +31,7 @@ func Watch(ctx context.Context, path string) iter.Seq2[Entry[Status], error] {
 	return NewStore[Status](path).Watch(ctx)
 }
 
-// WatchDir follows every status document (StatusFile) under root:
+// WatchDir follows every status document ([StatusFile]) under root:
 // NewDir[Status](root, StatusFile).Watch.
 func WatchDir(ctx context.Context, root string) iter.Seq2[Entry[Status], error] {
 	return NewDir[Status](root, StatusFile).Watch(ctx)
@@ -42,7 +42,7 @@ func WatchDir(ctx context.Context, root string) iter.Seq2[Entry[Status], error] 
 // a document that cannot be read, until ctx ends or the loop stops. See
 // Listing and watching documents in the package doc for what is
 // guaranteed. The document's directory must exist. Backends other than
-// the file backend yield errors.ErrUnsupported (etcdstore has its own
+// the file backend yield [errors.ErrUnsupported] (etcdstore has its own
 // Watch).
 func (s *Store[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 	return func(yield func(Entry[T], error) bool) {
@@ -149,7 +149,7 @@ func (d *Dir[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 	}
 }
 
-// A dirWatch is the state of one Dir.Watch.
+// A dirWatch is the state of one [Dir.Watch].
 type dirWatch[T any] struct {
 	d     *Dir[T]
 	w     *watch.Watcher

@@ -50,6 +50,16 @@ SIGINT or SIGTERM ends a wait for a lock at once: nothing is written, exit
 130. A command still running one second later (a write already started,
 output to a pipe nobody reads) is ended then, with exit 130; a second signal
 ends it at once. An ended process holds no lock.
+
+Not guaranteed. Only top-level fields are addressed: no a.b paths, no array
+appends, and guards compare whole top-level values. get followed by a set
+without --if keeps the race that --if removes: put the decision into the
+guard (the final-status rule covers set's changes of status only). Programs
+that write FILE without the lock can still lose an update. sweep trusts
+modification times: pick --older-than well above the longest write. On
+Windows the commands are built but not tested; there the lock is LockFileEx,
+the rename is not documented atomic and a directory cannot be fsynced (see
+the fs and status package docs).
 `
 
 const helpGet = `Usage: corestate get [--json] [--max-size N] FILE [FIELD]

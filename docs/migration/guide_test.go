@@ -26,7 +26,7 @@ func TestGuideMatchesExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bodies := exampleBodies(t)
+	bodies := exampleBodies(t, ".")
 	shown := map[string]bool{}
 	for _, m := range exampleBlock.FindAllStringSubmatch(string(guide), -1) {
 		name, code := m[1], m[2]
@@ -41,12 +41,67 @@ func TestGuideMatchesExamples(t *testing.T) {
 		}
 	}
 	for name := range bodies {
-		if !shown[name] {
+		if !shown[name] && !strings.HasPrefix(name, readmePrefix) {
 			t.Errorf("%s is not shown in MIGRATION.md", name)
 		}
 	}
 	if len(shown) == 0 {
 		t.Fatal("no example blocks found in MIGRATION.md")
+	}
+}
+
+// readmePrefix starts the names of the Examples that README.md shows.
+const readmePrefix = "Example_readme"
+
+// goBlock matches a Go code block with the marker, if any, that names the
+// Example it shows: an Example of this package, or one of another package
+// of the repository as "<dir>.<Example>" (etcdstore.ExampleWith).
+var goBlock = regexp.MustCompile("(?s)(?:<!-- example: ([\\w.]+) -->\n)?```go\n(.*?)\n```")
+
+// readmeExampleDirs are the directories, relative to this one, of the other
+// packages whose Examples README.md may show.
+var readmeExampleDirs = []string{"../../status/etcdstore"}
+
+// TestReadmeShowsExamples checks README.md the way TestGuideMatchesExamples
+// checks the guide: every Go block in it is, line for line, the body of
+// the Example it names (so go test compiles it, and runs it against its
+// Output), and every Example_readme* of this package is shown there.
+func TestReadmeShowsExamples(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := exampleBodies(t, ".")
+	for _, dir := range readmeExampleDirs {
+		for name, body := range exampleBodies(t, dir) {
+			bodies[filepath.Base(dir)+"."+name] = body
+		}
+	}
+	shown := map[string]bool{}
+	for _, m := range goBlock.FindAllStringSubmatch(string(readme), -1) {
+		name, code := m[1], m[2]
+		if name == "" {
+			first, _, _ := strings.Cut(code, "\n")
+			t.Errorf("README.md has a Go block that names no Example (<!-- example: Name -->), starting %q", first)
+			continue
+		}
+		shown[name] = true
+		body, ok := bodies[name]
+		if !ok {
+			t.Errorf("README.md shows %s, which is not an Example here or in %v", name, readmeExampleDirs)
+			continue
+		}
+		if diff := cmp.Diff(body, code); diff != "" {
+			t.Errorf("README.md's block for %s differs from the Example (-example +readme):\n%s", name, diff)
+		}
+	}
+	for name := range bodies {
+		if strings.HasPrefix(name, readmePrefix) && !shown[name] {
+			t.Errorf("%s is not shown in README.md", name)
+		}
+	}
+	if len(shown) == 0 {
+		t.Fatal("no Go blocks found in README.md")
 	}
 }
 
@@ -107,11 +162,11 @@ func dedent(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// testDecls calls fn with every top-level declaration of this directory's
-// test files and a function that returns the source text of a node.
-func testDecls(t *testing.T, fn func(decl ast.Decl, text func(from, to token.Pos) string)) {
+// testDecls calls fn with every top-level declaration of the test files in
+// dir and a function that returns the source text of a node.
+func testDecls(t *testing.T, dir string, fn func(decl ast.Decl, text func(from, to token.Pos) string)) {
 	t.Helper()
-	files, err := filepath.Glob("*_test.go")
+	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +195,7 @@ func testDecls(t *testing.T, fn func(decl ast.Decl, text func(from, to token.Pos
 func declarations(t *testing.T) map[string]string {
 	t.Helper()
 	decls := map[string]string{}
-	testDecls(t, func(decl ast.Decl, text func(from, to token.Pos) string) {
+	testDecls(t, ".", func(decl ast.Decl, text func(from, to token.Pos) string) {
 		switch d := decl.(type) {
 		case *ast.GenDecl:
 			for _, spec := range d.Specs {
@@ -166,12 +221,12 @@ func declarations(t *testing.T) map[string]string {
 }
 
 // exampleBodies returns the source of the body of every Example function in
-// this directory, without its braces and with one level of indentation
-// removed.
-func exampleBodies(t *testing.T) map[string]string {
+// the test files of dir, without its braces and with one level of
+// indentation removed.
+func exampleBodies(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	bodies := map[string]string{}
-	testDecls(t, func(decl ast.Decl, text func(from, to token.Pos) string) {
+	testDecls(t, dir, func(decl ast.Decl, text func(from, to token.Pos) string) {
 		fn, ok := decl.(*ast.FuncDecl)
 		if !ok || !strings.HasPrefix(fn.Name.Name, "Example") {
 			return

@@ -1,10 +1,9 @@
 #!/usr/bin/env python3
 """A QA bot in Python that shares the workspaces with the Go servers.
 
-It follows the locking protocol of the Go status package (go doc
-github.com/agentstate/core/status, "Locking protocol"): flock(LOCK_EX) on a
-fresh descriptor of PATH.lock, read PATH, write a temp file in the same
-directory, fsync, os.replace, fsync the directory, close the lock.
+It follows the locking protocol of the Go status package, steps 1 to 6 as
+stated there (go doc github.com/agentstate/core/status, "Locking
+protocol").
 
 Usage: qa_agent.py ROOT WORKSPACES ROUNDS
 Prints RACE-READY, waits for one line on stdin (the start gate), then updates

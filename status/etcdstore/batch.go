@@ -174,7 +174,7 @@ func (b *Backend) absorb(bt *batch) {
 // call still queued leaves with a plain ctx error. A call in a batch is
 // excluded from the batch's later attempts; if an attempt that included it
 // may be in flight, it leaves with an *OutcomeError naming that attempt's
-// marker (Resolve settles it: the batch either committed that attempt or
+// marker ([Resolve] settles it: the batch either committed that attempt or
 // will never commit the call's change). A call whose function failed or
 // panicked in its latest run has no change in flight: it leaves with that
 // error or panic. (Earlier attempts were settled before the latest run.) A
@@ -225,7 +225,7 @@ func (bt *batch) leave(c *call) {
 // returns the batch's new document and how many functions ran. No function
 // runs after its caller has departed: a caller given the document that
 // departs instead declines it (see depart). A member whose function called
-// runtime.Goexit, which ended its caller's goroutine, departs with it.
+// [runtime.Goexit], which ended its caller's goroutine, departs with it.
 //
 // While a caller runs its function it cannot renew the turn lease, as
 // callers do while they wait in Update; run renews it meanwhile, so that a

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentstate/core/status"
+	"github.com/agentstate/core/status/internal/goid"
 )
 
 // holdDriver starts an Update on b whose apply blocks until the returned
@@ -207,10 +208,10 @@ func TestApplyRunsOnCallersGoroutine(t *testing.T) {
 		ch := make(chan runs, 1)
 		go func() {
 			var o runs
-			me := goid()
+			me := goid.Current()
 			o.err = b.Update(testCtx(t), func(cur []byte) ([]byte, error) {
 				o.runs++
-				if goid() != me {
+				if goid.Current() != me {
 					o.elsew++
 				}
 				if interfere && !interfered { // a write behind the batch's back: a conflict
@@ -241,17 +242,6 @@ func TestApplyRunsOnCallersGoroutine(t *testing.T) {
 	if got, _ := getRaw(t, cli, b.Key()); string(got) != "other++" {
 		t.Errorf("stored %q, want other++", got)
 	}
-}
-
-// goid returns the current goroutine's id, from its stack trace's header.
-func goid() string {
-	buf := make([]byte, 64)
-	buf = buf[:runtime.Stack(buf, false)]
-	f := bytes.Fields(buf)
-	if len(f) < 2 {
-		return ""
-	}
-	return string(f[1])
 }
 
 // TestDepartWhenGiven: a member whose ctx ends as its batch gives it the

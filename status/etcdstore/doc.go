@@ -1,5 +1,5 @@
 // Package etcdstore keeps status documents in etcd instead of local files,
-// behind the same status.Store contract, so that agents on several hosts can
+// behind the same [status.Store] contract, so that agents on several hosts can
 // share them. Selecting it is one option at construction:
 //
 //	st := status.NewStore[Doc](path, etcdstore.With(cli, etcdstore.WithRoot("/srv/ws")))
@@ -12,19 +12,19 @@
 // # Keys
 //
 // A document's key is the prefix (default "/agentstate/status", see
-// WithPrefix) followed by the document's name, which always starts with
-// "/". Key returns the key for a path. The mapping is lexical: paths are
+// [WithPrefix]) followed by the document's name, which always starts with
+// "/". [Key] returns the key for a path. The mapping is lexical: paths are
 // made absolute against the working directory and cleaned, and symbolic
 // links are not resolved.
 //
-// With WithRoot, the name is the document's path relative to the root, with
+// With [WithRoot], the name is the document's path relative to the root, with
 // forward slashes: a host that mounts the workspace at /srv/ws and one that
 // mounts it at /home/agent/ws (or at C:\ws) both name
 // /srv/ws/org/repo/status.json, /home/agent/ws/org/repo/status.json and
 // C:\ws\org\repo\status.json "/agentstate/status/org/repo/status.json", so
 // they share the document. A path that is not inside the root (the root
 // itself included) has no key: every call on it returns an error matching
-// ErrOutsideRoot, and nothing is sent to etcd.
+// [ErrOutsideRoot], and nothing is sent to etcd.
 //
 // Without a root (the default), the name is the cleaned absolute path with
 // forward slashes: "ws/../ws/status.json" run from /home/a becomes
@@ -60,7 +60,7 @@
 // and late arrivals queue behind. A process that has just waited on a key
 // queues at once on its next Update of it.
 //
-// A process's turn lease (TTL 10s by default, WithTurnTTL) is renewed by
+// A process's turn lease (TTL 10s by default, [WithTurnTTL]) is renewed by
 // its callers while they wait in Update, so a process keeps its turns,
 // waiting or held, exactly while its callers wait, and a process that dies
 // or is cut off from etcd loses them one TTL later: a dead writer delays
@@ -75,8 +75,8 @@
 //
 // Updates of one key through the Stores made from one With do not collide
 // in etcd: they queue in the process, and a driver goroutine, alive while
-// the key has queued Updates, commits them in batches as status's package
-// doc describes ("Group commit") — one read, the applies in order, one
+// the key has queued Updates, commits them in batches as the [status]
+// package doc describes ("Group commit") — one read, the applies in order, one
 // guarded transaction, one marker. The driver runs no apply: it gives each
 // caller, waiting in Update, the document to run its apply on, on the
 // caller's goroutine, and waits for the result; it does so again for every
@@ -89,7 +89,7 @@
 // value. A caller whose ctx ends while queued, or as it is given the
 // document, leaves with a plain ctx error; one whose batch may have sent
 // its change leaves with an *OutcomeError for that attempt, and the batch
-// goes on without it. An apply that calls runtime.Goexit ends only its
+// goes on without it. An apply that calls [runtime.Goexit] ends only its
 // caller's goroutine, and the batch goes on without its change.
 //
 // # Exactly once
@@ -98,7 +98,7 @@
 // may not have been applied. Re-running apply blindly could apply a change
 // twice (an increment would count double). Every commit therefore also
 // writes a marker key unique to the batch and attempt, attached to a lease
-// (default TTL 2 minutes, WithMarkerTTL), and is guarded by "marker absent".
+// (default TTL 2 minutes, [WithMarkerTTL]), and is guarded by "marker absent".
 // After an ambiguous error Update fences the marker: a transaction puts
 // "fenced" if it is still absent, or reads it. "committed" means the change
 // was applied and Update returns nil; "fenced" means it was not and never
@@ -107,13 +107,13 @@
 //
 // If the fence cannot be completed (ctx ended, client closed, marker lease
 // about to expire) Update returns an *OutcomeError that matches
-// ErrOutcomeUnknown and the underlying cause (e.g. context.DeadlineExceeded).
-// Resolve settles such an outcome later while the marker lives. Every other
+// [ErrOutcomeUnknown] and the underlying cause (e.g. [context.DeadlineExceeded]).
+// [Resolve] settles such an outcome later while the marker lives. Every other
 // error from Update means nothing was written.
 //
 // # Transactions
 //
-// status.MutateAll and status.LoadAll work on documents of one client
+// [status.MutateAll] and [status.LoadAll] work on documents of one client
 // (UpdateAll): every document and its ModRevision are read at one
 // revision, fn runs, and every changed document is written by one etcd
 // transaction guarded by each document's ModRevision, with a commit marker
@@ -149,9 +149,9 @@
 //     its fence are fine for exactly-once, but plain Puts by other programs
 //     bypass the ModRevision protocol and can lose updates, as an unlocked
 //     write to a status file would.
-//   - A Backend does not own its client: closing the client is the caller's
-//     job, and after it every call returns an error wrapping ErrClosed.
-//   - Watch reports every change in revision order, but etcd may compact old
+//   - A [Backend] does not own its client: closing the client is the caller's
+//     job, and after it every call returns an error wrapping [ErrClosed].
+//   - [Watch] reports every change in revision order, but etcd may compact old
 //     revisions: a watcher that falls too far behind gets an error (matching
 //     rpctypes.ErrCompacted) and must start again.
 package etcdstore

@@ -16,18 +16,18 @@ import (
 	"github.com/agentstate/core/status"
 )
 
-// DefaultPrefix is the key prefix used unless WithPrefix says otherwise.
+// DefaultPrefix is the key prefix used unless [WithPrefix] says otherwise.
 const DefaultPrefix = "/agentstate/status"
 
-// ErrClosed is matched (errors.Is) by errors returned after the client was
+// ErrClosed is matched ([errors.Is]) by errors returned after the client was
 // closed.
 var ErrClosed = errors.New("etcdstore: client closed")
 
-// ErrOutsideRoot is matched (errors.Is) by the errors for a document or
-// directory that is not inside the root set by WithRoot.
+// ErrOutsideRoot is matched ([errors.Is]) by the errors for a document or
+// directory that is not inside the root set by [WithRoot].
 var ErrOutsideRoot = errors.New("path not inside the root")
 
-// errNilClient is returned by every operation of a Backend or Watch made
+// errNilClient is returned by every operation of a [Backend] or [Watch] made
 // with a nil client (instead of a nil-pointer panic).
 var errNilClient = errors.New("etcdstore: nil *clientv3.Client")
 
@@ -35,7 +35,7 @@ var errNilClient = errors.New("etcdstore: nil *clientv3.Client")
 // nil-pointer panic).
 var errNilArg = errors.New("nil argument")
 
-// An Option configures the backend (With, New, Key, Watch).
+// An Option configures the backend ([With], [New], [Key], [Watch]).
 type Option func(*config)
 
 type config struct {
@@ -125,8 +125,8 @@ func WithTurnTTL(d time.Duration) Option {
 }
 
 // Key returns the etcd key of the document at path (see Keys in the package
-// doc). With WithRoot, a path that is not inside the root is an error
-// matching ErrOutsideRoot.
+// doc). With [WithRoot], a path that is not inside the root is an error
+// matching [ErrOutsideRoot].
 func Key(path string, opts ...Option) (string, error) {
 	c := newConfig(opts)
 	k, err := c.key(path)
@@ -187,7 +187,7 @@ func (c *config) name(path string) (string, error) {
 	return n, nil
 }
 
-// path is the inverse of name for Watch events: the path on this host of
+// path is the inverse of name for [Watch] events: the path on this host of
 // the document named n.
 func (c *config) path(n string) string {
 	if c.root == "" {
@@ -197,7 +197,7 @@ func (c *config) path(n string) string {
 }
 
 // markerPrefix holds the commit markers. Document keys are prefix+"/...", so
-// markers never fall under a document key or a WatchDir prefix.
+// markers never fall under a document key or a [WatchDir] prefix.
 func (c *config) markerPrefix() string { return c.prefix + "#txn/" }
 
 // turnPrefix holds the queue of turns of the document with key key. The
@@ -207,13 +207,13 @@ func (c *config) turnPrefix(key string) string {
 	return c.prefix + "#turn/" + strconv.Itoa(len(n)) + n + "/"
 }
 
-// New returns the Backend for the document at path. Stores should use With;
-// New is for code that drives a status.Backend directly.
+// New returns the [Backend] for the document at path. Stores should use [With];
+// New is for code that drives a [status.Backend] directly.
 func New(cli *clientv3.Client, path string, opts ...Option) *Backend {
 	return newShared(cli, newConfig(opts)).open(path)
 }
 
-// shared is what the Backends made by one With have in common.
+// shared is what the Backends made by one [With] have in common.
 type shared struct {
 	tag       string // names this With's entries in queues of turns
 	cli       *clientv3.Client
@@ -236,7 +236,7 @@ func (s *shared) open(path string) *Backend {
 	return &Backend{shared: s, path: path, key: key, turns: s.cfg.turnPrefix(key)}
 }
 
-// A Backend is one document in etcd. It implements status.Backend and is
+// A Backend is one document in etcd. It implements [status.Backend] and is
 // safe for concurrent use.
 type Backend struct {
 	*shared
@@ -249,10 +249,10 @@ type Backend struct {
 var _ status.Backend = (*Backend)(nil)
 
 // Key is the document's etcd key ("" if the path has none: then every call
-// returns an error matching ErrOutsideRoot).
+// returns an error matching [ErrOutsideRoot]).
 func (b *Backend) Key() string { return b.key }
 
-// Name is the path the Backend was opened with, as given: the Store reports
+// Name is the path the [Backend] was opened with, as given: the Store reports
 // it in errors (e.g. CorruptError.Path), as the file backend does. Errors
 // from the Backend itself name the key.
 func (b *Backend) Name() string { return b.path }
@@ -290,7 +290,7 @@ func value(kvs []*mvccpb.KeyValue) ([]byte, int64) {
 }
 
 // wrap adds the operation and key to err. When ctx has ended the result
-// matches ctx.Err(); when the client is closed it matches ErrClosed.
+// matches ctx.Err(); when the client is closed it matches [ErrClosed].
 func (b *Backend) wrap(op string, ctx context.Context, err error) error {
 	switch {
 	case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
@@ -301,7 +301,7 @@ func (b *Backend) wrap(op string, ctx context.Context, err error) error {
 	return fmt.Errorf("etcdstore: %s %s: %w", op, b.id(), err)
 }
 
-// id names the document in the Backend's own errors: its key, or its path
+// id names the document in the [Backend]'s own errors: its key, or its path
 // if it has no key.
 func (b *Backend) id() string {
 	if b.key == "" {

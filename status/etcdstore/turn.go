@@ -121,7 +121,7 @@ func (st queueState) at(ahead *mvccpb.KeyValue, doc []*mvccpb.KeyValue) queueSta
 // enqueue puts t's entry and, in the same transaction, reads the entry
 // ahead of it, and the document.
 //
-// Entries are named by the With and one of a few slots, not afresh each
+// Entries are named by the [With] and one of a few slots, not afresh each
 // time: etcd keeps deleted keys in its index until the history is
 // compacted, and every read of the queue (and the "queue empty" guard of
 // optimistic commits) would otherwise scan one more dead key per turn ever
@@ -182,7 +182,7 @@ func (t *turn) enqueue(ctx context.Context) (queueState, error) {
 	return queueState{}, errors.New("turn: no free entry name")
 }
 
-// turnSlots is the number of entry names a With uses per key.
+// turnSlots is the number of entry names a [With] uses per key.
 const turnSlots = 4
 
 // check reads whether t's entry still exists, the last entry ahead of it,
@@ -331,7 +331,7 @@ func (t *turn) release() {
 // releaseTimeout bounds the release of a turn.
 const releaseTimeout = 5 * time.Second
 
-// turnLease is the lease of a process's (one With's) queue entries. It is
+// turnLease is the lease of a process's (one [With]'s) queue entries. It is
 // kept alive only by the callers of Update while they wait (see keep), so
 // it expires one TTL after the process stops waiting, dies, or is cut off,
 // and the entries with it.
@@ -452,7 +452,7 @@ func (l *turnLease) drop(id clientv3.LeaseID) {
 	}
 }
 
-// hotKeys remembers, per key, whether a With recently waited for a turn,
+// hotKeys remembers, per key, whether a [With] recently waited for a turn,
 // so that its next Update of the key queues at once instead of first losing
 // an optimistic commit (a raft proposal) to the writers already queued (an
 // Update that queues and finds nobody waiting ahead clears the mark), and

@@ -21,7 +21,7 @@ import (
 var _ status.TxBackend = (*Backend)(nil)
 
 // UpdateAll changes several documents in one etcd transaction, for
-// status.MutateAll and status.LoadAll (see status.TxBackend): docs are
+// [status.MutateAll] and [status.LoadAll] (see [status.TxBackend]): docs are
 // Backends on the receiver's client.
 //
 // It reads every document and its ModRevision at one revision, calls apply,

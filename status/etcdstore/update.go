@@ -14,7 +14,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+	grpcstatus "google.golang.org/grpc/status"
 )
 
 // Marker values. A marker key exists only while its lease lives.
@@ -23,7 +23,7 @@ const (
 	markFenced    = "fenced"
 )
 
-// ErrOutcomeUnknown is matched (errors.Is) by an *OutcomeError.
+// ErrOutcomeUnknown is matched ([errors.Is]) by an *OutcomeError.
 var ErrOutcomeUnknown = errors.New("commit outcome unknown")
 
 // errMarkerExpired: the marker's lease is gone, so whether the commit was
@@ -33,7 +33,7 @@ var errMarkerExpired = errors.New("commit marker expired")
 // An OutcomeError reports an Update whose last commit was sent but whose
 // outcome could not be settled before Update had to return (its ctx ended,
 // the client was closed, the marker expired). The change was applied at
-// most once; Resolve tells which.
+// most once; [Resolve] tells which.
 type OutcomeError struct {
 	Key    string // the document's key
 	Marker string // the commit's marker key
@@ -45,7 +45,7 @@ func (e *OutcomeError) Error() string {
 	return fmt.Sprintf("etcdstore: update %s: commit outcome unknown (marker %s): %v", e.Key, e.Marker, e.Err)
 }
 
-// Unwrap makes the error match ErrOutcomeUnknown and its cause.
+// Unwrap makes the error match [ErrOutcomeUnknown] and its cause.
 func (e *OutcomeError) Unwrap() []error { return []error{ErrOutcomeUnknown, e.Err} }
 
 // Resolve settles the outcome reported by e: it fences the commit's marker,
@@ -64,7 +64,7 @@ func Resolve(ctx context.Context, cli *clientv3.Client, e *OutcomeError) (commit
 	return committed, nil
 }
 
-// Update runs one read-modify-write cycle; see status.Backend and the
+// Update runs one read-modify-write cycle; see [status.Backend] and the
 // package doc. Errors other than *OutcomeError mean nothing was written.
 func (b *Backend) Update(ctx context.Context, apply func(cur []byte) ([]byte, error)) error {
 	switch {
@@ -338,7 +338,7 @@ func terminal(err error) bool {
 	var ee rpctypes.EtcdError
 	if errors.As(err, &ee) {
 		code = ee.Code()
-	} else if s, ok := status.FromError(err); ok {
+	} else if s, ok := grpcstatus.FromError(err); ok {
 		code = s.Code()
 	} else {
 		return false

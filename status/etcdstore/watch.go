@@ -13,7 +13,7 @@ import (
 
 // An Event is one state of a watched document.
 type Event struct {
-	// Path is the document's path on this host: with WithRoot, the root
+	// Path is the document's path on this host: with [WithRoot], the root
 	// joined with the document's name; otherwise the slash-separated
 	// absolute path (the key without the prefix).
 	Path string
@@ -46,7 +46,7 @@ func Watch(ctx context.Context, cli *clientv3.Client, path string, opts ...Optio
 	return watch(ctx, cli, &c, path, key, err, false)
 }
 
-// WatchDir is Watch for every document under the directory dir (at any
+// WatchDir is [Watch] for every document under the directory dir (at any
 // depth), in revision order across documents.
 func WatchDir(ctx context.Context, cli *clientv3.Client, dir string, opts ...Option) iter.Seq2[Event, error] {
 	c := newConfig(opts)

@@ -31,6 +31,7 @@ import (
 	"testing"
 
 	"github.com/agentstate/core/status"
+	"github.com/agentstate/core/status/internal/goid"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -386,10 +387,10 @@ func testFnOnCallersGoroutine(t *testing.T, h Harness) {
 	errs := make(chan error, goroutines*perGoroutine)
 	for range goroutines {
 		wg.Go(func() {
-			s, me := h.store(p), goid()
+			s, me := h.store(p), goid.Current()
 			for range perGoroutine {
 				_, err := s.Mutate(context.Background(), func(d *Doc) error {
-					if g := goid(); g != me {
+					if g := goid.Current(); g != me {
 						return fmt.Errorf("fn of the caller on goroutine %s ran on goroutine %s", me, g)
 					}
 					d.Count++
@@ -406,18 +407,6 @@ func testFnOnCallersGoroutine(t *testing.T, h Harness) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-}
-
-// goid returns the current goroutine's id, from its stack trace's header
-// ("goroutine 7 [running]:").
-func goid() string {
-	buf := make([]byte, 64)
-	buf = buf[:runtime.Stack(buf, false)]
-	f := bytes.Fields(buf)
-	if len(f) < 2 {
-		return ""
-	}
-	return string(f[1])
 }
 
 // A fn that calls runtime.Goexit (t.FailNow, say) ends its own caller's

@@ -3,17 +3,10 @@
 
 Usage: interop_counter.py PATH ITERATIONS MODE
 
-MODE "lock" follows the protocol documented in status/doc.go:
-  1. open PATH.lock fresh for each acquisition (O_RDWR|O_CREAT|O_NOFOLLOW|
-     O_NONBLOCK; a new one gets PATH's permission bits), refuse it unless it
-     is a regular file,
-  2. fcntl.flock(fd, LOCK_EX),
-  3. check that the descriptor's file is still the one named PATH.lock
-     (device and inode), else close and start over,
-  4. read PATH (missing -> empty document),
-  5. write a temp file in PATH's directory, flush, fsync, os.replace it over
-     PATH, fsync the directory,
-  6. close the lock descriptor.
+MODE "lock" follows the locking protocol, steps 1 to 6 as the status
+package doc states them (go doc github.com/agentstate/core/status,
+"Locking protocol"): open_lock is steps 1 to 3, read_doc step 4 and
+replace step 5.
 MODE "nolock" does the same read-modify-write without steps 1, 2 and 5: the
 control that shows what the lock is for. MODE "hold" takes the lock, prints
 "inside" and blocks reading stdin until it is killed (ITERATIONS unused).
