@@ -51,6 +51,7 @@ type call struct {
 
 	// Guarded by batch.mu until done is closed.
 	departed bool
+	declined bool             // departed instead of running fn on the document given
 	err      error            // the batch's error, if fn's latest run succeeded
 	marker   string           // marker of the attempt whose run last gave fn the document
 	lease    clientv3.LeaseID // its lease
@@ -201,6 +202,7 @@ func (b *Backend) depart(c *call) error {
 	}
 	bt.leave(c)
 	skipped := c.fn.Skip()
+	c.declined = skipped
 	marker, lease := c.marker, c.lease
 	bt.mu.Unlock()
 	if !skipped && c.fn.Failed() { // its change is in no attempt: nothing to resolve
@@ -257,10 +259,13 @@ func (bt *batch) run(b *Backend, cur []byte, marker string, lease clientv3.Lease
 
 		bt.mu.Lock()
 		switch {
-		case c.departed: // declined the document
+		case c.departed && c.declined:
 		case c.fn.Exited:
 			bt.leave(c)
 		default:
+			// A caller that departed after its function ran was told this
+			// attempt's marker (see depart): its change stays in the attempt,
+			// so that Resolve's answer matches what is stored.
 			live++
 			if !c.fn.Failed() {
 				next = c.fn.Out
