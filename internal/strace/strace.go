@@ -69,6 +69,7 @@ func Parse(r io.Reader) ([]Event, error) {
 	pending := map[string]string{}
 	started := map[string]int{}
 	fdPath := map[int]string{}
+	closing := map[string]string{} // the path whose fd a thread's split close released
 	resolve := func(dirfd, name string) string {
 		if filepath.IsAbs(name) {
 			return filepath.Clean(name)
@@ -90,10 +91,17 @@ func Parse(r io.Reader) ([]Event, error) {
 		if i := strings.Index(text, " <unfinished ...>"); i >= 0 {
 			pending[pid] = text[:i]
 			started[pid] = len(events)
+			// The fd is free once close starts: another thread's open may
+			// get it before this close's return is logged.
+			if fd, err := strconv.Atoi(strings.TrimPrefix(text[:i], "close(")); err == nil && strings.HasPrefix(text, "close(") {
+				closing[pid] = fdPath[fd]
+				delete(fdPath, fd)
+			}
 			continue
 		}
 		start := len(events)
-		if strings.HasPrefix(text, "<... ") {
+		resumed := strings.HasPrefix(text, "<... ")
+		if resumed {
 			i := strings.Index(text, " resumed>")
 			if i < 0 {
 				continue
@@ -121,6 +129,11 @@ func Parse(r io.Reader) ([]Event, error) {
 				fdPath[ev.Ret] = ev.Path
 			}
 		case "close":
+			if p, ok := closing[pid]; ok && resumed {
+				ev.Path = p
+				delete(closing, pid)
+				break
+			}
 			ev.Path = fdPath[firstFD]
 			delete(fdPath, firstFD)
 		case "fsync", "fdatasync", "write", "syncfs":

@@ -51,6 +51,31 @@ func TestParseAndReplaceOf(t *testing.T) {
 	}
 }
 
+// A close split across its return (unfinished/resumed) frees its fd when it
+// starts: another thread's open may get the fd, and that thread's writes are
+// on the new file, even though the close's return is logged after them.
+func TestParseFdReusedDuringSplitClose(t *testing.T) {
+	const log = `100 openat(AT_FDCWD, "/r/a", O_RDWR) = 5
+100 close(5 <unfinished ...>
+101 openat(AT_FDCWD, "/r/b", O_RDWR|O_CREAT|O_EXCL, 0644) = 5
+101 write(5, "{}", 2) = 2
+100 <... close resumed>) = 0
+101 fsync(5) = 0
+`
+	events, err := strace.Parse(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, ev := range events {
+		paths = append(paths, ev.Call+" "+ev.Path)
+	}
+	want := []string{"openat /r/a", "openat /r/b", "write /r/b", "close /r/a", "fsync /r/b"}
+	if strings.Join(paths, ", ") != strings.Join(want, ", ") {
+		t.Errorf("events %q\nwant %q", paths, want)
+	}
+}
+
 // Each step missing from the log is reported missing: the analysis can fail.
 func TestReplaceOfSeesMissingSteps(t *testing.T) {
 	drop := func(line string) string { return strings.Replace(durableLog, line+"\n", "", 1) }
