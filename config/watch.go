@@ -53,8 +53,9 @@ func WithEnv(prefix string, environ []string) WatchOption {
 // Changes are seen through the file's directory (inotify on Linux, polling
 // every 500ms elsewhere, as for status.Watch): a replace by rename, as
 // [Config.SaveFile], editors and configuration tools write, is one
-// change. A file written in place is read when it is closed, but a poll
-// (or, with inotify, a change of a ".." name) can read it half-written:
+// change. A file written in place is read when it is closed, but a read
+// for an earlier event still being handled, a poll, or (with inotify) a
+// change of a ".." name can come between its truncation and its write:
 // that load fails and is yielded, or, if the truncated file still parses,
 // it is published, and the complete file follows. Write configuration by
 // rename. A file that

@@ -67,6 +67,26 @@ func (r *reloader) next() Change {
 	return Change{}
 }
 
+// nextSkippingLoadErrors is next for a file written in place: failed
+// loads of a truncated file are skipped, any other error fails the test.
+func (r *reloader) nextSkippingLoadErrors() Change {
+	r.t.Helper()
+	for {
+		select {
+		case ch := <-r.changes:
+			return ch
+		case err := <-r.errs:
+			var ce *Error
+			if !errors.As(err, &ce) || ce.Op != "load" {
+				r.t.Fatalf("reload failed: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			r.t.Fatal("no change seen")
+			return Change{}
+		}
+	}
+}
+
 func (r *reloader) nextErr() error {
 	r.t.Helper()
 	select {
@@ -120,9 +140,12 @@ func TestWatchFileOncePerRealChange(t *testing.T) {
 		os.Chmod(path, 0o600)
 		save(t, path, "workers: 2\ndb: {host: b}\n")
 		save(t, filepath.Join(dir, "other.yaml"), "x: 1\n")
-		// A real change: it must be the next one seen.
+		// A real change: it must be the next one seen. A read for an
+		// earlier event may catch an in-place write truncated (WatchFile's
+		// doc): that load fails (an empty document does not parse) and is
+		// skipped here; it is never a change.
 		inPlace(t, path, "db:\n  host: b\nworkers: 3\n")
-		if ch := r.next(); !slices.Equal(ch.Keys, []string{"workers"}) || c.Int("workers") != 3 {
+		if ch := r.nextSkippingLoadErrors(); !slices.Equal(ch.Keys, []string{"workers"}) || c.Int("workers") != 3 {
 			t.Fatalf("change %v after no-op rewrites, want [workers] only", ch.Keys)
 		}
 	})
