@@ -56,29 +56,30 @@ func startReloader(t *testing.T, c *Config, path string, keys []string, opts ...
 // when the bound passes (a failure, not a timing assertion).
 func (r *reloader) next() Change {
 	r.t.Helper()
-	select {
-	case ch := <-r.changes:
-		return ch
-	case err := <-r.errs:
-		r.t.Fatalf("reload failed: %v", err)
-	case <-time.After(30 * time.Second):
-		r.t.Fatal("no change seen")
-	}
-	return Change{}
+	return r.nextChange(func(error) bool { return false })
 }
 
 // nextSkippingLoadErrors is next for a file written in place: failed
 // loads of a truncated file are skipped, any other error fails the test.
 func (r *reloader) nextSkippingLoadErrors() Change {
 	r.t.Helper()
+	return r.nextChange(func(err error) bool {
+		var ce *Error
+		return errors.As(err, &ce) && ce.Op == "load"
+	})
+}
+
+// nextChange returns the next change, skipping the errors skip accepts.
+func (r *reloader) nextChange(skip func(error) bool) Change {
+	r.t.Helper()
 	for {
 		select {
 		case ch := <-r.changes:
 			return ch
 		case err := <-r.errs:
-			var ce *Error
-			if !errors.As(err, &ce) || ce.Op != "load" {
+			if !skip(err) {
 				r.t.Fatalf("reload failed: %v", err)
+				return Change{}
 			}
 		case <-time.After(30 * time.Second):
 			r.t.Fatal("no change seen")
