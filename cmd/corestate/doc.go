@@ -14,6 +14,8 @@
 //	corestate sweep [--older-than D] DIR
 //	corestate fsck  [--name PATTERN] [--max-size N] ROOT
 //	corestate quarantine [--timeout D] [--max-size N] FILE
+//	corestate reap  [--timeout D] [--max-size N] [--member NAME] [--in ARRAY] [--count [FILE:]FIELD]... [--set FIELD=VALUE]... [--dead-host HOST]... FILE...
+//	corestate owner PID
 //	corestate help  [COMMAND]
 //
 // Documents are read by status.Load's rules (status.Document): one that Go reads
@@ -227,4 +229,71 @@
 //
 //	--timeout D    wait at most D for the lock (default 30s; 0 = no limit)
 //	--max-size N   a FILE larger than N bytes counts as unusable (default 16 MiB)
+//
+// # reap
+//
+// Usage: corestate reap [--timeout D] [--max-size N] [--member NAME] [--in ARRAY] [--count [FILE:]FIELD]... [--set FIELD=VALUE]... [--dead-host HOST]... FILE...
+//
+// Releases the claims in each FILE whose owner has died, each once, in one
+// transaction with the documents that count it (claim.Reap, status.MutateAll),
+// so that counts come back to the truth after an owner was killed. An owner is
+// a JSON object that names a process (corestate owner prints one). It is dead
+// when this host shows that its process has ended (a later process with the
+// same pid does not count), or that its machine has restarted since; a
+// stopped or slow process is alive, and an owner on another host or in
+// another pid namespace is unknown and kept. The package doc of
+// github.com/agentstate/core/status/claim gives the owner's members and the
+// rules.
+//
+// Without --in, FILE's top-level member NAME holds FILE's claim (absent or
+// null: none); releasing it removes NAME and applies the --set assignments to
+// FILE, as set does (status transitions included). With --in ARRAY, each
+// element of FILE's top-level array ARRAY that is an object with a member NAME
+// is a claim, and releasing it removes the element. Each --count then
+// subtracts 1 per released claim from an integer FIELD: of FILE itself
+// (--count FIELD) or of another document (--count FILE:FIELD, split at the
+// last colon). Every FILE and counting document must exist (exit 2).
+//
+// Prints one line per claim released or kept as unknown, tab-separated:
+//
+//	released   FILE   CLAIM
+//	unknown    FILE   CLAIM
+//
+// CLAIM is the owner (or, with --in, the element) as compact JSON; FILE is
+// quoted as sweep quotes it. Each FILE is reaped in a transaction of its own.
+// Reapers may run at once, next to programs that take and release claims
+// through the protocol: each claim is released once, and one that changes
+// while reap runs is left for the next run. Take a claim and count it, then
+// free the slots of dead agents:
+//
+//	corestate tx registry.json --if 'active_count<max_concurrent' active_count+=1 \
+//	          -- ws/status.json --if status=queued status=running owner="$(corestate owner $$)"
+//	corestate reap --count registry.json:active_count --set status=failed ws/*/status.json
+//
+// Flags:
+//
+//	--timeout D            wait at most D for the locks (default 30s; 0 = no limit)
+//	--max-size N           refuse a FILE larger than N bytes (default 16 MiB; 0 = no limit)
+//	--member NAME          the member that holds the owner (default owner)
+//	--in ARRAY             the claims are the elements of this top-level array
+//	--count [FILE:]FIELD   subtract 1 per released claim (repeatable)
+//	--set FIELD=VALUE      apply to FILE when its claim is released (repeatable; not with --in)
+//	--dead-host HOST       call owners on HOST dead when nothing else decides: for a host
+//	                       that is gone for good (repeatable; a process still running
+//	                       there loses its claims)
+//
+// # owner
+//
+// Usage: corestate owner PID
+//
+// Prints the owner of process PID of this host as compact JSON (claim.Of): its
+// host, machine and boot IDs, pid namespace and start time, which let corestate
+// reap (and programs in any language that follow the claim package doc) tell
+// when that process has ended, even after its pid is reused. A shell script
+// records its own, $$, in the claims it takes:
+//
+//	corestate set ws/status.json status=running owner="$(corestate owner $$)" --if status=queued
+//
+// A missing process exits 2. On systems other than Linux the owner holds host
+// and pid only, and reap keeps its claims (unknown).
 package main

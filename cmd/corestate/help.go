@@ -21,6 +21,8 @@ Usage:
   corestate sweep [--older-than D] DIR
   corestate fsck  [--name PATTERN] [--max-size N] ROOT
   corestate quarantine [--timeout D] [--max-size N] FILE
+  corestate reap  [--timeout D] [--max-size N] [--member NAME] [--in ARRAY] [--count [FILE:]FIELD]... [--set FIELD=VALUE]... [--dead-host HOST]... FILE...
+  corestate owner PID
   corestate help  [COMMAND]
 
 Documents are read by status.Load's rules (status.Document): one that Go reads
@@ -231,6 +233,8 @@ var helpTopics = []struct{ name, text string }{
 	{"sweep", helpSweep},
 	{"fsck", helpFsck},
 	{"quarantine", helpQuarantine},
+	{"reap", helpReap},
+	{"owner", helpOwner},
 }
 
 // printHelp writes the help for topic ("" for the overview) and reports

@@ -131,6 +131,10 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cmdFsck(rest, stdout)
 	case "quarantine":
 		return cmdQuarantine(ctx, rest, stdout)
+	case "reap":
+		return cmdReap(ctx, rest, stdout)
+	case "owner":
+		return cmdOwner(rest, stdout)
 	case "help", "-h", "-help", "--help":
 		topic := ""
 		if len(rest) > 0 {
