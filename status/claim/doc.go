@@ -59,11 +59,11 @@
 // [Self] records the calling process, [Of] another one (a shell script's
 // claim names the script, not the tool that writes it). The recorder is the
 // process that reads /proc: pidns and timens are its own namespaces, in
-// which pid is numbered and start is read. Fields 1 to 22 of /proc/PID/stat
-// are counted after the last ")" of the line, since the command name in
-// parentheses may hold spaces and parentheses; field 1, the pid of
-// /proc/self/stat, must equal getpid(), or /proc is not mounted for the
-// recorder's pid namespace and no owner is recorded. Members this package
+// which pid is numbered and start is read. The fields of /proc/PID/stat from
+// field 3 (the state) on are counted after the last ")" of the line, since
+// field 2, the command name in parentheses, may hold spaces and parentheses.
+// Field 1 of /proc/self/stat must equal getpid(), or /proc is not mounted for
+// the recorder's pid namespace and no owner is recorded. Members this package
 // does not know are ignored, so later versions may add some.
 //
 // On systems other than Linux, Self and Of record host and pid only, and

@@ -52,20 +52,29 @@ func TestSelf(t *testing.T) {
 		return strings.TrimSpace(string(out))
 	}
 	host, _ := os.Hostname()
-	// ps prints the start time in seconds; the owner's is in clock ticks.
+	// ps prints the time since the start in whole seconds; the owner has
+	// the start in clock ticks after boot. With the uptime read before
+	// and after ps, the start lies in (before-elapsed-1, after-elapsed].
 	ticks, err := strconv.ParseUint(run("getconf", "CLK_TCK"), 10, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	uptime, err := os.ReadFile("/proc/uptime")
+	uptime := func() float64 {
+		b, err := os.ReadFile("/proc/uptime")
+		if err != nil {
+			t.Fatal(err)
+		}
+		secs, _ := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
+		return secs
+	}
+	before := uptime()
+	elapsed, err := strconv.ParseFloat(run("ps", "-o", "etimes=", "-p", strconv.Itoa(os.Getpid())), 64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	secs, _ := strconv.ParseFloat(strings.Fields(string(uptime))[0], 64)
-	elapsed, _ := strconv.ParseUint(run("ps", "-o", "etimes=", "-p", strconv.Itoa(os.Getpid())), 10, 64)
-	startSecs := uint64(secs) - elapsed
-	if got := me.Start / ticks; got+2 < startSecs || got > startSecs+2 {
-		t.Errorf("start %d ticks = %ds after boot; ps says about %ds", me.Start, got, startSecs)
+	after := uptime()
+	if start := float64(me.Start) / float64(ticks); start <= before-elapsed-1.01 || start > after-elapsed+0.01 {
+		t.Errorf("start %d ticks = %.2fs after boot; ps says between %.2fs and %.2fs", me.Start, start, before-elapsed-1, after-elapsed)
 	}
 	want := claim.Owner{
 		Host:    host,
