@@ -1,0 +1,375 @@
+"""The calls: load, mutate, locked, create, remove, mutate_all, transaction,
+load_all, transition."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+from . import _files, _json, _lock, _seams, _txn
+from .errors import InvalidArgument, InvalidNameError, NotFoundError, ExistsError, TransitionConflict
+
+Path = Union[str, "os.PathLike[str]"]
+JSONObject = Dict[str, Any]
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds a call waits for a lock by default (as corestate's --timeout)."""
+
+DEFAULT_MAX_SIZE = 16 << 20
+"""The largest document read by default, in bytes (the Go package's
+DefaultMaxSize)."""
+
+DEFAULT_PERM = 0o644
+"""The permission bits (minus the umask) of a document created anew."""
+
+FINAL_STATES = frozenset(("completed", "failed", "merged", "rejected"))
+"""The states that end a task's life: transition() leaves them only when
+asked to by name."""
+
+
+def _shown(path: Path) -> str:
+    return os.fsdecode(os.fspath(path))
+
+
+def load(path: Path, *, max_size: int = DEFAULT_MAX_SIZE) -> JSONObject:
+    """Returns the document at path without taking its lock: a whole
+    document as some writer committed it, old or new ({} if there is none).
+    To act on a value, decide inside mutate(), where it cannot change under
+    you."""
+    doc = load_existing(path, max_size=max_size)
+    return {} if doc is None else doc
+
+
+def load_existing(path: Path, *, max_size: int = DEFAULT_MAX_SIZE) -> Optional[JSONObject]:
+    """load(), but None when there is no document (an empty one is {})."""
+    shown = _shown(path)
+    _files.check_path(shown, "read")
+    data = _files.read_regular(shown, max_size)
+    if data is None:
+        return None
+    return _json.decode(data, shown).values
+
+
+class _Locked:
+    """The state of one locked call on one document."""
+
+    def __init__(self, key: str, shown: str, max_size: int, op: str) -> None:
+        self.key = key
+        self.shown = shown
+        self.max_size = max_size
+        self.op = op
+        self.data: Optional[bytes] = None
+        self.parsed: Optional[_json.Parsed] = None
+        self.pending: List[str] = []
+
+    def read(self, deadline: _lock.Deadline) -> JSONObject:
+        """Step 4: completes or undoes a transaction a crash left on the
+        document, then reads it."""
+        if not _seams.skip_recovery:
+            self.pending = _txn.recover(self.key, self.max_size, deadline, self.op, self.shown)
+        self.data = _files.read_regular(self.key, self.max_size, self.op, self.shown)
+        self.parsed = None if self.data is None else _json.decode(self.data, self.shown, self.op)
+        return {} if self.parsed is None else self.parsed.values
+
+
+def mutate(
+    path: Path,
+    fn: Callable[[JSONObject], Any],
+    *,
+    timeout: Optional[float] = DEFAULT_TIMEOUT,
+    max_size: int = DEFAULT_MAX_SIZE,
+    perm: int = DEFAULT_PERM,
+    stamp: bool = False,
+) -> JSONObject:
+    """Changes the document at path under its lock and returns it as
+    stored.
+
+    fn gets the document as a dict ({} if there is none) and changes it in
+    place; its return value is ignored. If fn raises, nothing is written and
+    the exception propagates. If fn changes nothing, nothing is written.
+    Members fn did not change keep their bytes. With stamp=True,
+    updated_at is set to the time of the write when fn changed something
+    and did not set or delete updated_at itself, as Go's Status does.
+
+    timeout bounds the wait for the lock in seconds (None: wait for ever,
+    still polling); LockTimeout when it passes, with nothing changed.
+    """
+    with locked(path, timeout=timeout, max_size=max_size, perm=perm, stamp=stamp) as doc:
+        fn(doc)
+    return doc
+
+
+@contextlib.contextmanager
+def locked(
+    path: Path,
+    *,
+    timeout: Optional[float] = DEFAULT_TIMEOUT,
+    max_size: int = DEFAULT_MAX_SIZE,
+    perm: int = DEFAULT_PERM,
+    stamp: bool = False,
+) -> Iterator[JSONObject]:
+    """A context manager that holds the document's lock and gives its
+    contents as a dict; on a normal exit it stores the dict as mutate()
+    does, and on an exception it writes nothing:
+
+        with agentstate.locked(path) as doc:
+            doc["runs"] = doc.get("runs", 0) + 1
+    """
+    op = "mutate"
+    shown = _shown(path)
+    key = _files.doc_key(path, op)
+    deadline = _lock.Deadline(timeout)
+    with _lock.turn([key], op, [shown]):
+        h = _lock.lock_one(key, perm, deadline, op, shown)
+        try:
+            st = _Locked(key, shown, max_size, op)
+            doc = st.read(deadline)
+            yield doc
+            out = _json.encode(st.parsed, doc, stamp)
+            if out is not None:
+                _files.replace(key, out, perm, op, shown)
+        finally:
+            h.close()
+
+
+def create(
+    path: Path,
+    doc: JSONObject,
+    *,
+    timeout: Optional[float] = DEFAULT_TIMEOUT,
+    max_size: int = DEFAULT_MAX_SIZE,
+    perm: int = DEFAULT_PERM,
+    stamp: bool = False,
+) -> JSONObject:
+    """Stores doc as the document at path if there is none yet, under the
+    lock, so that of several creators exactly one succeeds; the others get
+    ExistsError (also for an empty or corrupt document), with nothing
+    changed. stamp=True sets updated_at unless doc has one."""
+    op = "create"
+    shown = _shown(path)
+    key = _files.doc_key(path, op)
+    deadline = _lock.Deadline(timeout)
+    with _lock.turn([key], op, [shown]):
+        h = _lock.lock_one(key, perm, deadline, op, shown)
+        try:
+            if not _seams.skip_recovery:
+                _txn.recover(key, max_size, deadline, op, shown)
+            if _files.read_regular(key, max_size, op, shown) is not None:
+                raise ExistsError("agentstate: create %s: file exists" % shown, shown)
+            if stamp and "updated_at" not in doc:
+                doc["updated_at"] = _json.go_time()
+            out = _json.encode(None, doc, False) or b"{}\n"
+            _files.replace(key, out, perm, op, shown)
+            return doc
+        finally:
+            h.close()
+
+
+def remove(path: Path, *, timeout: Optional[float] = DEFAULT_TIMEOUT, max_size: int = DEFAULT_MAX_SIZE) -> None:
+    """Removes the document and then its lock file, holding the lock
+    throughout, durably (the directory is synced). A missing document raises
+    NotFoundError and changes nothing.
+
+    A transaction that a crash left pending on the document is completed
+    first, whole: under the locks of all its documents, taken as
+    load_all() takes them; so is any transaction whose journal lies in the
+    document's directory and lists it. Removing the directory afterwards
+    then deletes nothing another document still needs."""
+    op = "remove"
+    shown = _shown(path)
+    key = _files.doc_key(path, op)
+    deadline = _lock.Deadline(timeout)
+    while True:
+        with _lock.turn([key], op, [shown]):
+            h = _lock.lock_one(key, DEFAULT_PERM, deadline, op, shown)
+            try:
+                st = _Locked(key, shown, max_size, op)
+                st.read(deadline)
+                if st.data is None:
+                    raise NotFoundError("agentstate: remove %s: no such file" % shown, shown)
+                pending = list(st.pending)
+                for doc in _txn.waiting(key, deadline, op):
+                    if doc not in pending:
+                        pending.append(doc)
+                if not pending:
+                    _remove_doc(key, op, shown)
+                    return
+            finally:
+                h.close()
+        # Complete the rest under the locks of its documents, then try
+        # again.
+        _locked_all([key] + pending, [shown] + pending, None, deadline, max_size, DEFAULT_PERM, False, "remove")
+
+
+def _remove_doc(key: str, op: str, shown: str) -> None:
+    for name, what in ((key, ""), (key + _files.LOCK_SUFFIX, "lock file: ")):
+        try:
+            os.unlink(name)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise _files.oserror(op, shown, e, what) from None
+    try:
+        _files.sync_dir(os.path.dirname(key))
+    except OSError as e:
+        raise _files.oserror(op, shown, e, "directory: ") from None
+
+
+def mutate_all(
+    paths: Sequence[Path],
+    fn: Callable[[List[JSONObject]], Any],
+    *,
+    timeout: Optional[float] = DEFAULT_TIMEOUT,
+    max_size: int = DEFAULT_MAX_SIZE,
+    perm: int = DEFAULT_PERM,
+    stamp: bool = False,
+) -> List[JSONObject]:
+    """Changes several documents in one transaction: all of fn's changes
+    are stored, or none, also when the process dies during the commit (the
+    next locker of any of them completes or undoes it).
+
+    fn gets the documents as dicts, in the order of paths, and changes them
+    in place; if it raises, nothing is written. The locks are taken in the
+    order of the lock files' identities, as every conforming process takes
+    them, so transactions over overlapping sets never deadlock. A
+    transaction that changes one document writes it as mutate() does; two
+    or more are committed with markers and a journal. Two names of one
+    file (a hard link included) raise InvalidArgument."""
+    with transaction(paths, timeout=timeout, max_size=max_size, perm=perm, stamp=stamp) as docs:
+        fn(docs)
+    return docs
+
+
+@contextlib.contextmanager
+def transaction(
+    paths: Sequence[Path],
+    *,
+    timeout: Optional[float] = DEFAULT_TIMEOUT,
+    max_size: int = DEFAULT_MAX_SIZE,
+    perm: int = DEFAULT_PERM,
+    stamp: bool = False,
+) -> Iterator[List[JSONObject]]:
+    """mutate_all() as a context manager: holds every document's lock and
+    gives their contents as a list of dicts, in the order of paths; a normal
+    exit commits every change, an exception writes nothing."""
+    shown = [_shown(p) for p in paths]
+    keys = [_files.doc_key(p, "mutate all") for p in paths]
+    with _transaction(keys, shown, _lock.Deadline(timeout), max_size, perm, stamp, "mutate all") as docs:
+        yield docs
+
+
+def load_all(
+    paths: Sequence[Path],
+    *,
+    timeout: Optional[float] = DEFAULT_TIMEOUT,
+    max_size: int = DEFAULT_MAX_SIZE,
+) -> List[JSONObject]:
+    """Reads several documents as they were at one moment: under all their
+    locks, after completing any transaction a crash left on them."""
+    shown = [_shown(p) for p in paths]
+    keys = [_files.doc_key(p, "load all") for p in paths]
+    return _locked_all(keys, shown, None, _lock.Deadline(timeout), max_size, DEFAULT_PERM, False, "load all")
+
+
+def _locked_all(
+    keys: List[str],
+    shown: List[str],
+    fn: Optional[Callable[[List[JSONObject]], Any]],
+    deadline: _lock.Deadline,
+    max_size: int,
+    perm: int,
+    stamp: bool,
+    op: str,
+) -> List[JSONObject]:
+    with _transaction(keys, shown, deadline, max_size, perm, stamp, op) as docs:
+        if fn is not None:
+            fn(docs)
+    return docs
+
+
+@contextlib.contextmanager
+def _transaction(
+    keys: List[str],
+    shown: List[str],
+    deadline: _lock.Deadline,
+    max_size: int,
+    perm: int,
+    stamp: bool,
+    op: str,
+) -> Iterator[List[JSONObject]]:
+    """Locks, recovers and reads the documents, yields them, and commits
+    what changed when resumed (nothing when closed or thrown into)."""
+    if not keys:
+        raise InvalidArgument("agentstate: %s: no documents" % op)
+    for k, s in zip(keys, shown):
+        try:
+            k.encode("utf-8")
+        except UnicodeEncodeError:
+            k = ""
+        if not k or "\n" in k:
+            # The journal names documents in JSON, which holds only UTF-8,
+            # and recovery refuses a name with a newline.
+            raise InvalidNameError("agentstate: %s %r: a transaction's document paths must be valid UTF-8, without a newline" % (op, s), s)
+    order = sorted(range(len(keys)), key=lambda i: keys[i])
+    for a, b in zip(order, order[1:]):
+        if keys[a] == keys[b]:
+            raise InvalidArgument("agentstate: %s %s: in the transaction twice" % (op, shown[b]), shown[b])
+    with _lock.turn(keys, op, shown):
+        handles = _lock.lock_all(keys, shown, perm, deadline, op)
+        try:
+            states = [_Locked(keys[i], shown[i], max_size, op) for i in range(len(keys))]
+            docs: List[JSONObject] = [{}] * len(keys)
+            for i in order:
+                docs[i] = states[i].read(deadline)
+            _one_file_each(keys, shown, op)
+            yield docs
+            changed: List[Tuple[int, bytes]] = []
+            for i in order:
+                out = _json.encode(states[i].parsed, docs[i], stamp)
+                if out is not None:
+                    changed.append((i, out))
+            if len(changed) == 1:
+                i, out = changed[0]
+                _files.replace(keys[i], out, perm, op, shown[i])
+            elif changed:
+                _txn.commit([_txn.Write(keys[i], out, states[i].data, perm) for i, out in changed], op, ", ".join(shown))
+        finally:
+            for h in handles:
+                h.close()
+
+
+def _one_file_each(keys: List[str], shown: List[str], op: str) -> None:
+    """Refuses documents of which two are one file (hard links): a commit
+    would give each name a new file of its own, splitting them."""
+    seen: Dict[Tuple[int, int], str] = {}
+    for k, s in zip(keys, shown):
+        try:
+            st = os.lstat(k)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        ident = (st.st_dev, st.st_ino)
+        if ident in seen:
+            raise InvalidArgument("agentstate: %s %s: it is the same file as %s (a hard link)" % (op, s, seen[ident]), s)
+        seen[ident] = s
+
+
+def transition(doc: JSONObject, to: str, *from_states: str) -> None:
+    """Moves the document's "status" to state to if its current state is
+    one of from_states; with none, from any state that is not final
+    (completed, failed, merged, rejected). Otherwise it leaves doc unchanged
+    and raises TransitionConflict. Call it inside mutate(), where the check
+    and the change happen under the lock:
+
+        agentstate.mutate(path, lambda d: agentstate.transition(d, "running", "queued"))
+    """
+    cur = doc.get("status", "")
+    if not isinstance(cur, str):
+        raise TransitionConflict(repr(cur), to, from_states)
+    ok = cur in from_states if from_states else cur not in FINAL_STATES
+    if not ok:
+        raise TransitionConflict(cur, to, from_states)
+    doc["status"] = to
