@@ -8,6 +8,7 @@ Usage:
   txn_agent.py toggle REGISTRY TASK... [--rounds N] [--die-at STEP] [--two]
   txn_agent.py spawn REGISTRY TASK...
   txn_agent.py recover PATH
+  txn_agent.py check REGISTRY TASK [--basic]
 
 toggle: N transactions (default 1), each on the registry and one task (in
 turn): the task goes queued <-> running, the registry's active_count and
@@ -27,6 +28,12 @@ step one transaction.
 recover: take PATH's lock, complete or undo a transaction left on it, and
 release the lock (the next locker's duty). Exit status 1 and "untrusted
 ..." or "conflict ..." on stderr when recovery stops.
+
+check: read the registry and the task under their locks (load_all, which
+completes or undoes a transaction left on them) and print "view {json}":
+the registry's active_count and number of agents, and the task's status.
+With --basic it skips the recovery, as a client of the basic protocol does:
+the CONTROL.
 
 Talks to the Go test over stdout: "ready", then one line on stdin starts
 it; "ack" after each committed transaction; "dying" before a SIGKILL;
@@ -123,10 +130,19 @@ def recover(path):
         sys.exit("conflict: %s" % e)
 
 
+def check(reg, task, basic):
+    _seams.skip_recovery = basic
+    r, t = agentstate.load_all([reg, task])
+    print("view " + json.dumps({"Active": r.get("active_count", 0), "Agents": len(r.get("agents") or []), "State": t.get("status", "")}), flush=True)
+
+
 def main():
     global DIE_AT
     args = sys.argv[1:]
     mode = args.pop(0)
+    if mode == "check":
+        check(args[0], args[1], "--basic" in args)
+        return
     rounds = 1
     two = "--two" in args
     if two:
