@@ -297,8 +297,10 @@
 //
 // # Locking protocol (for programs in any language)
 //
-// To change a document at PATH (internal/proof/status/testdata/interop_counter.py
-// in the repository follows it):
+// Python programs use the package in the repository's python directory
+// (import agentstate), which follows this protocol, recovery of
+// transactions included, and writes the layout above; shell scripts use
+// corestate. To change a document at PATH:
 //
 //  1. Open PATH.lock (the document's path with ".lock" appended) with a
 //     fresh open(2) for this acquisition, with O_RDWR|O_CREAT|O_NOFOLLOW|
@@ -336,8 +338,8 @@
 // LockFileEx on the first byte of PATH.lock, and steps 1 and 3 do not
 // apply.
 //
-// To change several documents in one transaction
-// (internal/proof/status/testdata/txn_agent.py follows it):
+// To change several documents in one transaction (agentstate.mutate_all
+// in Python):
 //
 //  1. Open every document's PATH.lock (step 1) and fstat it; take the
 //     locks in the order of (st_dev, st_ino), steps 2 and 3 for each. Two

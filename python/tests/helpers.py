@@ -93,6 +93,8 @@ def run_python(code: str, env: Optional[Dict[str, str]] = None, user: Optional[i
     cmd = [sys.executable, "-c", code]
     if user is not None:
         cmd = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user, "--clear-groups"] + cmd
-    e = dict(os.environ, PYTHONPATH=SRC, PYTHONDONTWRITEBYTECODE="1")
+    e = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    if not os.environ.get("AGENTSTATE_TESTS_INSTALLED"):
+        e["PYTHONPATH"] = SRC
     e.update(env or {})
     return subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=120)

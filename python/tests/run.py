@@ -19,13 +19,18 @@ def main() -> int:
     args = sys.argv[1:]
     installed = "--installed" in args
     args = [a for a in args if a != "--installed"]
-    if not installed:
+    if installed:
+        os.environ["AGENTSTATE_TESTS_INSTALLED"] = "1"  # subprocesses import it too
+    else:
         sys.path.insert(0, os.path.join(os.path.dirname(here), "src"))
     sys.path.insert(0, here)
     sys.dont_write_bytecode = True
     warnings.simplefilter("error", ResourceWarning)
     import agentstate
 
+    if installed and os.path.dirname(here) in agentstate.__file__:
+        print("python: --installed, but agentstate comes from the source tree: %s" % agentstate.__file__)
+        return 1
     print("testing agentstate %s from %s with Python %s" % (agentstate.__version__, os.path.dirname(agentstate.__file__), sys.version.split()[0]))
     loader = unittest.TestLoader()
     suite = loader.loadTestsFromNames(args) if args else loader.discover(here, pattern="test_*.py", top_level_dir=here)
