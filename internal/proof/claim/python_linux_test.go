@@ -110,12 +110,14 @@ func TestPythonJudgesOwnersAsGo(t *testing.T) {
 		return o
 	}
 	owners := map[string]claim.Owner{
-		"the test":              me,
-		"zero owner":            {},
-		"no start":              with(func(o *claim.Owner) { o.Start = 0 }),
-		"a lease":               with(func(o *claim.Owner) { o.Lease = "694d8c5f2a1b3c4d" }),
-		"earlier boot":          with(func(o *claim.Owner) { o.Boot = "00000000-0000-4000-8000-000000000000" }),
-		"earlier boot, machine": with(func(o *claim.Owner) { o.Boot, o.Machine = "00000000-0000-4000-8000-000000000000", strings.Repeat("0", 32) }),
+		"the test":     me,
+		"zero owner":   {},
+		"no start":     with(func(o *claim.Owner) { o.Start = 0 }),
+		"a lease":      with(func(o *claim.Owner) { o.Lease = "694d8c5f2a1b3c4d" }),
+		"earlier boot": with(func(o *claim.Owner) { o.Boot = "00000000-0000-4000-8000-000000000000" }),
+		"earlier boot, machine": with(func(o *claim.Owner) {
+			o.Boot, o.Machine = "00000000-0000-4000-8000-000000000000", strings.Repeat("0", 32)
+		}),
 		"earlier boot, host":    with(func(o *claim.Owner) { o.Boot, o.Host = "00000000-0000-4000-8000-000000000000", o.Host+"-2" }),
 		"another pid namespace": with(func(o *claim.Owner) { o.PIDNS++ }),
 		"another time ns":       with(func(o *claim.Owner) { o.TimeNS++ }),
