@@ -42,14 +42,15 @@ deps:
 	fi
 
 # The Python package: its unit tests against the source tree; mypy --strict
-# under the rules of its oldest Python (python/pyproject.toml); then the
+# under the rules of its oldest Python (python/pyproject.toml), for Linux,
+# macOS and Windows (where it imports and reads, and refuses to lock); then the
 # install users do, from a copy of python/ into a fresh venv with one pip
 # install and no network (the build backend is the system's setuptools),
 # and the unit tests again against the installed package. With CI=true a
 # skipped Python test fails the run, as for Go (python/tests/run.py).
 python:
 	$(PYTHON) python/tests/run.py
-	cd python && $(MYPY) src/agentstate
+	cd python && for platform in linux darwin win32; do $(MYPY) --platform $$platform src/agentstate || exit 1; done
 	@tmp=$$(mktemp -d) && chmod 755 $$tmp && trap 'rm -rf $$tmp' EXIT && \
 		cp -R python $$tmp/checkout && rm -rf $$tmp/checkout/build $$tmp/checkout/src/*.egg-info && \
 		$(PYTHON) -m venv --system-site-packages $$tmp/venv && \

@@ -9,6 +9,7 @@ import stat
 import threading
 import time
 import unittest
+from unittest import mock
 
 import agentstate
 from agentstate import _lock
@@ -299,6 +300,20 @@ class CreateRemoveTest(TempDirTest):
         self.assertIsInstance(cm.exception, FileNotFoundError)
         self.assertIsNone(agentstate.load_existing(p))
         self.assertEqual({}, agentstate.load(p))
+
+
+class WithoutFlockTest(TempDirTest):
+    def test_reads_but_does_not_lock(self) -> None:
+        # What Windows gets: lock-free reads; every call that locks refuses.
+        p = self.path("doc.json")
+        agentstate.mutate(p, lambda d: d.update(n=1))
+        with mock.patch.object(_lock, "HAVE_FLOCK", False):
+            self.assertEqual({"n": 1}, agentstate.load(p))
+            for call in (lambda: agentstate.mutate(p, lambda d: None), lambda: agentstate.mutate_all([p], lambda ds: None),
+                         lambda: agentstate.remove(p), lambda: agentstate.create(self.path("new.json"), {})):
+                with self.assertRaises(agentstate.Unsupported):
+                    call()
+        self.assertEqual({"n": 1}, agentstate.load(p))
 
 
 class TransitionTest(unittest.TestCase):

@@ -195,6 +195,8 @@ def temp_name(base: str) -> str:
 def copy_owner_mode(fd: int, prev: os.stat_result) -> None:
     """Gives a new file the owner (when we may: root, or a group we belong
     to) and the permission bits of prev, the file it will replace."""
+    if sys.platform == "win32":  # writes run under a lock, which needs flock
+        raise NotImplementedError
     if prev.st_uid != os.geteuid() or prev.st_gid != os.getegid():
         try:
             os.fchown(fd, prev.st_uid, prev.st_gid)

@@ -9,6 +9,7 @@ import errno
 import os
 import random
 import stat
+import sys
 import threading
 import time
 from typing import Iterator, List, Optional, Sequence, Tuple
@@ -16,12 +17,8 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 from . import _files
 from .errors import Error, InvalidArgument, LockTimeout, NestedError, NotRegularError, Unsupported
 
-try:
-    import fcntl
-
-    HAVE_FLOCK = True
-except ImportError:  # Windows
-    HAVE_FLOCK = False
+# flock(2) through fcntl: every system Python runs on but Windows.
+HAVE_FLOCK = sys.platform != "win32"
 
 # Never follow a final symbolic link (a link planted in a shared directory
 # must not make us create or lock a file elsewhere) and never block in open
@@ -128,6 +125,8 @@ class Handle:
         bits (so that whoever may open the document may open its lock), or
         with perm minus the umask when there is no document yet: the
         document will get the same."""
+        if sys.platform == "win32":  # see __init__
+            raise NotImplementedError
         try:
             doc: Optional[os.stat_result] = os.lstat(self.key)
         except OSError:
@@ -156,6 +155,10 @@ class Handle:
         lock on a lock file that was removed (and perhaps created anew)
         guards nothing: then it starts over with a fresh descriptor, a few
         times, before it reports the lock as busy."""
+        if sys.platform == "win32":  # see __init__
+            raise NotImplementedError
+        import fcntl
+
         stale = 0
         while True:
             try:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import enum
 import errno
 import os
+import socket
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
@@ -170,12 +171,12 @@ def _machine_id() -> str:
 
 
 def _hostname() -> str:
+    """The host name (gethostname(2), as Go's os.Hostname), or "" if it
+    cannot be read."""
     try:
-        return os.uname().nodename
-    except (AttributeError, OSError):
-        import socket
-
         return socket.gethostname()
+    except OSError:
+        return ""
 
 
 def _self_view() -> _View:
