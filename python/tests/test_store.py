@@ -270,6 +270,11 @@ class CreateRemoveTest(TempDirTest):
         q = self.path("empty.json")
         agentstate.create(q, {})
         self.assertEqual(b"{}\n", self.read(q))
+        for data in (b"", b"{corrupt"):  # a document exists, even an empty or corrupt one
+            self.write(q, data)
+            with self.assertRaises(agentstate.ExistsError):
+                agentstate.create(q, {"n": 1})
+            self.assertEqual(data, self.read(q))
 
     def test_one_creator_wins(self) -> None:
         p = self.path("doc.json")
@@ -300,6 +305,9 @@ class CreateRemoveTest(TempDirTest):
         self.assertIsInstance(cm.exception, FileNotFoundError)
         self.assertIsNone(agentstate.load_existing(p))
         self.assertEqual({}, agentstate.load(p))
+        self.write(p, b"{corrupt")  # removed, as Go removes it
+        agentstate.remove(p)
+        self.assertEqual([], os.listdir(self.dir))
 
 
 class WithoutFlockTest(TempDirTest):

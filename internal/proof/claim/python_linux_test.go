@@ -1,7 +1,6 @@
 package claim_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"os/exec"
@@ -37,27 +36,7 @@ func needPython(t *testing.T) {
 // startPython runs claims.py with args as a child that talks in lines.
 func startPython(t *testing.T, args ...string) *child {
 	t.Helper()
-	cmd := exec.Command("python3", append([]string{claimsPy}, args...)...)
-	c := &child{t: t, cmd: cmd, stderr: &bytes.Buffer{}}
-	cmd.Stderr = c.stderr
-	var err error
-	if c.in, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	if c.stdout, err = cmd.StdoutPipe(); err != nil {
-		t.Fatal(err)
-	}
-	c.out = bufio.NewScanner(c.stdout)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if !c.waited {
-			cmd.Process.Kill()
-			c.wait()
-		}
-	})
-	return c
+	return startChild(t, exec.Command("python3", append([]string{claimsPy}, args...)...))
 }
 
 func pyOwner(t *testing.T, line string) claim.Owner {

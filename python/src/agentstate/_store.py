@@ -64,13 +64,14 @@ class _Locked:
         self.parsed: Optional[_json.Parsed] = None
         self.pending: List[str] = []
 
-    def read(self, deadline: _lock.Deadline) -> JSONObject:
+    def read(self, deadline: _lock.Deadline, decode: bool = True) -> JSONObject:
         """Step 4: completes or undoes a transaction a crash left on the
-        document, then reads it."""
+        document, then reads it (and decodes it, unless told not to)."""
         if not _seams.skip_recovery:
             self.pending = _txn.recover(self.key, self.max_size, deadline, self.op, self.shown)
         self.data = _files.read_regular(self.key, self.max_size, self.op, self.shown)
-        self.parsed = None if self.data is None else _json.decode(self.data, self.shown, self.op)
+        if decode and self.data is not None:
+            self.parsed = _json.decode(self.data, self.shown, self.op)
         return {} if self.parsed is None else self.parsed.values
 
 
@@ -102,6 +103,20 @@ def mutate(
 
 
 @contextlib.contextmanager
+def _holding(path: Path, op: str, timeout: Optional[float], max_size: int, perm: int) -> Iterator[Tuple[_Locked, _lock.Deadline]]:
+    """Steps 1 to 3 and 6 of the protocol around a call on one document."""
+    shown = _shown(path)
+    key = _files.doc_key(path, op)
+    deadline = _lock.Deadline(timeout)
+    with _lock.turn([key], op, [shown]):
+        h = _lock.lock_one(key, perm, deadline, op, shown)
+        try:
+            yield _Locked(key, shown, max_size, op), deadline
+        finally:
+            h.close()
+
+
+@contextlib.contextmanager
 def locked(
     path: Path,
     *,
@@ -117,21 +132,12 @@ def locked(
         with agentstate.locked(path) as doc:
             doc["runs"] = doc.get("runs", 0) + 1
     """
-    op = "mutate"
-    shown = _shown(path)
-    key = _files.doc_key(path, op)
-    deadline = _lock.Deadline(timeout)
-    with _lock.turn([key], op, [shown]):
-        h = _lock.lock_one(key, perm, deadline, op, shown)
-        try:
-            st = _Locked(key, shown, max_size, op)
-            doc = st.read(deadline)
-            yield doc
-            out = _json.encode(st.parsed, doc, stamp)
-            if out is not None:
-                _files.replace(key, out, perm, op, shown)
-        finally:
-            h.close()
+    with _holding(path, "mutate", timeout, max_size, perm) as (st, deadline):
+        doc = st.read(deadline)
+        yield doc
+        out = _json.encode(st.parsed, doc, stamp)
+        if out is not None:
+            _files.replace(st.key, out, perm, st.op, st.shown)
 
 
 def create(
@@ -147,24 +153,14 @@ def create(
     lock, so that of several creators exactly one succeeds; the others get
     ExistsError (also for an empty or corrupt document), with nothing
     changed. stamp=True sets updated_at unless doc has one."""
-    op = "create"
-    shown = _shown(path)
-    key = _files.doc_key(path, op)
-    deadline = _lock.Deadline(timeout)
-    with _lock.turn([key], op, [shown]):
-        h = _lock.lock_one(key, perm, deadline, op, shown)
-        try:
-            if not _seams.skip_recovery:
-                _txn.recover(key, max_size, deadline, op, shown)
-            if _files.read_regular(key, max_size, op, shown) is not None:
-                raise ExistsError("agentstate: create %s: file exists" % shown, shown)
-            if stamp and "updated_at" not in doc:
-                doc["updated_at"] = _json.go_time()
-            out = _json.encode(None, doc, False) or b"{}\n"
-            _files.replace(key, out, perm, op, shown)
-            return doc
-        finally:
-            h.close()
+    with _holding(path, "create", timeout, max_size, perm) as (st, deadline):
+        st.read(deadline, decode=False)  # an empty or corrupt document exists too
+        if st.data is not None:
+            raise ExistsError("agentstate: create %s: file exists" % st.shown, st.shown)
+        if stamp and "updated_at" not in doc:
+            doc["updated_at"] = _json.go_time()
+        _files.replace(st.key, _json.encode(None, doc, False) or b"{}\n", perm, st.op, st.shown)
+    return doc
 
 
 def remove(path: Path, *, timeout: Optional[float] = DEFAULT_TIMEOUT, max_size: int = DEFAULT_MAX_SIZE) -> None:
@@ -177,30 +173,21 @@ def remove(path: Path, *, timeout: Optional[float] = DEFAULT_TIMEOUT, max_size: 
     load_all() takes them; so is any transaction whose journal lies in the
     document's directory and lists it. Removing the directory afterwards
     then deletes nothing another document still needs."""
-    op = "remove"
-    shown = _shown(path)
-    key = _files.doc_key(path, op)
-    deadline = _lock.Deadline(timeout)
     while True:
-        with _lock.turn([key], op, [shown]):
-            h = _lock.lock_one(key, DEFAULT_PERM, deadline, op, shown)
-            try:
-                st = _Locked(key, shown, max_size, op)
-                st.read(deadline)
-                if st.data is None:
-                    raise NotFoundError("agentstate: remove %s: no such file" % shown, shown)
-                pending = list(st.pending)
-                for doc in _txn.waiting(key, deadline, op):
-                    if doc not in pending:
-                        pending.append(doc)
-                if not pending:
-                    _remove_doc(key, op, shown)
-                    return
-            finally:
-                h.close()
+        with _holding(path, "remove", timeout, max_size, DEFAULT_PERM) as (st, deadline):
+            st.read(deadline, decode=False)  # a corrupt document can be removed
+            if st.data is None:
+                raise NotFoundError("agentstate: remove %s: no such file" % st.shown, st.shown)
+            pending = list(st.pending)
+            for doc in _txn.waiting(st.key, deadline, st.op):
+                if doc not in pending:
+                    pending.append(doc)
+            if not pending:
+                _remove_doc(st.key, st.op, st.shown)
+                return
         # Complete the rest under the locks of its documents, then try
         # again.
-        _locked_all([key] + pending, [shown] + pending, None, deadline, max_size, DEFAULT_PERM, False, "remove")
+        _locked_all([st.key] + pending, [st.shown] + pending, None, deadline, max_size, DEFAULT_PERM, False, "remove")
 
 
 def _remove_doc(key: str, op: str, shown: str) -> None:

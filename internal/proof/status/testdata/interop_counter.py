@@ -21,12 +21,11 @@ test over stdout: prints "ready", waits for one line on stdin, runs, prints
 """
 
 import json
-import os
 import sys
 
-import agentstate_path  # noqa: F401
+from agentlib import unlocked_mutate
 import agentstate
-from agentstate import _files, _json, _lock, _seams, _store
+from agentstate import _files, _lock, _seams, _store
 
 PY_EXTRA = {"lang": "python", "tags": ["a", "b"], "ratio": 0.5}
 
@@ -46,14 +45,7 @@ def basic_increment(path):
 
 
 def unlocked_increment(path):
-    # The control: read, change and replace with no lock at all.
-    data = _files.read_regular(path, agentstate.DEFAULT_MAX_SIZE)
-    parsed = None if data is None else _json.decode(data, path)
-    doc = {} if parsed is None else parsed.values
-    increment(doc)
-    out = _json.encode(parsed, doc, False)
-    if out is not None:
-        _files.replace(os.path.abspath(path), out, 0o644, "mutate", path)
+    unlocked_mutate(path, increment)  # the control
 
 
 def basic_remove(path):

@@ -16,14 +16,12 @@ and "end".
 """
 
 import json
-import os
 import random
 import sys
 import time
 
-import agentstate_path  # noqa: F401
+from agentlib import unlocked_mutate
 import agentstate
-from agentstate import _files, _json
 
 CYCLE = [("queued", "running"), ("running", "completed"), ("completed", "queued")]
 
@@ -59,23 +57,12 @@ def change(op):
     return fn
 
 
-def bare(path, fn):
-    data = _files.read_regular(path, 0)
-    parsed = None if data is None else _json.decode(data, path)
-    doc = {} if parsed is None else parsed.values
-    fn(doc)
-    out = _json.encode(parsed, doc, False)
-    if out is not None:
-        _files.replace(os.path.abspath(path), out, 0o644, "mutate", path)
-    return doc
-
-
 def apply(path, op, mode):
     try:
         if op["Op"] == "read":
             return {"Doc": project(agentstate.load(path))}
         if mode == "bare":
-            return {"Doc": project(bare(path, change(op)))}
+            return {"Doc": project(unlocked_mutate(path, change(op)))}
         return {"Doc": project(agentstate.mutate(path, change(op)))}
     except agentstate.TransitionConflict as e:
         return {"Doc": {"Runs": 0, "Note": "", "State": e.current}, "Conflict": True}

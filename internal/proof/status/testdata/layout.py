@@ -17,7 +17,7 @@ Usage: layout.py read PATH
 import json
 import sys
 
-import agentstate_path  # noqa: F401
+import agentlib  # noqa: F401
 import agentstate
 
 

@@ -22,7 +22,7 @@ import random
 import sys
 import time
 
-import agentstate_path  # noqa: F401
+import agentlib  # noqa: F401
 import agentstate
 
 

@@ -46,7 +46,7 @@ import signal
 import sys
 import time
 
-import agentstate_path  # noqa: F401
+import agentlib  # noqa: F401
 import agentstate
 from agentstate import _seams
 
