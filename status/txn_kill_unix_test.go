@@ -75,7 +75,11 @@ func txnKillChild() {
 // checks that SIGKILL ended it after it reported want.
 func killAt(t *testing.T, dir, step, want string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	killAtCmd(t, exec.Command(os.Args[0], "-test.run=^$"), dir, step, want)
+}
+
+func killAtCmd(t *testing.T, cmd *exec.Cmd, dir, step, want string) {
+	t.Helper()
 	cmd.Env = append(os.Environ(), txnKillStep+"="+step, txnKillDir+"="+dir)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -102,7 +106,7 @@ func checkSpawn(t *testing.T, dir string) (int, error) {
 	reg, task := txDocs(t, dir)
 	tx, err := LoadAll(context.Background(), reg, task)
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	r, s := reg.In(tx), task.In(tx)
 	running := 0

@@ -340,6 +340,7 @@ func (r *recovery) moveAside() (string, error) {
 func (r *recovery) cleanup(ctx context.Context) ([]string, error) {
 	jbase := filepath.Base(r.mk.journal)
 	others, err := r.others(ctx)
+	hook("cleanup", r.path)
 	if err != nil {
 		return others, err
 	}
@@ -349,7 +350,6 @@ func (r *recovery) cleanup(ctx context.Context) ([]string, error) {
 		}
 		return nil, r.d.unlink(r.base + MarkerSuffix)
 	}
-	hook("cleanup", r.path)
 	if err := r.d.unlink(r.base + MarkerSuffix); err != nil {
 		return others, err
 	}

@@ -18,8 +18,8 @@ var Seams struct {
 	// everything in place, and returns ErrCrashed.
 	Crash func(step string) bool
 	// Hook is told of each file or directory that recovery opens ("open")
-	// or syncs ("sync"), and of the moment between its first look at the
-	// other documents' markers and the removal of its own ("cleanup").
+	// or syncs ("sync"), and of the moment after its first look at the
+	// other documents' markers, before it removes anything ("cleanup").
 	Hook func(event, name string)
 
 	TrustAnyOwner   bool // no owner check in sticky directories
