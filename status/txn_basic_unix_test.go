@@ -44,7 +44,7 @@ func crashCommitted(t *testing.T, reg *Store[txReg], task *Store[Status]) {
 type basicClient struct {
 	name   string
 	need   []string
-	n      int // increments per round
+	n      int                                        // increments per round
 	incr   func(t *testing.T, path string, n int) int // returns the increments acknowledged
 	remove func(t *testing.T, path string)
 }
