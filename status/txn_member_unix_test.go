@@ -19,8 +19,6 @@ import (
 	"testing"
 	"time"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 const member = 65534 // uid and gid of the member (nobody, nogroup)
@@ -120,13 +118,13 @@ func markerOf(t *testing.T, j, doc string, legacy bool) string {
 // function that counts the opens of any of them since the last call.
 func watchOpens(t *testing.T, names ...string) func() int {
 	t.Helper()
-	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	fd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { unix.Close(fd) })
+	t.Cleanup(func() { syscall.Close(fd) })
 	for _, name := range names {
-		if _, err := unix.InotifyAddWatch(fd, name, unix.IN_OPEN); err != nil {
+		if _, err := syscall.InotifyAddWatch(fd, name, syscall.IN_OPEN); err != nil {
 			t.Fatalf("watch %s: %v", name, err)
 		}
 	}
@@ -134,19 +132,19 @@ func watchOpens(t *testing.T, names ...string) func() int {
 		n := 0
 		buf := make([]byte, 64<<10)
 		for {
-			k, err := unix.Read(fd, buf)
-			if errors.Is(err, unix.EAGAIN) {
+			k, err := syscall.Read(fd, buf)
+			if errors.Is(err, syscall.EAGAIN) {
 				return n
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			for off := 0; off+unix.SizeofInotifyEvent <= k; {
-				ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-				if ev.Mask&unix.IN_OPEN != 0 {
+			for off := 0; off+syscall.SizeofInotifyEvent <= k; {
+				ev := (*syscall.InotifyEvent)(unsafe.Pointer(&buf[off]))
+				if ev.Mask&syscall.IN_OPEN != 0 {
 					n++
 				}
-				off += unix.SizeofInotifyEvent + int(ev.Len)
+				off += syscall.SizeofInotifyEvent + int(ev.Len)
 			}
 		}
 	}
@@ -158,7 +156,7 @@ func watchOpens(t *testing.T, names ...string) func() int {
 func nullDevice(t *testing.T, dir string) string {
 	t.Helper()
 	dev := filepath.Join(dir, "null")
-	if err := unix.Mknod(dev, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+	if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
 		t.Skipf("mknod: %v (a device node is needed to count its opens)", err)
 	}
 	return dev

@@ -74,7 +74,10 @@ var blockingShapes = []txShape{
 		committed(t, doc, j, false)
 		writeFile(t, j, `{"documents": ["`+doc+`"]}`+strings.Repeat(" ", 2<<20))
 	}},
-	{"journal: not JSON", func(t *testing.T, dir, doc, j string) { committed(t, doc, j, false); writeFile(t, j, `{"documents": [`) }},
+	{"journal: not JSON", func(t *testing.T, dir, doc, j string) {
+		committed(t, doc, j, false)
+		writeFile(t, j, `{"documents": [`)
+	}},
 	{"journal: does not list the document", func(t *testing.T, dir, doc, j string) {
 		committed(t, doc, j, false)
 		writeFile(t, j, journalOf(filepath.Join(dir, "other.json")))

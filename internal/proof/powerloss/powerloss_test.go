@@ -86,6 +86,7 @@ func TestPowerLoss(t *testing.T) {
 			}
 		})
 	}
+	testTxVariants(t, bin, work, seed, rounds)
 }
 
 type result struct {

@@ -7,14 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
-// A dir is an open directory in which recovery acts. Every file in it is
-// reached relative to the descriptor, so that a directory renamed or
-// replaced meanwhile cannot send a step elsewhere, and the trust rule is
-// checked against the directory the file is really in.
+// A dir is a directory in which recovery acts, open for its sync and for
+// the trust rule (its owner and sticky bit). Its files are reached by path,
+// each opened by the opening rules: whoever could swap the directory
+// itself between two steps may write its parent, and could present any
+// directory there anyway.
 type dir struct {
 	name   string
 	fd     int
@@ -31,22 +30,22 @@ type dir struct {
 func openDir(name string) (*dir, error) {
 	hook("open", name)
 	fd, err := retry(func() (int, error) {
-		return unix.Open(name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		return syscall.Open(name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	})
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
 		return nil, &os.PathError{Op: "fstat", Path: name, Err: err}
 	}
-	return &dir{name: name, fd: fd, uid: st.Uid, sticky: uint32(st.Mode)&unix.S_ISVTX != 0}, nil
+	return &dir{name: name, fd: fd, uid: st.Uid, sticky: uint32(st.Mode)&syscall.S_ISVTX != 0}, nil
 }
 
 func (d *dir) close() {
 	if d != nil && d.fd >= 0 {
-		unix.Close(d.fd)
+		syscall.Close(d.fd)
 		d.fd = -1
 	}
 }
@@ -56,8 +55,8 @@ func (d *dir) path(base string) string { return filepath.Join(d.name, base) }
 // sync makes the directory's entries durable.
 func (d *dir) sync() error {
 	hook("sync", d.name)
-	err := unix.Fsync(d.fd)
-	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOTSUP) {
+	err := syscall.Fsync(d.fd)
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
 		err = nil // a file system that cannot sync a directory (see package fs)
 	}
 	if err != nil {
@@ -75,48 +74,30 @@ type info struct {
 	mode     uint32
 }
 
-func infoOf(st *unix.Stat_t) info {
+func infoOf(st *syscall.Stat_t) info {
 	return info{dev: uint64(st.Dev), ino: uint64(st.Ino), uid: st.Uid, nlink: uint64(st.Nlink), size: st.Size, mode: uint32(st.Mode)}
 }
 
-func (i info) regular() bool    { return i.mode&unix.S_IFMT == unix.S_IFREG }
-func (i info) isDir() bool      { return i.mode&unix.S_IFMT == unix.S_IFDIR }
+func (i info) regular() bool    { return i.mode&syscall.S_IFMT == syscall.S_IFREG }
+func (i info) isDir() bool      { return i.mode&syscall.S_IFMT == syscall.S_IFDIR }
 func (i info) same(o info) bool { return i.dev == o.dev && i.ino == o.ino }
 func (i info) owner() int64     { return int64(i.uid) }
 
 // kind names a file that is not a regular one.
 func (i info) kind() string {
-	switch i.mode & unix.S_IFMT {
-	case unix.S_IFDIR:
+	switch i.mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
 		return "a directory"
-	case unix.S_IFLNK:
+	case syscall.S_IFLNK:
 		return "a symbolic link"
-	case unix.S_IFIFO:
+	case syscall.S_IFIFO:
 		return "a named pipe"
-	case unix.S_IFCHR, unix.S_IFBLK:
+	case syscall.S_IFCHR, syscall.S_IFBLK:
 		return "a device"
-	case unix.S_IFSOCK:
+	case syscall.S_IFSOCK:
 		return "a socket"
 	}
 	return "a special file"
-}
-
-// stat returns the file base in d without following a link; ok is false
-// when there is none.
-func (d *dir) stat(base string) (fi info, ok bool, err error) {
-	return statAt(d.fd, base, d.path(base))
-}
-
-func statAt(dirfd int, base, name string) (info, bool, error) {
-	var st unix.Stat_t
-	_, err := retry(func() (int, error) { return 0, unix.Fstatat(dirfd, base, &st, unix.AT_SYMLINK_NOFOLLOW) })
-	switch {
-	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR):
-		return info{}, false, nil
-	case err != nil:
-		return info{}, false, &os.PathError{Op: "lstat", Path: name, Err: err}
-	}
-	return infoOf(&st), true, nil
 }
 
 // statOf returns the info of fi, from os.Lstat.
@@ -125,11 +106,29 @@ func statOf(fi os.FileInfo) (info, bool) {
 	if !ok {
 		return info{}, false
 	}
-	return info{dev: uint64(st.Dev), ino: uint64(st.Ino), uid: st.Uid, nlink: uint64(st.Nlink), size: st.Size, mode: uint32(st.Mode)}, true
+	return infoOf(st), true
 }
 
 // errNotDir is the error of a path whose directory is not one.
-var errNotDir error = unix.ENOTDIR
+var errNotDir error = syscall.ENOTDIR
+
+// stat returns the file base in d without following a link; ok is false
+// when there is none.
+func (d *dir) stat(base string) (fi info, ok bool, err error) {
+	return lstat(d.path(base))
+}
+
+func lstat(name string) (info, bool, error) {
+	var st syscall.Stat_t
+	_, err := retry(func() (int, error) { return 0, syscall.Lstat(name, &st) })
+	switch {
+	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ENOTDIR):
+		return info{}, false, nil
+	case err != nil:
+		return info{}, false, &os.PathError{Op: "lstat", Path: name, Err: err}
+	}
+	return infoOf(&st), true, nil
+}
 
 // A file is a regular file recovery opened to read or sync.
 type file struct {
@@ -143,63 +142,59 @@ func (f *file) close() {
 	}
 }
 
-// open opens the file base in d by the opening rules: never through a
+// open opens the file base in d (see openPath).
+func (d *dir) open(role, base string, limit int64) (*file, error) {
+	return openPath(role, d.path(base), limit)
+}
+
+// openPath opens the file at name by the opening rules: never through a
 // symbolic link, never blocking, and only a regular file, refused before
 // it is opened when it is not one (opening a device can have effects) and
 // checked again on the descriptor. limit > 0 bounds its size. A missing
 // file is an error matching os.ErrNotExist.
-func (d *dir) open(role, base string, limit int64) (*file, error) {
-	return openAt(d.fd, base, d.path(base), role, limit)
-}
-
-// openPath is open for a path, relative to nothing: the markers of the
-// other documents of a journal, read-only.
 func openPath(role, name string, limit int64) (*file, error) {
-	return openAt(unix.AT_FDCWD, name, name, role, limit)
-}
-
-func openAt(dirfd int, base, name, role string, limit int64) (*file, error) {
 	hook("open", name)
-	before, ok, err := statAt(dirfd, base, name)
+	before, ok, err := lstat(name)
 	switch {
 	case err != nil:
 		return nil, &Error{Role: role, Path: name, Err: errors.Unwrap(err)}
 	case !ok:
-		return nil, &Error{Role: role, Path: name, Err: unix.ENOENT}
+		return nil, &Error{Role: role, Path: name, Err: syscall.ENOENT}
 	case !before.regular():
 		return nil, notRegular(role, name, before)
 	case limit > 0 && before.size > limit:
 		return nil, tooLarge(role, name, before.size, limit)
 	}
 	fd, err := retry(func() (int, error) {
-		return unix.Openat(dirfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		return syscall.Open(name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	})
 	if err != nil {
-		if errors.Is(err, unix.ELOOP) {
-			return nil, notRegular(role, name, info{mode: unix.S_IFLNK})
+		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) { // O_NOFOLLOW on a link (EMLINK: FreeBSD)
+			return nil, notRegular(role, name, info{mode: syscall.S_IFLNK})
 		}
 		return nil, &Error{Role: role, Path: name, Err: err}
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
 		return nil, &Error{Role: role, Path: name, Err: err}
 	}
 	fi := infoOf(&st)
 	if !fi.regular() || !fi.same(before) {
-		unix.Close(fd)
+		syscall.Close(fd)
 		return nil, untrusted(role, name, "replaced while it was opened")
 	}
 	if limit > 0 && fi.size > limit {
-		unix.Close(fd)
+		syscall.Close(fd)
 		return nil, tooLarge(role, name, fi.size, limit)
 	}
 	return &file{f: os.NewFile(uintptr(fd), name), info: fi}, nil
 }
 
-// unlink removes the file base in d; never a directory.
+// unlink removes the file base in d; never a directory (unlink(2) refuses
+// one).
 func (d *dir) unlink(base string) error {
-	_, err := retry(func() (int, error) { return 0, unix.Unlinkat(d.fd, base, 0) })
+	_, err := retry(func() (int, error) { return 0, syscall.Unlink(d.path(base)) })
 	if err != nil {
 		return &os.PathError{Op: "unlink", Path: d.path(base), Err: err}
 	}
@@ -208,7 +203,7 @@ func (d *dir) unlink(base string) error {
 
 // rename renames from over to, both in d.
 func (d *dir) rename(from, to string) error {
-	_, err := retry(func() (int, error) { return 0, unix.Renameat(d.fd, from, d.fd, to) })
+	_, err := retry(func() (int, error) { return 0, syscall.Rename(d.path(from), d.path(to)) })
 	if err != nil {
 		return &os.LinkError{Op: "rename", Old: d.path(from), New: d.path(to), Err: err}
 	}
@@ -217,13 +212,7 @@ func (d *dir) rename(from, to string) error {
 
 // createExcl creates the new file base in d, never through a link.
 func (d *dir) createExcl(base string, perm os.FileMode) (*os.File, error) {
-	fd, err := retry(func() (int, error) {
-		return unix.Openat(d.fd, base, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
-	})
-	if err != nil {
-		return nil, &os.PathError{Op: "create", Path: d.path(base), Err: err}
-	}
-	return os.NewFile(uintptr(fd), d.path(base)), nil
+	return createExcl(d.path(base), perm)
 }
 
 // trusts applies the trust rule to the transaction file fi, named name, in
@@ -271,7 +260,7 @@ func lexists(name string) (bool, error) {
 func retry(call func() (int, error)) (int, error) {
 	for {
 		n, err := call()
-		if err != unix.EINTR {
+		if err != syscall.EINTR {
 			return n, err
 		}
 	}
@@ -294,4 +283,4 @@ func copyOwnerMode(f *os.File, prev os.FileInfo) error {
 	return f.Chmod(prev.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky))
 }
 
-const oNoFollow = unix.O_NOFOLLOW
+const oNoFollow = syscall.O_NOFOLLOW
