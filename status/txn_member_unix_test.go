@@ -192,32 +192,31 @@ func hasReader(fifo string) bool {
 	return true
 }
 
-// hangs runs call and reports whether, when ctx ended, it had not returned,
-// held the lock of doc and was blocked opening fifo for reading. It then
-// releases the call and waits for it; err is what the call returned.
-func hangs(t *testing.T, ctx context.Context, doc, fifo string, call func() error) (hung bool, err error) {
+// hangs runs call and reports whether, after ctx ended, it had not
+// returned and was blocked opening fifo for reading, and whether it held
+// the lock of doc then. It then releases the call (the pipe's open) and
+// waits for it; err is what the call returned.
+func hangs(t *testing.T, ctx context.Context, doc, fifo string, call func() error) (hung, locked bool, err error) {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- call() }()
 	select {
 	case err := <-done:
-		return false, err
+		return false, false, err
 	case <-ctx.Done():
 	}
-	select {
-	case err := <-done:
-		return false, err
-	default:
-	}
-	locked := !tryFlock(t, doc+LockSuffix)
-	for !hasReader(fifo) { // polled: the call is already late
+	for { // polled: the call is already late
 		select {
 		case err := <-done:
-			return false, err
-		case <-time.After(time.Millisecond):
+			return false, false, err
+		default:
 		}
+		locked = !tryFlock(t, doc+LockSuffix)
+		if hasReader(fifo) {
+			return true, locked, <-done
+		}
+		time.Sleep(time.Millisecond)
 	}
-	return locked, <-done
 }
 
 // killAtAs is killAt with the child running as uid (and gid member), from
