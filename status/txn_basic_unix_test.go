@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/agentstate/core/status/internal/journal"
@@ -328,4 +329,77 @@ func TestMutateAllRefusesHardLinks(t *testing.T) {
 	if control == 0 {
 		t.Errorf("CONTROL: without the check no link was split: the harness cannot see it")
 	}
+}
+
+// The Python agent (testdata/txn_agent.py, the reference client in another
+// language) recovers by the same rules: it installs a committed
+// transaction, undoes a torn marker, keeps a document a basic client
+// replaced (conflict), and refuses a planted pipe without blocking.
+func TestPythonAgentRecoveryRules(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found: make deps installs it")
+	}
+	agent := filepath.Join("..", "internal", "proof", "status", "testdata", "txn_agent.py")
+	recoverPy := func(path string) (string, error) {
+		out, err := exec.Command("python3", agent, "recover", path).CombinedOutput()
+		return string(out), err
+	}
+	t.Run("committed", func(t *testing.T) {
+		dir := t.TempDir()
+		reg, task := txDocs(t, dir)
+		seedTx(t, reg, task)
+		crashCommitted(t, reg, task)
+		for _, p := range []string{reg.Name(), task.Name()} {
+			if out, err := recoverPy(p); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+		}
+		if n, err := checkSpawn(t, dir); err != nil || n != 1 {
+			t.Fatalf("after the agent's recovery: %d, %v", n, err)
+		}
+		if l := leftovers(t, dir); len(l) > 0 {
+			t.Fatalf("left: %v", l)
+		}
+	})
+	t.Run("torn marker", func(t *testing.T) {
+		dir := t.TempDir()
+		reg, task := txDocs(t, dir)
+		seedTx(t, reg, task)
+		os.WriteFile(task.Name()+markerSuffix, nil, 0o644)
+		os.WriteFile(task.Name()+txTempSuffix, []byte(`{"status":"running"}`), 0o644)
+		if out, err := recoverPy(task.Name()); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		if l := leftovers(t, dir); len(l) > 0 {
+			t.Fatalf("left: %v", l)
+		}
+	})
+	t.Run("conflict", func(t *testing.T) {
+		dir := t.TempDir()
+		reg, task := txDocs(t, dir)
+		seedTx(t, reg, task)
+		crashCommitted(t, reg, task)
+		if got := basicClients[0].incr(t, task.Name(), 3); got != 3 {
+			t.Fatalf("%d increments", got)
+		}
+		out, err := recoverPy(task.Name())
+		if err == nil || !strings.Contains(out, "conflict") || !strings.Contains(out, ConflictSuffix) {
+			t.Fatalf("agent: %v: %s", err, out)
+		}
+		if s, err := task.Load(context.Background()); err != nil || s.Runs != 3 || s.State != Queued {
+			t.Fatalf("the basic client's document: %+v, %v", s, err)
+		}
+	})
+	t.Run("planted pipe", func(t *testing.T) {
+		dir := t.TempDir()
+		reg, task := txDocs(t, dir)
+		seedTx(t, reg, task)
+		if err := syscall.Mkfifo(task.Name()+markerSuffix, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := recoverPy(task.Name())
+		if err == nil || !strings.Contains(out, "untrusted") {
+			t.Fatalf("agent: %v: %s", err, out)
+		}
+	})
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentstate/core/status/internal/journal"
 )
@@ -53,7 +55,22 @@ var (
 // conflict.
 func IsTxFile(base string) bool {
 	return strings.HasSuffix(base, TxMarkerSuffix) || strings.HasSuffix(base, TxTempSuffix) ||
-		journal.IsJournalName(base) || strings.Contains(base, ConflictSuffix)
+		journal.IsJournalName(base) || isConflictName(base)
+}
+
+// isConflictName reports whether base ends in ConflictSuffix, a time in
+// UTC ("20260102T150405Z") and perhaps "-2", "-3"...
+func isConflictName(base string) bool {
+	i := strings.LastIndex(base, ConflictSuffix)
+	if i < 0 {
+		return false
+	}
+	stamp, n, _ := strings.Cut(base[i+len(ConflictSuffix):], "-")
+	if _, err := time.Parse("20060102T150405Z", stamp); err != nil {
+		return false
+	}
+	_, err := strconv.Atoi(n)
+	return n == "" || err == nil
 }
 
 // CheckTxFile reports, changing nothing and taking no lock, whether the
@@ -82,7 +99,7 @@ func CheckTxFile(name string, maxSize int64) error {
 		return err
 	case strings.HasSuffix(base, TxMarkerSuffix):
 		return journal.Check(strings.TrimSuffix(abs, TxMarkerSuffix), maxSize)
-	case strings.Contains(base, ConflictSuffix):
+	case isConflictName(base):
 		return &journal.Error{Role: "copy", Path: name, Err: fmt.Errorf("%w: a committed transaction's copy of %s, kept because a writer that does not recover transactions replaced or removed it after the commit", ErrTxConflict, abs[:len(abs)-len(base)+strings.Index(base, ConflictSuffix)])}
 	}
 	return fmt.Errorf("%w: %s is not a transaction file", os.ErrInvalid, name)
