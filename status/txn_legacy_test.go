@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/agentstate/core/fs"
@@ -67,38 +66,21 @@ func legacyLexists(name string) (bool, error) {
 	return err == nil, err
 }
 
-// legacySyncFile and legacySyncDir are the earlier syncFile and syncDir:
-// a plain open (blocking for a directory, following links).
+// legacySyncFile and legacySyncDir are the earlier recovery's syncs (the
+// package's syncFile and syncDir: a plain open, following links, blocking
+// for a directory), told to legacySynced first.
 func legacySyncFile(path string) error {
 	if legacySynced != nil {
 		legacySynced(path)
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return err
-	} else if !fi.Mode().IsRegular() {
-		return fs.ErrNotRegular
-	}
-	return f.Sync()
+	return syncFile(path)
 }
 
 func legacySyncDir(dir string) error {
 	if legacySynced != nil {
 		legacySynced(dir)
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("%w: %w", fs.ErrDurabilityUnknown, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("%w: %w", fs.ErrDurabilityUnknown, err)
-	}
-	return nil
+	return syncDir(dir)
 }
 
 // legacyRecoverDoc completes or undoes the transaction that a process which died

@@ -138,6 +138,29 @@ type acks struct {
 // made before it died (those still in the pipe included).
 func runWriter(t *testing.T, l *lazyFS, name, newDir string, start, kill int) acks {
 	t.Helper()
+	var a acks
+	runChild(t, l, []string{envVariant + "=" + name, envDir + "=" + l.mnt, envNewDir + "=" + newDir, envStart + "=" + strconv.Itoa(start)},
+		kill, nil, func(line string) {
+			tag, num, ok := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+			v, err := strconv.Atoi(num)
+			if !ok || err != nil || (tag != "R" && tag != "C") {
+				t.Fatalf("writer printed %q", line)
+			}
+			if tag == "R" {
+				a.replaced = append(a.replaced, v)
+			} else {
+				a.created = append(a.created, v)
+			}
+			a.last = max(a.last, v)
+		})
+	return a
+}
+
+// runChild starts a writer child with env, passes each line it prints to
+// record, and after kill lines (and then beforeKill, if not nil) SIGKILLs
+// and reaps it, and passes the lines still in the pipe.
+func runChild(t *testing.T, l *lazyFS, env []string, kill int, beforeKill func(), record func(line string)) {
+	t.Helper()
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -149,8 +172,7 @@ func runWriter(t *testing.T, l *lazyFS, name, newDir string, start, kill int) ac
 	}
 	defer stderr.Close()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envRole+"=writer", envVariant+"="+name, envDir+"="+l.mnt,
-		envNewDir+"="+newDir, envStart+"="+strconv.Itoa(start))
+	cmd.Env = append(append(os.Environ(), envRole+"=writer"), env...)
 	cmd.Stdout, cmd.Stderr = pw, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -168,20 +190,6 @@ func runWriter(t *testing.T, l *lazyFS, name, newDir string, start, kill int) ac
 		t.Fatal(err)
 	}
 	br := bufio.NewReader(pr)
-	var a acks
-	record := func(line string) {
-		tag, num, ok := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || (tag != "R" && tag != "C") {
-			t.Fatalf("writer printed %q", line)
-		}
-		if tag == "R" {
-			a.replaced = append(a.replaced, v)
-		} else {
-			a.created = append(a.created, v)
-		}
-		a.last = max(a.last, v)
-	}
 	for range kill {
 		line, err := br.ReadString('\n')
 		if err != nil {
@@ -189,6 +197,9 @@ func runWriter(t *testing.T, l *lazyFS, name, newDir string, start, kill int) ac
 			t.Fatalf("writer ended early: %v: %s", err, errOut)
 		}
 		record(line)
+	}
+	if beforeKill != nil {
+		beforeKill()
 	}
 	// The cut: kill and reap before touching the cache, so that nothing
 	// the writer does can land after it.
@@ -208,7 +219,6 @@ func runWriter(t *testing.T, l *lazyFS, name, newDir string, start, kill int) ac
 		}
 		record(line)
 	}
-	return a
 }
 
 // verify checks, after the remount, that every acknowledged version

@@ -3,18 +3,14 @@
 package powerloss_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -167,75 +163,24 @@ func runTxVariant(t *testing.T, bin, dir, name string, rounds int, rng *rand.Ran
 // it, and returns the last version it acknowledged.
 func runTxWriter(t *testing.T, l *lazyFS, name string, start, kill int, rng *rand.Rand) int {
 	t.Helper()
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	stderr, err := os.CreateTemp(l.dir, "writer-stderr.")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stderr.Close()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envRole+"=writer", envVariant+"="+name, envDir+"="+l.mnt, envStart+"="+strconv.Itoa(start))
-	cmd.Stdout, cmd.Stderr = pw, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
-	killed := false
-	defer func() {
-		if !killed {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	}()
-	if err := pr.SetReadDeadline(time.Now().Add(stuck)); err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(pr)
 	last := start - 1
-	record := func(line string) {
+	var prev, at time.Time
+	// The moment of the cut: up to one commit's duration (the time between
+	// the last two acknowledgements) after the last one. It picks the
+	// moment; nothing waits on it.
+	cut := func() {
+		if !prev.IsZero() {
+			time.Sleep(time.Duration(rng.Int64N(int64(at.Sub(prev)) + 1)))
+		}
+	}
+	runChild(t, l, []string{envVariant + "=" + name, envDir + "=" + l.mnt, envStart + "=" + strconv.Itoa(start)}, kill, cut, func(line string) {
 		v, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSuffix(line, "\n"), "T "))
 		if err != nil || !strings.HasPrefix(line, "T ") || v != last+1 {
 			t.Fatalf("writer printed %q after version %d", line, last)
 		}
 		last = v
-	}
-	var prev, at time.Time
-	for range kill {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			errOut, _ := os.ReadFile(stderr.Name())
-			t.Fatalf("writer ended early: %v: %s", err, errOut)
-		}
-		record(line)
 		prev, at = at, time.Now()
-	}
-	// The moment of the cut: up to one commit's duration (the time between
-	// the last two acknowledgements) after the last one. It picks the
-	// moment; nothing waits on it.
-	if !prev.IsZero() {
-		time.Sleep(time.Duration(rng.Int64N(int64(at.Sub(prev)) + 1)))
-	}
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
-	killed = true
-	for {
-		line, err := br.ReadString('\n')
-		if err == io.EOF {
-			if line != "" {
-				t.Fatalf("torn acknowledgement %q", line)
-			}
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		record(line)
-	}
+	})
 	return last
 }
 
