@@ -30,6 +30,13 @@ func Remove(ctx context.Context, path string) error {
 // The removal is durable (the directory is fsynced) when Remove returns
 // nil.
 //
+// A transaction that a crash left pending on the document is completed
+// first, whole: under the locks of all its documents, in the canonical
+// order, as [LoadAll] takes them; so is any transaction whose journal lies
+// in the document's directory and lists it (see Transactions in the
+// package doc). Removing the directory afterwards then deletes nothing
+// another document still needs.
+//
 // Backends other than the file backend return [errors.ErrUnsupported].
 func (s *Store[T]) Remove(ctx context.Context) error {
 	if ctx == nil {
