@@ -79,7 +79,7 @@ var basicClients = []basicClient{
 		},
 	},
 	{
-		name: "flock+jq", need: []string{"flock", "jq"}, n: 50,
+		name: "flock+jq", need: []string{"flock", "jq"}, n: 30,
 		incr: func(t *testing.T, path string, n int) int {
 			out, err := exec.Command("sh", "-c", `acked=0
 for i in $(seq "$2"); do
@@ -233,7 +233,7 @@ func TestWorkspaceDeletionCompletesTransaction(t *testing.T) {
 // control keeps the earlier order (look, keep the journal, remove our
 // marker, never look again): both keep it.
 func TestConcurrentRecoveriesOrphanNoJournal(t *testing.T) {
-	const rounds = 80
+	const rounds = 30
 	run := func(t *testing.T, barrier bool) (orphans int) {
 		for range rounds {
 			dir := t.TempDir()
