@@ -68,13 +68,7 @@ func TestPowerLoss(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, uint64(len(name))))
 			res := runVariant(t, bin, dir, name, rounds, rng)
 			t.Logf("%d rounds, %d acknowledged writes, %d rounds lost data", rounds, res.acked, len(res.lost))
-			for i, l := range res.lost {
-				if i == 3 {
-					t.Logf("  ... and %d more", len(res.lost)-3)
-					break
-				}
-				t.Logf("  %s", l)
-			}
+			logLost(t, res.lost)
 			switch {
 			// Every control write is lost in a real power cut; a round in
 			// which the control kept its data is a round in which the
@@ -87,6 +81,17 @@ func TestPowerLoss(t *testing.T) {
 		})
 	}
 	testTxVariants(t, bin, work, seed, rounds)
+}
+
+// logLost logs the first rounds that lost data.
+func logLost(t *testing.T, lost []string) {
+	for i, l := range lost {
+		if i == 3 {
+			t.Logf("  ... and %d more", len(lost)-3)
+			break
+		}
+		t.Logf("  %s", l)
+	}
 }
 
 type result struct {

@@ -104,13 +104,7 @@ func testTxVariants(t *testing.T, bin, work string, seed uint64, rounds int) {
 			res := runTxVariant(t, bin, dir, name, rounds, rng)
 			t.Logf("%d rounds, %d acknowledged transactions; %d cuts found a commit's files, %d with a marker its cut left empty; %d rounds lost or tore a transaction",
 				rounds, res.acked, res.inCommit, res.torn, len(res.lost))
-			for i, l := range res.lost {
-				if i == 3 {
-					t.Logf("  ... and %d more", len(res.lost)-3)
-					break
-				}
-				t.Logf("  %s", l)
-			}
+			logLost(t, res.lost)
 			switch {
 			// A cut lands between the control's two writes in only some
 			// rounds (about half); one is enough to show that the harness
