@@ -9,8 +9,9 @@ GOFILES  = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 test: deps fmt-check tidy-check vet lint cross unit
 
 # Tools some tests need (strace for the syscall-order test, python3 for the
-# cross-language lock test). CI runs as root on a clean machine: install them
-# instead of letting the tests skip.
+# cross-language lock test, jq for the flock(1)+jq client of the transaction
+# tests). CI runs as root on a clean machine: install them instead of letting
+# the tests skip.
 deps:
 	@if ! command -v strace >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 		echo "installing strace"; \
@@ -19,6 +20,10 @@ deps:
 	@if ! command -v python3 >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 		echo "installing python3"; \
 		(apt-get update -qq && apt-get install -y -qq python3) >/dev/null; \
+	fi
+	@if ! command -v jq >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing jq"; \
+		(apt-get update -qq && apt-get install -y -qq jq) >/dev/null; \
 	fi
 
 # Every module's go.mod and go.sum as go mod tidy leaves them: the nested

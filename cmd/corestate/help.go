@@ -36,7 +36,8 @@ Exit codes:
   0    success
   1    usage error (unknown command or flag, wrong arguments)
   2    not found (FILE, DIR, or a FIELD that get cannot find)
-  3    corrupt document (left untouched); fsck: a document cannot be used
+  3    corrupt document (left untouched); fsck: a document cannot be used, or
+       a transaction file needs an operator
   4    timeout (set, incr, tx, quarantine: a lock not acquired within --timeout)
   5    bad field (a name or value that status.Status does not accept)
   7    other error (permission denied, I/O error...)
@@ -170,19 +171,25 @@ const helpSweep = `Usage: corestate sweep [--older-than D] DIR
 
 Removes from DIR (not its subdirectories) the temp files
 (".<name>.<16 hex digits>.tmp") that writes interrupted by a crash left
-behind, when older than D (fs.SweepTemp), and prints each removed path on its
+behind, when older than D (fs.SweepTemp), and the transaction journals
+(".txn-<16 hex digits>.journal") that no marker names, whatever their age
+(status.SweepJournals: a crash between the last two steps of a recovery can
+leave one, and it is never needed again). It prints each removed path on its
 own line. A path with a control character, bytes that are not UTF-8 or a
 leading double quote is printed Go-quoted ("a\nb"), so one line is one path.
+A journal that is still needed is left; one that cannot be read or trusted
+(in a sticky directory, another user's) is left and reported (exit 7).
 
 Flags:
-  --older-than D   minimum age (default 1h)
+  --older-than D   minimum age of a temp file (default 1h)
 `
 
 const helpFsck = `Usage: corestate fsck [--name PATTERN] [--max-size N] ROOT
 
 Checks every document under ROOT, at any depth, as status.List finds them
 (directories whose name starts with "." are not entered, links are not
-followed), and lists, one per line:
+followed; ROOT itself may be a link, to the tree to check), and lists, one
+per line:
 
   corrupt      PATH  at byte N: why      (does not decode: every writer refuses it)
   refused      PATH  why                 (too large, not a regular file, or a lock
@@ -190,17 +197,28 @@ followed), and lists, one per line:
   unreadable   PATH  why                 (permission denied, I/O error)
   temp         PATH  age                 (left by an interrupted write; see sweep)
   lock         PATH  no document         (harmless)
-  txn          PATH  transaction marker  (the next writer recovers it)
+  txn          PATH  transaction file    (a marker, new content or journal that the
+                                          next writer of its documents finishes with)
+  blocked      PATH  why                 (a transaction file that recovery refuses:
+                                          every writer of its document fails until
+                                          an operator removes it)
+  conflict     PATH  why                 (a transaction's copy kept after a conflict,
+                                          or a marker whose recovery will keep one)
+  orphan       PATH  journal             (no marker names it; sweep removes it)
   quarantined  PATH  a copy moved aside by quarantine
 
 Fields are separated by tabs; PATH is quoted as sweep quotes it. A last line
 counts everything. fsck reads without locking and changes nothing. Documents
 are the files named like PATTERN (path.Match), checked by status.Load's rules
-(as get reads them).
+(as get reads them); transaction files by status.CheckTxFile. What an
+operator does with a blocked file or a conflict copy is in the status package
+doc (Transactions).
 
-Exit codes: 0 every document can be used (leftovers alone are not failures); 3
-at least one corrupt or refused (work on it is blocked until it is repaired or
-quarantined); 7 something could not be read; 2 ROOT missing.
+Exit codes: 0 every document can be used and no transaction file needs an
+operator (leftovers alone are not failures); 3 at least one corrupt or
+refused document, or a blocked, conflict or orphan line (work on it is
+blocked until it is repaired, quarantined or removed); 7 something could not
+be read; 2 ROOT missing.
 
 Flags:
   --name PATTERN   documents are the files named like this (default status.json)

@@ -5,8 +5,12 @@ Usage: interop_counter.py PATH ITERATIONS MODE
 
 MODE "lock" follows the locking protocol, steps 1 to 6 as the status
 package doc states them (go doc github.com/agentstate/core/status,
-"Locking protocol"): open_lock is steps 1 to 3, read_doc step 4 and
-replace step 5.
+"Locking protocol"): open_lock is steps 1 to 3, recover (from
+txn_agent.py) and read_doc step 4, replace step 5.
+MODE "basic" is an agent written before transactions: the same steps
+without the recovery of step 4 (lock, read, replace, unlock), as a
+conforming client that never learns the extension; "basic-remove" removes
+the document that way once (ITERATIONS unused).
 MODE "nolock" does the same read-modify-write without steps 1, 2 and 5: the
 control that shows what the lock is for. MODE "hold" takes the lock, prints
 "inside" and blocks reading stdin until it is killed (ITERATIONS unused).
@@ -23,6 +27,8 @@ import os
 import stat
 import sys
 import tempfile
+
+from txn_agent import recover
 
 PY_EXTRA = {"lang": "python", "tags": ["a", "b"], "ratio": 0.5}
 
@@ -106,9 +112,32 @@ def locked_increment(path):
     # A fresh open file description per acquisition: flock locks belong to it.
     lfd = open_lock(path)
     try:
+        recover(os.path.abspath(path))
         increment(path)
     finally:
         os.close(lfd)  # releases the lock; the lock file stays
+
+
+def basic_increment(path):
+    lfd = open_lock(path)
+    try:
+        increment(path)
+    finally:
+        os.close(lfd)
+
+
+def basic_remove(path):
+    lfd = open_lock(path)
+    try:
+        os.unlink(path)
+        os.unlink(path + ".lock")
+        dfd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    finally:
+        os.close(lfd)
 
 
 def hold(path):
@@ -122,7 +151,10 @@ def main():
     path, iterations, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     if mode == "hold":
         hold(path)
-    step = {"lock": locked_increment, "nolock": increment}[mode]
+    if mode == "basic-remove":
+        basic_remove(path)
+        return
+    step = {"lock": locked_increment, "basic": basic_increment, "nolock": increment}[mode]
     print("ready", flush=True)
     sys.stdin.readline()
     acked = 0
