@@ -3,6 +3,7 @@ package migration_test
 import (
 	"fmt"
 	"go/ast"
+	"go/doc"
 	"go/parser"
 	"go/token"
 	"os"
@@ -387,4 +388,74 @@ func recvName(e ast.Expr) string {
 		return x.Name
 	}
 	return ""
+}
+
+// TestSurprisingNamesSayItFirst: the names a new user misread say what
+// they are in the first sentence of their doc, where go doc and editors
+// show it.
+func TestSurprisingNamesSayItFirst(t *testing.T) {
+	for _, tc := range []struct {
+		dir, name string // name: Func, Type or Type.Method
+		says      []string
+	}{
+		{"status", "Status", []string{`State field is the JSON member "status"`}},
+		{"status", "Transition", []string{"(the function)", "method Status.Transition"}},
+		{"status", "Status.Transition", []string{"(the method; the function Transition"}},
+		{"status", "List", []string{"decoded as a Status only", "NewDir[T]"}},
+		{"core", "Core.Status", []string{"Store (not a Status value"}},
+	} {
+		first := firstSentence(t, tc.dir, tc.name)
+		for _, s := range tc.says {
+			if !strings.Contains(first, s) {
+				t.Errorf("%s.%s: the first sentence of its doc does not say %q:\n%s", tc.dir, tc.name, s, first)
+			}
+		}
+	}
+}
+
+// firstSentence returns the first sentence of the doc of name in the
+// package in ../../dir.
+func firstSentence(t *testing.T, dir, name string) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join("..", "..", dir, "*.go"))
+	fset := token.NewFileSet()
+	var parsed []*ast.File
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed = append(parsed, file)
+	}
+	p, err := doc.NewFromFiles(fset, parsed, "github.com/agentstate/core/"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ, method, _ := strings.Cut(name, ".")
+	text := ""
+	for _, f := range p.Funcs {
+		if f.Name == name {
+			text = f.Doc
+		}
+	}
+	for _, ty := range p.Types {
+		if ty.Name != typ {
+			continue
+		}
+		if method == "" {
+			text = ty.Doc
+		}
+		for _, m := range ty.Methods {
+			if m.Name == method {
+				text = m.Doc
+			}
+		}
+	}
+	if text == "" {
+		t.Fatalf("no doc for %s in %s", name, dir)
+	}
+	return p.Synopsis(text)
 }
