@@ -118,48 +118,29 @@ func parseTxDoc(k kind, group []string) (txDoc, error) {
 	// The kind first: it decides how the other OPs parse.
 	var ops []string
 	for i := 1; i < len(group); i++ {
-		arg := group[i]
-		var text string
+		v, last, ok, err := option(d.path, group, i, "kind", "status or json")
 		switch {
-		case arg == "--kind" || arg == "-kind":
-			if i+1 == len(group) {
-				return d, fmt.Errorf("%w: tx %s: --kind wants status or json", errUsage, d.path)
+		case err != nil:
+			return d, err
+		case ok:
+			if err := k.Set(v); err != nil {
+				return d, fmt.Errorf("%w: tx %s: --kind: %v", errUsage, d.path, err)
 			}
-			i++
-			text = group[i]
-		case strings.HasPrefix(arg, "--kind="), strings.HasPrefix(arg, "-kind="):
-			_, text, _ = strings.Cut(arg, "=")
-		case arg == "--if" || arg == "-if":
-			ops = append(ops, arg)
-			if i+1 < len(group) {
-				i++
-				ops = append(ops, group[i])
-			}
-			continue
 		default:
-			ops = append(ops, arg)
-			continue
+			ops = append(ops, group[i:last+1]...)
 		}
-		if err := k.Set(text); err != nil {
-			return d, fmt.Errorf("%w: tx %s: --kind: %v", errUsage, d.path, err)
-		}
+		i = last
 	}
 	d.kind = k.of(d.path)
-	group = append([]string{d.path}, ops...)
 	seen := map[string]bool{}
-	for i := 1; i < len(group); i++ {
-		arg := group[i]
-		var err error
+	for i := 0; i < len(ops); i++ {
+		arg := ops[i]
+		g, last, ok, err := option(d.path, ops, i, "if", "a guard")
 		switch {
-		case arg == "--if" || arg == "-if":
-			if i+1 == len(group) {
-				return d, fmt.Errorf("%w: tx %s: --if wants a guard", errUsage, d.path)
-			}
-			i++
-			err = d.addGuard(group[i])
-		case strings.HasPrefix(arg, "--if="), strings.HasPrefix(arg, "-if="):
-			_, g, _ := strings.Cut(arg, "=")
+		case err != nil:
+		case ok:
 			err = d.addGuard(g)
+			i = last
 		case strings.HasPrefix(arg, "-"):
 			err = fmt.Errorf("%w: tx %s: unknown flag %s (flags of tx come before the first FILE)", errUsage, d.path, arg)
 		default:
@@ -175,6 +156,25 @@ func parseTxDoc(k kind, group []string) (txDoc, error) {
 		}
 	}
 	return d, nil
+}
+
+// option reports whether args[i] is the OP --name (or -name), with its
+// value in args[i+1] or after "=", and returns the value and the index of
+// the OP's last argument (i when it is not the OP). want says what the
+// value is, for the error of a --name without one.
+func option(path string, args []string, i int, name, want string) (value string, last int, ok bool, err error) {
+	arg := args[i]
+	switch {
+	case arg == "--"+name || arg == "-"+name:
+		if i+1 == len(args) {
+			return "", i, true, fmt.Errorf("%w: tx %s: --%s wants %s", errUsage, path, name, want)
+		}
+		return args[i+1], i + 1, true, nil
+	case strings.HasPrefix(arg, "--"+name+"="), strings.HasPrefix(arg, "-"+name+"="):
+		_, value, _ = strings.Cut(arg, "=")
+		return value, i, true, nil
+	}
+	return "", i, false, nil
 }
 
 func (d *txDoc) addGuard(text string) error {

@@ -18,6 +18,18 @@ import (
 // guides are the documents whose code a reader copies.
 var guides = []string{filepath.Join("..", "MIGRATION.md"), filepath.Join("..", "..", "README.md")}
 
+// eachGuide calls fn with the name and text of each guide.
+func eachGuide(t *testing.T, fn func(name, doc string)) {
+	t.Helper()
+	for _, path := range guides {
+		doc, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(filepath.Base(path), string(doc))
+	}
+}
+
 // A block is a fenced code block of a Markdown document.
 type block struct {
 	lang, code string
@@ -73,15 +85,11 @@ var (
 // file name in MIGRATION.md, prose and command alike.)
 func TestGuidesArePasteable(t *testing.T) {
 	commands := corestateCommands(t)
-	for _, path := range guides {
-		doc, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
+	eachGuide(t, func(name, doc string) {
+		for _, problem := range pasteProblems(doc, commands) {
+			t.Errorf("%s:%s", name, problem)
 		}
-		for _, problem := range pasteProblems(string(doc), commands) {
-			t.Errorf("%s:%s", filepath.Base(path), problem)
-		}
-	}
+	})
 	// CONTROL: the splice that once broke MIGRATION.md section 10, in
 	// prose and in a command, is found both times.
 	spliced := "Keep an `AGENT_type Registry struct {\n\tActive int `json:\"active\"`\n}ISTRY.json`.\n\n" +
@@ -214,15 +222,11 @@ var (
 // not exist.)
 func TestGuidesNameOnlyWhatExists(t *testing.T) {
 	api := exportedAPI(t)
-	for _, path := range guides {
-		doc, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
+	eachGuide(t, func(name, doc string) {
+		for _, problem := range unknownNames(doc, api) {
+			t.Errorf("%s: %s", name, problem)
 		}
-		for _, problem := range unknownNames(string(doc), api) {
-			t.Errorf("%s: %s", filepath.Base(path), problem)
-		}
-	}
+	})
 	// CONTROL: names that do not exist are found.
 	bad := "Use `statefile.Read` and `Store.Frobnicate`.\n\n```go\nx := status.Nope()\n```\n"
 	if got := unknownNames(bad, api); len(got) != 3 {
