@@ -13,10 +13,11 @@
 // [Load] returns the current document without locking. [Create] stores a
 // document only if there is none yet (otherwise its error matches
 // [os.ErrExist]), so that of several creators exactly one wins. [Store]
-// does the same for any JSON document type; with the type [Document] it
-// keeps a status document as its raw members, for programs that change
-// members [Status] does not declare (a CLI, a migration), and
-// [Store.LoadExisting] tells a missing document from an empty one. [MutateAll] changes several documents
+// does the same for any JSON document type: with the type [Document] it
+// keeps any JSON object as its raw members, and with [StatusDocument] a
+// status document, under Status's rules, for programs that change members
+// [Status] does not declare (a CLI, a migration); [Store.LoadExisting]
+// tells a missing document from an empty one. [MutateAll] changes several documents
 // all or nothing (see Transactions). [List] and [WatchDir] find and follow
 // the documents under a root, [Watch] follows one, and [Quarantine] moves a
 // corrupt one aside so that work can resume.
@@ -28,7 +29,7 @@
 // (ExampleMutate), refusing a stale state change (ExampleTransition), one of
 // two creators winning (ExampleCreate), keeping fields Status does not
 // declare (ExampleLoad), any JSON document (ExampleNewStore), a document
-// whose members are kept as raw JSON (ExampleDocument), another program's own
+// whose members are kept as raw JSON (ExampleDocument, ExampleStatusDocument), another program's own
 // document type with updated_at kept current (ExampleStamper), a truncated
 // file left untouched (ExampleCorruptError). pkg.go.dev and go doc -http show
 // them; plain go doc does not. docs/MIGRATION.md shows whole handlers moved

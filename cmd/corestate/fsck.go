@@ -50,6 +50,8 @@ func cmdFsck(args []string, stdout io.Writer) error {
 	name := fl.String("name", status.StatusFile, "documents are the files named like this (path.Match pattern)")
 	var maxSize int64
 	maxSizeFlag(fl, &maxSize)
+	var k kind
+	kindFlag(fl, &k)
 	pos, err := parseFlags(fl, args, stdout)
 	if err != nil {
 		return err
@@ -100,7 +102,7 @@ func cmdFsck(args []string, stdout io.Writer) error {
 			}
 			return nil
 		}
-		f, ok := r.check(path, d.Name(), *name, maxSize)
+		f, ok := r.check(k, path, d.Name(), *name, maxSize)
 		if !ok {
 			return nil
 		}
@@ -126,7 +128,7 @@ func cmdFsck(args []string, stdout io.Writer) error {
 
 // check classifies one file; ok is false for a file that is nothing to
 // report (a usable document, another file).
-func (r *fsckReport) check(path, base, pattern string, maxSize int64) (f finding, ok bool) {
+func (r *fsckReport) check(k kind, path, base, pattern string, maxSize int64) (f finding, ok bool) {
 	switch {
 	case fs.IsTemp(base):
 		r.temps++
@@ -143,10 +145,10 @@ func (r *fsckReport) check(path, base, pattern string, maxSize int64) (f finding
 		return f, false
 	}
 	r.docs++
-	_, err := status.NewStore[status.Status](path, status.WithMaxSize(maxSize)).Load(context.Background())
+	_, err := newStore(k, path, status.WithMaxSize(maxSize)).load(context.Background())
 	var ce *status.CorruptError
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, os.ErrNotExist): // usable, or removed since the walk
 		return f, false
 	case errors.As(err, &ce):
 		r.corrupt++
@@ -240,6 +242,8 @@ func cmdQuarantine(ctx context.Context, args []string, stdout io.Writer) error {
 	timeout := fl.Duration("timeout", 30*time.Second, "wait at most this long for the lock (0: no limit)")
 	var maxSize int64
 	maxSizeFlag(fl, &maxSize)
+	var k kind
+	kindFlag(fl, &k)
 	pos, err := parseFlags(fl, args, stdout)
 	if err != nil {
 		return err
@@ -253,7 +257,7 @@ func cmdQuarantine(ctx context.Context, args []string, stdout io.Writer) error {
 	path := pos[0]
 	ctx, cancel := withTimeout(ctx, *timeout)
 	defer cancel()
-	moved, err := status.NewStore[status.Status](path, status.WithMaxSize(maxSize)).Quarantine(ctx)
+	moved, err := newStore(k, path, status.WithMaxSize(maxSize)).quarantine(ctx)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("quarantine %s: lock not acquired within --timeout %v: %w", path, *timeout, context.DeadlineExceeded)
