@@ -15,8 +15,9 @@ PYTHON ?= $(shell if [ -x /usr/bin/python3 ]; then echo /usr/bin/python3; else e
 MYPY   ?= $(PYTHON) -m mypy
 
 # Tools some tests need (strace for the syscall-order test, python3 for the
-# cross-language tests, and for the Python package: venv, pip and setuptools
-# to install it, mypy to type-check it). CI runs as root on a clean Debian
+# cross-language tests, jq for the flock(1)+jq client of the transaction
+# tests, and for the Python package: venv, pip, setuptools and wheel to
+# install it, mypy to type-check it). CI runs as root on a clean Debian
 # machine: install them instead of letting the tests skip. Nothing comes
 # from a Python package registry.
 deps:
@@ -27,6 +28,10 @@ deps:
 	@if ! command -v python3 >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 		echo "installing python3"; \
 		(apt-get update -qq && apt-get install -y -qq python3) >/dev/null; \
+	fi
+	@if ! command -v jq >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing jq"; \
+		(apt-get update -qq && apt-get install -y -qq jq) >/dev/null; \
 	fi
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		pkgs=""; \
@@ -49,6 +54,7 @@ deps:
 # and the unit tests again against the installed package. With CI=true a
 # skipped Python test fails the run, as for Go (python/tests/run.py).
 python:
+	@echo "python: the Python package (python/): its tests, mypy --strict, an install into a fresh venv and its tests again"
 	$(PYTHON) python/tests/run.py
 	cd python && for platform in linux darwin win32; do $(MYPY) --platform $$platform src/agentstate || exit 1; done
 	@tmp=$$(mktemp -d) && chmod 755 $$tmp && trap 'rm -rf $$tmp' EXIT && \
@@ -62,6 +68,7 @@ python:
 # modules replace core with this checkout, so a change to core's requirements
 # must be carried into theirs in the same commit.
 tidy-check:
+	@echo "tidy-check: go mod tidy -diff in each module ($(words . $(NESTED)); downloads their requirements the first time)"
 	@for m in . $(NESTED); do (cd $$m && $(GO) mod tidy -diff) || { echo "go mod tidy would change $$m"; exit 1; }; done
 
 fmt-check:
@@ -69,6 +76,7 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 vet:
+	@echo "vet: go vet in each module (on an empty build cache a few minutes: it compiles every package and its dependencies)"
 	$(GO) vet ./...
 	@for m in $(NESTED); do echo "vet $$m"; (cd $$m && $(GO) vet ./...) || exit 1; done
 
@@ -76,25 +84,28 @@ vet:
 # in-place write of JSON state files outside status.Mutate / fs.WriteAtomic.
 # (Tests hold deliberate controls of the unsafe patterns, hence -test=false.)
 lint:
+	@echo "lint: statuslint over the module's own code"
 	$(GO) build -o $(CURDIR)/.bin/statuslint ./cmd/statuslint
 	$(CURDIR)/.bin/statuslint -test=false ./...
 
-# The agent services also run on macOS (and some tools on Windows): build
-# everything, tests included, for both.
+# The agent services also run on macOS (and some tools on Windows): the
+# module's packages are built for both, which catches a build break there.
+# Not in every run: go vet of the tests for both systems (which compiles
+# their test-only dependencies too: about 1.6 times the build on an empty
+# build cache), nor the nested modules, whose per-system code is test
+# support and the Linux-only peer benchmark, and whose check compiled the
+# etcd client's dependencies twice.
 cross:
-	GOOS=darwin  GOARCH=arm64 $(GO) vet ./...
-	GOOS=windows GOARCH=amd64 $(GO) vet ./...
+	@echo "cross: go build of the module for darwin and windows (the first time, compiles the standard library for each: a few minutes)"
 	GOOS=darwin  GOARCH=arm64 $(GO) build ./...
 	GOOS=windows GOARCH=amd64 $(GO) build ./...
-	@for m in $(NESTED); do echo "cross $$m"; \
-		(cd $$m && GOOS=darwin GOARCH=arm64 $(GO) vet ./... && GOOS=windows GOARCH=amd64 $(GO) vet ./...) || exit 1; \
-	done
 
 # Every module's tests through internal/cmd/testsummary: one line per package
 # (passed, failed, skipped), failed tests with their output, every skip with its
 # reason, and a last line "total: N passed, N failed, N skipped". With CI=true
 # (.ci/run) a skipped test not listed in .ci/allowed-skips fails the run.
 unit:
+	@echo "unit: every test of every module under -race; each module's test binaries are built first (on an empty build cache, minutes before its first result), then one line per package"
 	$(GO) build -o $(CURDIR)/.bin/testsummary ./internal/cmd/testsummary
 	$(CURDIR)/.bin/testsummary -allow .ci/allowed-skips $(foreach m,. $(NESTED),-dir $(m)) -- \
 		$(GO) test -json -race -shuffle=on -count=1 ./...

@@ -58,8 +58,10 @@ func NewDir[T any](root, pattern string, opts ...Option) *Dir[T] {
 	return &Dir[T]{root: root, pattern: pattern, maxSize: o.maxSize, codec: codecFor[T]()}
 }
 
-// List yields every status document ([StatusFile]) under root, in the order
-// of [Dir.All]: NewDir[Status](root, StatusFile).All().
+// List yields every status.json ([StatusFile]) under root, decoded as a
+// [Status] only; documents of another type or name are listed by
+// NewDir[T](root, pattern).All(). The order is that of [Dir.All]: List is
+// NewDir[Status](root, StatusFile).All().
 func List(root string) iter.Seq2[Entry[Status], error] {
 	return NewDir[Status](root, StatusFile).All()
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/agentstate/core/status/claim"
 )
 
-const helpReap = `Usage: corestate reap [--timeout D] [--max-size N] [--member NAME] [--in ARRAY] [--count [FILE:]FIELD]... [--set FIELD=VALUE]... [--dead-host HOST]... FILE...
+const helpReap = `Usage: corestate reap [--timeout D] [--kind K] [--max-size N] [--member NAME] [--in ARRAY] [--count [FILE:]FIELD]... [--set FIELD=VALUE]... [--dead-host HOST]... FILE...
 
 Releases the claims in each FILE whose owner has died, each once, in one
 transaction with the documents that count it (claim.Reap, status.MutateAll),
@@ -58,6 +58,8 @@ free the slots of dead agents:
 Flags:
   --timeout D            wait at most D for the locks (default 30s; 0 = no limit)
   --max-size N           refuse a FILE larger than N bytes (default 16 MiB; 0 = no limit)
+  --kind K               status or json: which rules every FILE and counting document
+                         follows (default: status for a file named status.json)
   --member NAME          the member that holds the owner (default owner)
   --in ARRAY             the claims are the elements of this top-level array
   --count [FILE:]FIELD   subtract 1 per released claim (repeatable)
@@ -114,10 +116,11 @@ func cmdOwner(args []string, stdout io.Writer) error {
 // A reaper is one run of reap: its flags, parsed.
 type reaper struct {
 	maxSize   int64
+	kind      kind
 	member    string
 	in        string
 	counts    []countRef
-	sets      []assignment
+	sets      []string // FIELD=VALUE, parsed for each FILE's kind
 	deadHosts []string
 }
 
@@ -132,6 +135,7 @@ func cmdReap(ctx context.Context, args []string, stdout io.Writer) error {
 	fl := newFlags("reap")
 	fl.DurationVar(&timeout, "timeout", 30*time.Second, "wait at most this long for the locks (0: no limit)")
 	maxSizeFlag(fl, &r.maxSize)
+	kindFlag(fl, &r.kind)
 	fl.StringVar(&r.member, "member", "owner", "the member that holds the owner")
 	fl.StringVar(&r.in, "in", "", "the claims are the elements of this top-level array")
 	fl.Var(&counts, "count", "subtract 1 per released claim from [FILE:]FIELD (repeatable)")
@@ -151,12 +155,11 @@ func cmdReap(ctx context.Context, args []string, stdout io.Writer) error {
 	case r.in != "" && len(sets) > 0:
 		return fmt.Errorf("%w: reap: --set applies to a FILE's own claim, not to the elements of --in", errUsage)
 	}
-	for _, s := range sets {
-		a, err := parseAssignment(s)
-		if err != nil {
-			return fmt.Errorf("reap: --set: %w", err)
+	r.sets = sets
+	for _, path := range pos {
+		if _, err := r.assignments(path); err != nil {
+			return err
 		}
-		r.sets = append(r.sets, a)
 	}
 	for _, c := range counts {
 		ref := countRef{field: c}
@@ -166,12 +169,19 @@ func cmdReap(ctx context.Context, args []string, stdout io.Writer) error {
 		if ref.field == "" || (ref.path == "" && strings.Contains(c, ":")) {
 			return fmt.Errorf("%w: reap: --count wants [FILE:]FIELD, got %q", errUsage, c)
 		}
-		if err := checkNumberField(ref.field); err != nil {
-			return fmt.Errorf("reap: --count: %w", err)
-		}
 		r.counts = append(r.counts, ref)
 	}
 	r.deadHosts = deadHosts
+	for _, path := range pos {
+		for _, ref := range r.counts {
+			if ref.path == "" {
+				ref.path = path
+			}
+			if err := checkNumberField(r.kind.of(ref.path), ref.field); err != nil {
+				return fmt.Errorf("reap: --count: %w", err)
+			}
+		}
+	}
 	for _, path := range append(slices.Clone(pos), countPaths(r.counts)...) {
 		if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("reap: %s: %w", path, errNotFound)
@@ -211,45 +221,77 @@ func countPaths(cs []countRef) []string {
 	return out
 }
 
-// reap runs claim.Reap on the document at path. A claim's ID is its owner
-// (or, with --in, its element) as compact JSON.
+// assignments parses --set for the FILE at path, by its kind.
+func (r *reaper) assignments(path string) ([]assignment, error) {
+	var as []assignment
+	for _, text := range r.sets {
+		a, err := parseAssignment(r.kind.of(path), text)
+		if err != nil {
+			return nil, fmt.Errorf("reap: --set: %w", err)
+		}
+		as = append(as, a)
+	}
+	return as, nil
+}
+
+// reap runs claim.Reap on the document at path, typed by its kind. A
+// claim's ID is its owner (or, with --in, its element) as compact JSON.
 func (r *reaper) reap(ctx context.Context, path string) (claim.Result, error) {
-	doc := status.NewStore[status.Document](path, status.WithMaxSize(r.maxSize))
+	if r.kind.of(path).isStatus() {
+		return reapAs[status.StatusDocument](ctx, r, path)
+	}
+	return reapAs[status.Document](ctx, r, path)
+}
+
+func reapAs[D any, P interface {
+	*D
+	doc
+}](ctx context.Context, r *reaper, path string) (claim.Result, error) {
+	k := r.kind.of(path)
+	sets, err := r.assignments(path)
+	if err != nil {
+		return claim.Result{}, err
+	}
+	own := status.NewStore[D](path, status.WithMaxSize(r.maxSize))
 	// The counting documents, each once; the claim's own stands for "".
-	stores := map[string]*status.Store[status.Document]{"": doc}
+	in := map[string]func(*status.Tx) doc{"": func(tx *status.Tx) doc { return P(own.In(tx)) }}
 	var others []status.Doc
 	for _, c := range r.counts {
-		if _, ok := stores[c.path]; !ok {
-			s := status.NewStore[status.Document](c.path, status.WithMaxSize(r.maxSize))
-			stores[c.path] = s
-			others = append(others, s)
+		if _, ok := in[c.path]; !ok {
+			s := newStore(r.kind, c.path, status.WithMaxSize(r.maxSize))
+			in[c.path] = s.in
+			others = append(others, s.Doc)
 		}
 	}
 	// Refuse a malformed claim before changing anything; one that turns
 	// malformed meanwhile is not listed (claims has no error to return).
-	cur, err := doc.Load(ctx)
+	cur, err := own.Load(ctx)
 	if err != nil {
 		return claim.Result{}, err
 	}
-	if _, err := r.claims(cur, others); err != nil {
+	if _, err := r.claims(P(&cur), others); err != nil {
 		return claim.Result{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return claim.Reap(ctx, doc, func(d *status.Document) []claim.Claim {
-		cs, _ := r.claims(*d, others)
+	return claim.Reap(ctx, own, func(d *D) []claim.Claim {
+		cs, _ := r.claims(P(d), others)
 		return cs
 	}, func(tx *status.Tx, c claim.Claim) error {
-		d := doc.In(tx)
+		d := P(own.In(tx))
 		if r.in == "" {
 			d.Delete(r.member)
-			if err := setFields(d, r.sets, nil); err != nil {
+			if err := setFields(k, d, sets, nil); err != nil {
 				return err
 			}
 		} else if err := removeElement(d, r.in, c.ID); err != nil {
 			return err
 		}
 		for _, ref := range r.counts {
-			if err := addInt(stores[ref.path].In(tx), ref.field, -1); err != nil {
-				return fmt.Errorf("%s: %w", stores[ref.path].Name(), err)
+			if err := addInt(in[ref.path](tx), ref.field, -1); err != nil {
+				name := path
+				if ref.path != "" {
+					name = ref.path
+				}
+				return fmt.Errorf("%s: %w", name, err)
 			}
 		}
 		return nil
@@ -268,7 +310,7 @@ func (r *reaper) check(ctx context.Context, o claim.Owner) (claim.Liveness, erro
 
 // claims lists the claims of d; others are the documents their release
 // changes besides d.
-func (r *reaper) claims(d status.Document, others []status.Doc) ([]claim.Claim, error) {
+func (r *reaper) claims(d doc, others []status.Doc) ([]claim.Claim, error) {
 	if r.in == "" {
 		c, ok, err := r.claim(d.Get(r.member))
 		if err != nil || !ok {
@@ -322,7 +364,7 @@ func (r *reaper) claim(raw json.RawMessage, present bool) (found, bool, error) {
 
 // elements returns the elements of the top-level array name of d, as
 // their bytes (none if it is absent or null).
-func elements(d status.Document, name string) ([]json.RawMessage, error) {
+func elements(d doc, name string) ([]json.RawMessage, error) {
 	raw, ok := d.Get(name)
 	if !ok || string(compactJSON(raw)) == "null" {
 		return nil, nil
@@ -336,8 +378,8 @@ func elements(d status.Document, name string) ([]json.RawMessage, error) {
 
 // removeElement removes from the array name of d the element whose
 // compact JSON is id, keeping the others' bytes.
-func removeElement(d *status.Document, name, id string) error {
-	elems, err := elements(*d, name)
+func removeElement(d doc, name, id string) error {
+	elems, err := elements(d, name)
 	if err != nil {
 		return err
 	}

@@ -186,7 +186,7 @@ func TestReapRefuses(t *testing.T) {
 		writeFile(t, p, content)
 		return p
 	}
-	completed := file("completed.json", `{"status":"completed","owner":`+deadOwner+`}`)
+	completed := file("status.json", `{"status":"completed","owner":`+deadOwner+`}`)
 	reg := file("reg.json", `{"n": 1}`)
 	for _, c := range []struct {
 		name string
