@@ -8,7 +8,7 @@ import json
 import unittest
 
 from agentstate import CorruptError, InvalidArgument
-from agentstate._json import decode, encode, encode_float, encode_string, encode_value, go_time
+from agentstate._json import JSON, STATUS, decode, encode, encode_float, encode_string, encode_value, go_time, go_time_ok, kind_of
 
 
 class DecodeTest(unittest.TestCase):
@@ -102,25 +102,28 @@ class EncodeTest(unittest.TestCase):
                 encode_value(bad)
 
     def test_layout(self) -> None:
-        # Status's members first in its order, then the others sorted;
-        # unchanged members verbatim, changed ones re-encoded.
-        doc = decode(b'{"zz": [1,  2], "runs": 1, "aa": "x", "status": "queued", "keep": 2.50}', "d")
-        values = doc.values
-        values["runs"] = 2
-        values["new"] = {"k": 1}
-        out = encode(doc, values, False)
-        assert out is not None
-        self.assertEqual(
-            b'{\n  "status": "queued",\n  "runs": 2,\n  "aa": "x",\n  "keep": 2.50,\n  "new": {\n    "k": 1\n  },\n  "zz": [1,  2]\n}\n',
-            out,
-        )
+        # Unchanged members verbatim, changed ones re-encoded; a status
+        # document has Status's members first in its order, then the others
+        # sorted; any other JSON object has them all sorted.
+        raw = b'{"zz": [1,  2], "runs": 1, "aa": "x", "status": "queued", "keep": 2.50}'
+        u = b'"updated_at": "2026-01-02T03:04:05Z"'
+        for kind, want in [
+            (STATUS, b'{\n  "status": "queued",\n  ' + u + b',\n  "runs": 2,\n  "aa": "x",\n  "keep": 2.50,\n  "new": {\n    "k": 1\n  },\n  "zz": [1,  2]\n}\n'),
+            (JSON, b'{\n  "aa": "x",\n  "keep": 2.50,\n  "new": {\n    "k": 1\n  },\n  "runs": 2,\n  "status": "queued",\n  ' + u + b',\n  "zz": [1,  2]\n}\n'),
+        ]:
+            doc = decode(raw, "d", kind=kind)
+            doc.values["runs"] = 2
+            doc.values["new"] = {"k": 1}
+            doc.values["updated_at"] = "2026-01-02T03:04:05Z"  # set by the caller: not stamped
+            self.assertEqual(want, encode(doc, doc.values, kind))
 
     def test_unchanged_is_not_written(self) -> None:
-        doc = decode(b'{"a": 1.0, "b": [1,2], "c": {"x": 1, "y": 2}}', "d")
-        self.assertIsNone(encode(doc, doc.values, True))
-        doc.values["a"] = 1.0
-        self.assertIsNone(encode(doc, doc.values, False))
-        self.assertIsNone(encode(None, {}, False))
+        for kind in (STATUS, JSON):
+            doc = decode(b'{"a": 1.0, "b": [1,2], "c": {"x": 1, "y": 2}}', "d", kind=kind)
+            self.assertIsNone(encode(doc, doc.values, kind))
+            doc.values["a"] = 1.0
+            self.assertIsNone(encode(doc, doc.values, kind))
+            self.assertIsNone(encode(None, {}, kind))
 
     def test_type_changes_are_changes(self) -> None:
         for member, raw, new, want in [
@@ -132,24 +135,78 @@ class EncodeTest(unittest.TestCase):
             with self.subTest(raw=raw, new=new):
                 doc = decode(('{"%s": %s}' % (member, raw)).encode(), "d")
                 doc.values[member] = new
-                out = encode(doc, doc.values, False)
+                out = encode(doc, doc.values, JSON)
                 self.assertEqual(('{\n  "a": %s\n}\n' % want).encode(), out)
 
     def test_stamp(self) -> None:
-        doc = decode(b'{"runs": 1, "updated_at": "2020-01-01T00:00:00Z"}', "d")
+        # A status document's updated_at is set when anything changed...
+        doc = decode(b'{"runs": 1, "updated_at": "2020-01-01T00:00:00Z"}', "d", kind=STATUS)
         doc.values["runs"] = 2
-        out = encode(doc, doc.values, True)
+        out = encode(doc, doc.values, STATUS)
         assert out is not None
         self.assertNotIn(b"2020-01-01", out)
-        self.assertRegex(doc.values["updated_at"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d*[1-9])?Z$")
-        # A caller that sets updated_at itself keeps its value.
-        doc = decode(b'{"runs": 1, "updated_at": "2020-01-01T00:00:00Z"}', "d")
+        self.assertTrue(go_time_ok(doc.values["updated_at"]), doc.values["updated_at"])
+        # ... unless the caller sets it itself...
+        doc = decode(b'{"runs": 1, "updated_at": "2020-01-01T00:00:00Z"}', "d", kind=STATUS)
         doc.values["updated_at"] = "2021-01-01T00:00:00Z"
-        self.assertIn(b'"2021-01-01T00:00:00Z"', encode(doc, doc.values, True) or b"")
+        self.assertIn(b'"2021-01-01T00:00:00Z"', encode(doc, doc.values, STATUS) or b"")
         # ... or deletes it.
-        doc = decode(b'{"runs": 1, "updated_at": "2020-01-01T00:00:00Z"}', "d")
+        doc = decode(b'{"runs": 1, "updated_at": "2020-01-01T00:00:00Z"}', "d", kind=STATUS)
         del doc.values["updated_at"]
-        self.assertNotIn(b"updated_at", encode(doc, doc.values, True) or b"")
+        self.assertNotIn(b"updated_at", encode(doc, doc.values, STATUS) or b"")
+        # Any other JSON object: updated_at is a member like any other.
+        doc = decode(b'{"runs": 1, "updated_at": "2020-01-01T00:00:00Z"}', "d")
+        doc.values["runs"] = 2
+        self.assertIn(b"2020-01-01", encode(doc, doc.values, JSON) or b"")
+
+    def test_status_rules(self) -> None:
+        # What Go's Status cannot read is refused in a status document: when
+        # read (with the offset) and when written; a JSON object takes it.
+        for raw, offset in [
+            (b'{"runs": "n/a"}', 9),
+            (b'{"runs": 1.5}', 9),
+            (b'{"runs": 1e2}', 9),
+            (b'{"runs": 9223372036854775808}', 9),
+            (b'{"status": 3}', 11),
+            (b'{"started_at": "2026-13-01T00:00:00Z"}', 15),
+            (b'{"ok": 1, "Runs": 1}', 10),
+            (b'{"\u017ftatus": "x"}', 1),
+        ]:
+            with self.subTest(raw=raw):
+                with self.assertRaises(CorruptError) as cm:
+                    decode(raw, "d", kind=STATUS)
+                self.assertEqual(offset, cm.exception.offset, cm.exception)
+                decode(raw, "d", kind=JSON)
+        ok = decode(b'{"runs": -3, "pid": null, "status": "x", "started_at": "2026-02-28T23:59:59.5+01:00", "Other": 1}', "d", kind=STATUS)
+        for name, bad in [("runs", "3"), ("runs", 1.5), ("runs", True), ("status", 1), ("updated_at", "yesterday"), ("RUNS", 1)]:
+            with self.subTest(name=name, bad=bad), self.assertRaises(InvalidArgument):
+                encode(ok, dict(ok.values, **{name: bad}), STATUS)
+        self.assertIsNotNone(encode(ok, dict(ok.values, runs=3.0), STATUS))  # written "3": an int to Go
+
+    def test_go_time_ok(self) -> None:
+        # Go's time.Time reads what time.Parse(time.RFC3339, ...) reads
+        # (internal/proof/status checks this against Go with random times).
+        for s, ok in [
+            ("2026-01-02T03:04:05Z", True), ("2026-01-02T03:04:05.123456789Z", True), ("2026-01-02T03:04:05.1234567891Z", True),
+            ("2026-01-02T03:04:05+23:59", True), ("2024-02-29T00:00:00Z", True), ("0000-01-01T00:00:00Z", True),
+            ("2026-01-02T3:04:05Z", True), ("2026-01-02T03:04:05,5Z", True), ("2026-01-02T03:04:05+24:60", True),
+            ("2025-02-29T00:00:00Z", False), ("2026-01-02T24:00:00Z", False), ("2026-01-02T03:04:60Z", False),
+            ("2026-01-02T03:04:05+25:00", False), ("2026-01-02T03:04:05", False), ("2026-01-02 03:04:05Z", False),
+            ("2026-01-02t03:04:05Z", False), ("2026-01-02T03:04:05z", False), ("2026-1-02T03:04:05Z", False),
+            ("2026-01-02T03:04:05.Z", False), ("2026-01-02T003:04:05Z", False), ("", False),
+        ]:
+            with self.subTest(s=s):
+                self.assertEqual(ok, go_time_ok(s))
+        # Go does not decode escapes in a time: "\u0032026..." is no time.
+        with self.assertRaises(CorruptError):
+            decode(b'{"started_at": "\\u0032026-01-02T03:04:05Z"}', "d", kind=STATUS)
+
+    def test_kind_of(self) -> None:
+        self.assertEqual(STATUS, kind_of("ws/t/status.json", None))
+        self.assertEqual(JSON, kind_of("ws/registry.json", None))
+        self.assertEqual(JSON, kind_of("ws/t/status.json", "json"))
+        with self.assertRaises(InvalidArgument):
+            kind_of("x", "yaml")
 
     def test_go_time(self) -> None:
         self.assertEqual("2009-11-10T23:00:00Z", go_time(1257894000 * 10**9))

@@ -18,13 +18,28 @@ from helpers import HeldLock, TempDirTest, run_python
 
 class MutateTest(TempDirTest):
     def test_mutate_creates_and_changes(self) -> None:
-        p = self.path("ws", "status.json")
+        p = self.path("ws", "registry.json")
         got = agentstate.mutate(p, lambda d: d.update(runs=1, status="queued"))
         self.assertEqual({"runs": 1, "status": "queued"}, got)
-        self.assertEqual(b'{\n  "status": "queued",\n  "runs": 1\n}\n', self.read(p))
+        self.assertEqual(b'{\n  "runs": 1,\n  "status": "queued"\n}\n', self.read(p))
         agentstate.mutate(p, lambda d: d.update(runs=d["runs"] + 1))
         self.assertEqual({"runs": 2, "status": "queued"}, agentstate.load(p))
-        self.assertEqual(["status.json", "status.json.lock"], sorted(os.listdir(os.path.dirname(p))))
+        self.assertEqual(["registry.json", "registry.json.lock"], sorted(os.listdir(os.path.dirname(p))))
+
+    def test_status_document(self) -> None:
+        # A file named status.json follows Go's Status: its order, its types,
+        # updated_at stamped on each change.
+        p = self.path("ws", "status.json")
+        got = agentstate.mutate(p, lambda d: d.update(runs=1, status="queued", extra=True))
+        self.assertEqual(["runs", "status", "extra", "updated_at"], list(got))
+        self.assertRegex(self.read(p).decode(), r'^\{\n  "status": "queued",\n  "updated_at": "[^"]+",\n  "runs": 1,\n  "extra": true\n\}\n$')
+        with self.assertRaises(agentstate.InvalidArgument):
+            agentstate.mutate(p, lambda d: d.update(runs="lots"))
+        self.write(p, b'{"runs": "lots"}')
+        with self.assertRaises(agentstate.CorruptError):
+            agentstate.mutate(p, lambda d: None)
+        self.assertEqual({"runs": "lots"}, agentstate.load(p, kind="json"))
+        agentstate.mutate(p, lambda d: d.update(runs="n/a"), kind="json")
 
     def test_context_manager(self) -> None:
         p = self.path("doc.json")
@@ -66,7 +81,7 @@ class MutateTest(TempDirTest):
         self.write(p, b'{"keep":[1, 2.50,"three"],  "nested": {"a": null}, "runs": 1, "big": 1e400, "n": 12345678901234567890123}')
         agentstate.mutate(p, lambda d: d.update(runs=2))
         self.assertEqual(
-            b'{\n  "runs": 2,\n  "big": 1e400,\n  "keep": [1, 2.50,"three"],\n  "n": 12345678901234567890123,\n  "nested": {"a": null}\n}\n',
+            b'{\n  "big": 1e400,\n  "keep": [1, 2.50,"three"],\n  "n": 12345678901234567890123,\n  "nested": {"a": null},\n  "runs": 2\n}\n',
             self.read(p),
         )
 
@@ -260,9 +275,9 @@ class LockTest(TempDirTest):
 class CreateRemoveTest(TempDirTest):
     def test_create(self) -> None:
         p = self.path("doc.json")
-        agentstate.create(p, {"status": "queued"}, stamp=True)
-        self.assertEqual("queued", agentstate.load(p)["status"])
-        self.assertIn("updated_at", agentstate.load(p))
+        agentstate.create(p, {"status": "queued"}, kind="status")
+        self.assertEqual("queued", agentstate.load(p, kind="status")["status"])
+        self.assertIn("updated_at", agentstate.load(p))  # stamped, as a status document
         with self.assertRaises(agentstate.ExistsError) as cm:
             agentstate.create(p, {"status": "running"})
         self.assertIsInstance(cm.exception, FileExistsError)

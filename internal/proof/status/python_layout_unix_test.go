@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -16,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentstate/core/status"
 	"github.com/google/go-cmp/cmp"
@@ -204,10 +206,17 @@ func TestPythonWritesValuesAsGo(t *testing.T) {
 }
 
 // Member names: a document of random top-level members (Status's among
-// them, whose order comes first) is written by Python as Go's Document
-// (corestate's type) writes it.
+// them) is written by Python as Go writes it: as a Document (any JSON
+// object: members sorted by name) for any file name, as a StatusDocument
+// (Status's members first, in its order) for a file named status.json.
 func TestPythonWritesMembersAsGo(t *testing.T) {
 	cpNeedPython(t)
+	for _, kind := range []string{"json", "status"} {
+		t.Run(kind, func(t *testing.T) { pyMembersAsGo(t, kind) })
+	}
+}
+
+func pyMembersAsGo(t *testing.T, kind string) {
 	ctx := context.Background()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
@@ -233,22 +242,36 @@ func TestPythonWritesMembersAsGo(t *testing.T) {
 			}
 			members[name] = json.RawMessage(v)
 		}
-		goPath := filepath.Join(dir, fmt.Sprintf("go-%d.json", i))
+		name := fmt.Sprintf("doc-%d.json", i)
+		if kind == "status" {
+			name = filepath.Join(fmt.Sprint(i), "status.json")
+		}
+		goPath, pyPath := filepath.Join(dir, "go", name), filepath.Join(dir, "py", name)
+		os.MkdirAll(filepath.Dir(goPath), 0o755)
+		os.MkdirAll(filepath.Dir(pyPath), 0o755)
 		var refused error
-		if _, err := status.NewStore[status.Document](goPath).Mutate(ctx, func(d *status.Document) error {
+		set := func(d interface {
+			Set(string, json.RawMessage) error
+		}) error {
 			for name, v := range members {
 				if err := d.Set(name, v); err != nil {
 					refused = err
 				}
 			}
 			return nil
-		}); err != nil {
+		}
+		var err error
+		if kind == "status" {
+			_, err = status.NewStore[status.StatusDocument](goPath).Mutate(ctx, func(d *status.StatusDocument) error { return set(d) })
+		} else {
+			_, err = status.NewStore[status.Document](goPath).Mutate(ctx, func(d *status.Document) error { return set(d) })
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 		if refused != nil {
 			continue // a name Go refuses (a case variant of a Status field)
 		}
-		pyPath := filepath.Join(dir, fmt.Sprintf("py-%d.json", i))
 		lines = append(lines, pyPath+"\t"+mustJSON(t, members))
 		pairs = append(pairs, [2]string{goPath, pyPath})
 	}
@@ -257,6 +280,124 @@ func TestPythonWritesMembersAsGo(t *testing.T) {
 		t.Errorf("%d of %d documents differ from Go's", d, len(pairs))
 	}
 	t.Logf("%d documents of random members: Python's bytes equal Go's", len(pairs))
+}
+
+// Refusals: every document Go refuses as corrupt (a Store of Document, or
+// of StatusDocument for a status document), Python refuses too, so that
+// Python never writes over what Go would keep untouched; Python refuses
+// more only where its README says (invalid UTF-8, a lone surrogate or a
+// repeated name inside a member's value, which Go keeps as bytes).
+func TestPythonRefusesWhatGoRefuses(t *testing.T) {
+	cpNeedPython(t)
+	ctx := context.Background()
+	docs := []string{
+		`{}`, ``, ` `, `null`, `[]`, `"s"`, `3`, `{"a": 1`, `{"a": 1}x`, `{"a": 1, "a": 2}`, `{"a": {"b": 1, "b": 2}}`,
+		"{\"a\": \"\xff\"}", "{\"\xff\": 1}", `{"a\ud800": 1}`, `{"a": "\ud800"}`, `{"a": "\ud83d\ude00"}`, `{"a": NaN}`,
+		`{"runs": "n/a"}`, `{"runs": 1.5}`, `{"runs": 1e2}`, `{"runs": -0}`, `{"runs": 9223372036854775807}`, `{"runs": 9223372036854775808}`,
+		`{"runs": null}`, `{"status": 3}`, `{"status": null}`, `{"Runs": 1}`, `{"RUNS": 1, "runs": 2}`, `{"\u017ftatus": "x"}`,
+		`{"started_at": "2026-01-02T03:04:05Z"}`, `{"started_at": "2026-02-30T03:04:05Z"}`, `{"updated_at": "yesterday"}`,
+		`{"updated_at": 5}`, `{"started_at": "\u0032026-01-02T03:04:05Z"}`, `{"pid": true}`, `{"note": ["a"]}`,
+		`{"keep": [1, 2.50], "big": 1e400}`,
+	}
+	pyOnly := map[string]bool{`{"a": {"b": 1, "b": 2}}`: true, `{"a": "\ud800"}`: true, "{\"a\": \"\xff\"}": true}
+	dir := t.TempDir()
+	for _, kind := range []string{"json", "status"} {
+		var paths []string
+		for i, d := range docs {
+			p := filepath.Join(dir, kind, fmt.Sprintf("%d.json", i))
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, []byte(d), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			paths = append(paths, p)
+		}
+		cmd := exec.Command("python3", filepath.Join("testdata", "layout.py"), "check", kind)
+		cmd.Stdin = strings.NewReader(strings.Join(paths, "\n") + "\n")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("layout.py check: %v", err)
+		}
+		verdicts := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(verdicts) != len(docs) {
+			t.Fatalf("layout.py check answered %q", out)
+		}
+		refused, more := 0, 0
+		for i, d := range docs {
+			var goErr error
+			if kind == "status" {
+				_, goErr = status.NewStore[status.StatusDocument](paths[i]).Load(ctx)
+			} else {
+				_, goErr = status.NewStore[status.Document](paths[i]).Load(ctx)
+			}
+			goRefuses, pyRefuses := errors.Is(goErr, status.ErrCorrupt), strings.HasPrefix(verdicts[i], "corrupt")
+			switch {
+			case goRefuses && !pyRefuses:
+				t.Errorf("%s %q: Go refuses it (%v), Python reads it", kind, d, goErr)
+			case !goRefuses && pyRefuses && !pyOnly[d]:
+				t.Errorf("%s %q: Python refuses it (%s), Go reads it", kind, d, verdicts[i])
+			case pyRefuses && !goRefuses:
+				more++
+			case goRefuses:
+				refused++
+			}
+		}
+		t.Logf("%s: %d of %d documents refused by both; %d by Python only (the documented ones)", kind, refused, len(docs), more)
+	}
+}
+
+// Times: a status document's times are what Go's time.Time reads, for a
+// table of edge cases and random variations of a valid time.
+func TestPythonReadsTimesAsGo(t *testing.T) {
+	cpNeedPython(t)
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 2))
+	times := []string{
+		"2026-01-02T03:04:05Z", "2026-01-02T03:04:05.123456789Z", "2026-01-02T03:04:05.1234567891Z", "2026-01-02T03:04:05+23:59",
+		"2024-02-29T00:00:00Z", "2025-02-29T00:00:00Z", "0000-01-01T00:00:00Z", "2026-01-02T24:00:00Z", "2026-01-02T03:04:60Z",
+		"2026-01-02T03:04:05+24:00", "2026-01-02T03:04:05", "2026-01-02 03:04:05Z", "2026-01-02t03:04:05Z", "2026-01-02T03:04:05z",
+		"2026-1-02T03:04:05Z", "2026-01-02T03:04:05.Z", "2026-01-02T03:04:05,5Z", "", "2026-04-31T00:00:00Z", "1900-02-29T00:00:00Z",
+		"2000-02-29T00:00:00Z", "2026-01-02T03:04:05-00:00", "2026-01-02T03:04:05+01:60", "2026-01-02T03:04:05.000Z",
+	}
+	alphabet := "0123456789-+:.TZtz ,"
+	for range 2000 {
+		b := []byte("2024-02-29T23:59:59.5+01:30")
+		for range 1 + rng.IntN(3) {
+			switch i := rng.IntN(len(b)); rng.IntN(3) {
+			case 0:
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			case 1:
+				b = append(b[:i], b[i+1:]...)
+			default:
+				b = append(b[:i], append([]byte{alphabet[rng.IntN(len(alphabet))]}, b[i:]...)...)
+			}
+		}
+		times = append(times, string(b))
+	}
+	cmd := exec.Command("python3", filepath.Join("testdata", "layout.py"), "times")
+	cmd.Stdin = strings.NewReader(mustJSON(t, times))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("layout.py times: %v", err)
+	}
+	var py []bool
+	if err := json.Unmarshal(out, &py); err != nil || len(py) != len(times) {
+		t.Fatalf("layout.py times said %q (%v)", out, err)
+	}
+	valid, differ := 0, 0
+	for i, s := range times {
+		var tm time.Time
+		goOK := tm.UnmarshalJSON([]byte(mustJSON(t, s))) == nil
+		if goOK {
+			valid++
+		}
+		if goOK != py[i] {
+			if differ++; differ <= 10 {
+				t.Errorf("%q: Go reads it: %v; Python says %v", s, goOK, py[i])
+			}
+		}
+	}
+	t.Logf("%d times (%d valid for Go): Python agrees on all but %d", len(times), valid, differ)
 }
 
 // Each reads the other's document, and keeps the members it did not change

@@ -1,5 +1,5 @@
-"""Documents as JSON objects: strict decoding with byte offsets, and the
-layout the Go package writes.
+"""Documents as JSON objects: strict decoding with byte offsets, the rules
+of status documents, and the layout the Go package writes.
 
 A document is decoded into its top-level members, each kept three ways: the
 value handed to the caller, the exact text of the value as read (written
@@ -21,13 +21,88 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .errors import CorruptError, InvalidArgument
 
-# The members the Go package's Status type declares, in its order: the
-# layout puts them first, as Go's status.Document (and corestate) do.
-STATUS_MEMBERS = (
-    "status", "agent", "repo", "org", "task", "branch", "issue", "pid", "process_id",
-    "started_at", "updated_at", "question", "runs", "pr_url", "note", "runtime",
+# The members the Go package's Status type declares, in its order, with
+# their Go types: a status document puts them first and holds each as a Go
+# reader of Status can decode it, as Go's status.StatusDocument does.
+STATUS_TYPES = (
+    ("status", "string"), ("agent", "string"), ("repo", "string"), ("org", "string"), ("task", "string"),
+    ("branch", "string"), ("issue", "int"), ("pid", "int"), ("process_id", "string"),
+    ("started_at", "time"), ("updated_at", "time"), ("question", "string"), ("runs", "int"),
+    ("pr_url", "string"), ("note", "string"), ("runtime", "string"),
 )
+STATUS_MEMBERS = tuple(name for name, _ in STATUS_TYPES)
 _STATUS_INDEX = {name: i for i, name in enumerate(STATUS_MEMBERS)}
+_STATUS_TYPE = dict(STATUS_TYPES)
+
+# The kinds of document, as corestate names them: "status" (the rules
+# above, and updated_at stamped on each change) and "json" (any JSON object:
+# no member is special, members sorted by name).
+STATUS, JSON = "status", "json"
+STATUS_FILE = "status.json"
+
+
+def kind_of(path: str, kind: Optional[str]) -> str:
+    """The kind of the document at path: kind if given, else status for a
+    file named status.json and json for any other, as corestate decides."""
+    if kind is None:
+        return STATUS if path.replace("\\", "/").rsplit("/", 1)[-1] == STATUS_FILE else JSON
+    if kind not in (STATUS, JSON):
+        raise InvalidArgument("agentstate: kind %r: want %r or %r" % (kind, STATUS, JSON))
+    return kind
+
+
+def fold(name: str) -> str:
+    """name as Go's encoding/json compares names case-insensitively (with
+    the two non-ASCII letters that fold to ASCII ones)."""
+    return name.replace("\u017f", "s").replace("\u212a", "k").lower()
+
+
+_STATUS_FOLDED = {fold(name): name for name in STATUS_MEMBERS}
+_INTEGER = re.compile(r"-?(0|[1-9][0-9]*)")
+# What Go's time.Time.UnmarshalJSON accepts: time.Parse(time.RFC3339, ...)
+# on the string's bytes as they are (escapes are not decoded), which takes a
+# one-digit hour, a fraction after "." or ",", and offsets up to 24:60.
+_RFC3339 = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{1,2}):([0-9]{2}):([0-9]{2})([.,][0-9]+)?(Z|[+-]([0-9]{2}):([0-9]{2}))")
+_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def go_time_ok(s: str) -> bool:
+    """Whether Go's time.Time reads the JSON string whose text between the
+    quotes is s (see _RFC3339)."""
+    m = _RFC3339.fullmatch(s)
+    if m is None:
+        return False
+    year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    if not 1 <= month <= 12 or not 1 <= day <= _DAYS[month - 1] + (month == 2 and leap):
+        return False
+    if hour > 23 or minute > 59 or second > 59:
+        return False
+    return m.group(9) is None or int(m.group(9)) <= 24 and int(m.group(10)) <= 60
+
+
+def status_problem(name: str, text: str, value: Any) -> Optional[str]:
+    """Why a status document may not hold member name with the JSON text
+    text (the decoded value): a name Go would read as a Status field's but
+    other languages would not, or a Status field a Go reader cannot decode;
+    None if it may."""
+    want = _STATUS_TYPE.get(name)
+    if want is None:
+        field = _STATUS_FOLDED.get(fold(name))
+        if field is not None:
+            return "name %s differs from field %s only in case (Go would read it as %s, other languages would not)" % (
+                json.dumps(name, ensure_ascii=False), json.dumps(field), json.dumps(field))
+        return None
+    if text == "null":
+        return None  # a Go reader leaves the field as it is
+    if want == "string" and text.startswith('"'):
+        return None
+    if want == "int" and _INTEGER.fullmatch(text) and -(1 << 63) <= int(text) < 1 << 63:
+        return None
+    if want == "time" and len(text) >= 2 and text[0] == text[-1] == '"' and go_time_ok(text[1:-1]):
+        return None
+    what = {"string": "a string", "int": "an integer (a Go int)", "time": "an RFC 3339 time"}[want]
+    return "member %s: %s is not %s, as Go's Status field of that name wants" % (json.dumps(name), text[:40], what)
 
 _WS = " \t\n\r"
 
@@ -76,13 +151,13 @@ def _byte_offset(text: str, i: int) -> int:
     return len(text[:i].encode("utf-8"))
 
 
-def decode(data: bytes, path: str, op: str = "read") -> Parsed:
+def decode(data: bytes, path: str, op: str = "read", kind: str = JSON) -> Parsed:
     """Decodes a document's bytes, refusing (CorruptError, with the byte
     offset) what the Go package refuses and what Python would read
     differently from Go. As in Go, a syntax error anywhere in the document
     is reported before a repeated name or a lone surrogate."""
     try:
-        return _decode(data, path, op)
+        return _decode(data, path, op, kind)
     except CorruptError as e:
         if e.syntax:
             raise
@@ -98,7 +173,7 @@ def decode(data: bytes, path: str, op: str = "read") -> Parsed:
         raise
 
 
-def _decode(data: bytes, path: str, op: str) -> Parsed:
+def _decode(data: bytes, path: str, op: str, kind: str) -> Parsed:
     def corrupt(i: int, reason: str, text: Optional[str] = None, syntax: bool = True) -> CorruptError:
         e = CorruptError(path, _byte_offset(text, i) if text is not None else i, reason, op)
         e.syntax = syntax
@@ -140,6 +215,10 @@ def _decode(data: bytes, path: str, op: str) -> Parsed:
             value, end = _value(text, start, corrupt)
             if key in doc.values:
                 raise corrupt(key_at, "duplicate name %s" % json.dumps(key, ensure_ascii=False), text, False)
+            if kind == STATUS:
+                problem = status_problem(key, text[start:end], value)
+                if problem is not None:
+                    raise corrupt(start if key in _STATUS_TYPE else key_at, problem, text, False)
             doc.values[key] = value
             doc.raw[key] = text[start:end]
             doc.pristine[key] = _plain.raw_decode(text, start)[0]
@@ -396,37 +475,45 @@ def go_time(ns: Optional[int] = None) -> str:
     return stamp + "Z"
 
 
-def encode(doc: Optional[Parsed], values: Any, stamp: bool) -> Optional[bytes]:
+def encode(doc: Optional[Parsed], values: Any, kind: str, force: bool = False) -> Optional[bytes]:
     """The bytes of the document values as the caller left it, laid out
-    as Go's status.Document is (members Status declares in its order, then
-    the others sorted by name, two-space indent, final newline), with every
-    member it did not change kept verbatim; None when nothing changed."""
+    as Go lays out a document of its kind (status: the members Status
+    declares in its order, then the others sorted by name; json: all sorted
+    by name; two-space indent, final newline), with every member it did
+    not change kept verbatim; None when nothing changed (unless force). A
+    status document is refused members Go's Status could not read, and gets
+    updated_at stamped when anything changed, unless the caller changed,
+    added or deleted updated_at itself, as Go's StatusDocument does."""
     if not isinstance(values, dict):
         raise InvalidArgument("agentstate: a document must be a dict, not %s" % type(values).__name__)
     raw = doc.raw if doc is not None else {}
     pristine = doc.pristine if doc is not None else {}
     out: Dict[str, str] = {}
-    changed = set(values) != set(raw)
+    changed = force or set(values) != set(raw)
     for name, v in values.items():
         if not isinstance(name, str):
             raise InvalidArgument("agentstate: member name %r is not a string" % (name,))
         if name in raw and same(pristine[name], v):
             out[name] = raw[name]
-        else:
-            out[name] = encode_value(v)
-            changed = True
+            continue
+        text = encode_value(v)
+        if kind == STATUS:
+            problem = status_problem(name, text, v)
+            if problem is not None:
+                raise InvalidArgument("agentstate: " + problem)
+        out[name] = text
+        changed = True
     if not changed:
         return None
-    # As Go's Stamp: updated_at is set to the time of the write unless the
-    # caller changed, added or deleted it.
-    if stamp and out.get("updated_at") == raw.get("updated_at"):
+    if kind == STATUS and out.get("updated_at") == raw.get("updated_at"):
         values["updated_at"] = go_time()
         out["updated_at"] = encode_string(values["updated_at"])
-    return layout(out)
+    return layout(out, kind)
 
 
-def layout(members: Dict[str, str]) -> bytes:
+def layout(members: Dict[str, str], kind: str) -> bytes:
     if not members:
         return b"{}\n"
-    parts = ["\n  " + encode_string(name, html=True) + ": " + members[name] for name in sorted(members, key=_order)]
+    order = sorted(members, key=_order) if kind == STATUS else sorted(members)
+    parts = ["\n  " + encode_string(name, html=True) + ": " + members[name] for name in order]
     return ("{" + ",".join(parts) + "\n}\n").encode("utf-8")

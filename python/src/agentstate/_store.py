@@ -9,7 +9,7 @@ import stat
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _files, _json, _lock, _seams, _txn
-from .errors import InvalidArgument, InvalidNameError, NotFoundError, ExistsError, TransitionConflict
+from .errors import ExistsError, InvalidArgument, InvalidNameError, NotFoundError, TransitionConflict
 
 Path = Union[str, "os.PathLike[str]"]
 JSONObject = Dict[str, Any]
@@ -33,31 +33,33 @@ def _shown(path: Path) -> str:
     return os.fsdecode(os.fspath(path))
 
 
-def load(path: Path, *, max_size: int = DEFAULT_MAX_SIZE) -> JSONObject:
+def load(path: Path, *, kind: Optional[str] = None, max_size: int = DEFAULT_MAX_SIZE) -> JSONObject:
     """Returns the document at path without taking its lock: a whole
     document as some writer committed it, old or new ({} if there is none).
     To act on a value, decide inside mutate(), where it cannot change under
-    you."""
-    doc = load_existing(path, max_size=max_size)
+    you. kind is "status" or "json" (see mutate)."""
+    doc = load_existing(path, kind=kind, max_size=max_size)
     return {} if doc is None else doc
 
 
-def load_existing(path: Path, *, max_size: int = DEFAULT_MAX_SIZE) -> Optional[JSONObject]:
+def load_existing(path: Path, *, kind: Optional[str] = None, max_size: int = DEFAULT_MAX_SIZE) -> Optional[JSONObject]:
     """load(), but None when there is no document (an empty one is {})."""
     shown = _shown(path)
+    k = _json.kind_of(shown, kind)
     _files.check_path(shown, "read")
     data = _files.read_regular(shown, max_size)
     if data is None:
         return None
-    return _json.decode(data, shown).values
+    return _json.decode(data, shown, "read", k).values
 
 
 class _Locked:
     """The state of one locked call on one document."""
 
-    def __init__(self, key: str, shown: str, max_size: int, op: str) -> None:
+    def __init__(self, key: str, shown: str, kind: str, max_size: int, op: str) -> None:
         self.key = key
         self.shown = shown
+        self.kind = kind
         self.max_size = max_size
         self.op = op
         self.data: Optional[bytes] = None
@@ -71,18 +73,21 @@ class _Locked:
             self.pending = _txn.recover(self.key, self.max_size, deadline, self.op, self.shown)
         self.data = _files.read_regular(self.key, self.max_size, self.op, self.shown)
         if decode and self.data is not None:
-            self.parsed = _json.decode(self.data, self.shown, self.op)
+            self.parsed = _json.decode(self.data, self.shown, self.op, self.kind)
         return {} if self.parsed is None else self.parsed.values
+
+    def encode(self, doc: JSONObject) -> Optional[bytes]:
+        return _json.encode(self.parsed, doc, self.kind)
 
 
 def mutate(
     path: Path,
     fn: Callable[[JSONObject], Any],
     *,
+    kind: Optional[str] = None,
     timeout: Optional[float] = DEFAULT_TIMEOUT,
     max_size: int = DEFAULT_MAX_SIZE,
     perm: int = DEFAULT_PERM,
-    stamp: bool = False,
 ) -> JSONObject:
     """Changes the document at path under its lock and returns it as
     stored.
@@ -90,28 +95,34 @@ def mutate(
     fn gets the document as a dict ({} if there is none) and changes it in
     place; its return value is ignored. If fn raises, nothing is written and
     the exception propagates. If fn changes nothing, nothing is written.
-    Members fn did not change keep their bytes. With stamp=True,
-    updated_at is set to the time of the write when fn changed something
-    and did not set or delete updated_at itself, as Go's Status does.
+    Members fn did not change keep their bytes.
+
+    kind says which rules the document follows, as for corestate:
+    "status" (Go's Status: its members first in its order, each of the type
+    a Go reader of Status decodes, updated_at set to the time of the write
+    when fn changed something and did not set or delete updated_at itself)
+    or "json" (any JSON object, members sorted by name); by default status
+    for a file named status.json and json for any other.
 
     timeout bounds the wait for the lock in seconds (None: wait for ever,
     still polling); LockTimeout when it passes, with nothing changed.
     """
-    with locked(path, timeout=timeout, max_size=max_size, perm=perm, stamp=stamp) as doc:
+    with locked(path, kind=kind, timeout=timeout, max_size=max_size, perm=perm) as doc:
         fn(doc)
     return doc
 
 
 @contextlib.contextmanager
-def _holding(path: Path, op: str, timeout: Optional[float], max_size: int, perm: int) -> Iterator[Tuple[_Locked, _lock.Deadline]]:
+def _holding(path: Path, op: str, kind: Optional[str], timeout: Optional[float], max_size: int, perm: int) -> Iterator[Tuple[_Locked, _lock.Deadline]]:
     """Steps 1 to 3 and 6 of the protocol around a call on one document."""
     shown = _shown(path)
+    k = _json.kind_of(shown, kind)
     key = _files.doc_key(path, op)
     deadline = _lock.Deadline(timeout)
     with _lock.turn([key], op, [shown]):
         h = _lock.lock_one(key, perm, deadline, op, shown)
         try:
-            yield _Locked(key, shown, max_size, op), deadline
+            yield _Locked(key, shown, k, max_size, op), deadline
         finally:
             h.close()
 
@@ -120,10 +131,10 @@ def _holding(path: Path, op: str, timeout: Optional[float], max_size: int, perm:
 def locked(
     path: Path,
     *,
+    kind: Optional[str] = None,
     timeout: Optional[float] = DEFAULT_TIMEOUT,
     max_size: int = DEFAULT_MAX_SIZE,
     perm: int = DEFAULT_PERM,
-    stamp: bool = False,
 ) -> Iterator[JSONObject]:
     """A context manager that holds the document's lock and gives its
     contents as a dict; on a normal exit it stores the dict as mutate()
@@ -132,10 +143,10 @@ def locked(
         with agentstate.locked(path) as doc:
             doc["runs"] = doc.get("runs", 0) + 1
     """
-    with _holding(path, "mutate", timeout, max_size, perm) as (st, deadline):
+    with _holding(path, "mutate", kind, timeout, max_size, perm) as (st, deadline):
         doc = st.read(deadline)
         yield doc
-        out = _json.encode(st.parsed, doc, stamp)
+        out = st.encode(doc)
         if out is not None:
             _files.replace(st.key, out, perm, st.op, st.shown)
 
@@ -144,22 +155,24 @@ def create(
     path: Path,
     doc: JSONObject,
     *,
+    kind: Optional[str] = None,
     timeout: Optional[float] = DEFAULT_TIMEOUT,
     max_size: int = DEFAULT_MAX_SIZE,
     perm: int = DEFAULT_PERM,
-    stamp: bool = False,
 ) -> JSONObject:
     """Stores doc as the document at path if there is none yet, under the
     lock, so that of several creators exactly one succeeds; the others get
     ExistsError (also for an empty or corrupt document), with nothing
-    changed. stamp=True sets updated_at unless doc has one."""
-    with _holding(path, "create", timeout, max_size, perm) as (st, deadline):
+    changed. A status document gets updated_at unless doc has one."""
+    with _holding(path, "create", kind, timeout, max_size, perm) as (st, deadline):
         st.read(deadline, decode=False)  # an empty or corrupt document exists too
         if st.data is not None:
             raise ExistsError("agentstate: create %s: file exists" % st.shown, st.shown)
-        if stamp and "updated_at" not in doc:
+        if st.kind == _json.STATUS and "updated_at" not in doc:
             doc["updated_at"] = _json.go_time()
-        _files.replace(st.key, _json.encode(None, doc, False) or b"{}\n", perm, st.op, st.shown)
+        out = _json.encode(None, doc, st.kind, force=True)
+        assert out is not None
+        _files.replace(st.key, out, perm, st.op, st.shown)
     return doc
 
 
@@ -174,7 +187,7 @@ def remove(path: Path, *, timeout: Optional[float] = DEFAULT_TIMEOUT, max_size: 
     document's directory and lists it. Removing the directory afterwards
     then deletes nothing another document still needs."""
     while True:
-        with _holding(path, "remove", timeout, max_size, DEFAULT_PERM) as (st, deadline):
+        with _holding(path, "remove", _json.JSON, timeout, max_size, DEFAULT_PERM) as (st, deadline):
             st.read(deadline, decode=False)  # a corrupt document can be removed
             if st.data is None:
                 raise NotFoundError("agentstate: remove %s: no such file" % st.shown, st.shown)
@@ -187,7 +200,7 @@ def remove(path: Path, *, timeout: Optional[float] = DEFAULT_TIMEOUT, max_size: 
                 return
         # Complete the rest under the locks of its documents, then try
         # again.
-        _locked_all([st.key] + pending, [st.shown] + pending, None, deadline, max_size, DEFAULT_PERM, False, "remove")
+        _locked_all([st.key] + pending, [st.shown] + pending, _json.JSON, None, deadline, max_size, DEFAULT_PERM, "remove", decode=False)
 
 
 def _remove_doc(key: str, op: str, shown: str) -> None:
@@ -208,10 +221,10 @@ def mutate_all(
     paths: Sequence[Path],
     fn: Callable[[List[JSONObject]], Any],
     *,
+    kind: Optional[str] = None,
     timeout: Optional[float] = DEFAULT_TIMEOUT,
     max_size: int = DEFAULT_MAX_SIZE,
     perm: int = DEFAULT_PERM,
-    stamp: bool = False,
 ) -> List[JSONObject]:
     """Changes several documents in one transaction: all of fn's changes
     are stored, or none, also when the process dies during the commit (the
@@ -223,8 +236,10 @@ def mutate_all(
     them, so transactions over overlapping sets never deadlock. A
     transaction that changes one document writes it as mutate() does; two
     or more are committed with markers and a journal. Two names of one
-    file (a hard link included) raise InvalidArgument."""
-    with transaction(paths, timeout=timeout, max_size=max_size, perm=perm, stamp=stamp) as docs:
+    file (a hard link included) raise InvalidArgument. kind, if given,
+    applies to every document; by default each is decided by its name (see
+    mutate)."""
+    with transaction(paths, kind=kind, timeout=timeout, max_size=max_size, perm=perm) as docs:
         fn(docs)
     return docs
 
@@ -233,23 +248,24 @@ def mutate_all(
 def transaction(
     paths: Sequence[Path],
     *,
+    kind: Optional[str] = None,
     timeout: Optional[float] = DEFAULT_TIMEOUT,
     max_size: int = DEFAULT_MAX_SIZE,
     perm: int = DEFAULT_PERM,
-    stamp: bool = False,
 ) -> Iterator[List[JSONObject]]:
     """mutate_all() as a context manager: holds every document's lock and
     gives their contents as a list of dicts, in the order of paths; a normal
     exit commits every change, an exception writes nothing."""
     shown = [_shown(p) for p in paths]
     keys = [_files.doc_key(p, "mutate all") for p in paths]
-    with _transaction(keys, shown, _lock.Deadline(timeout), max_size, perm, stamp, "mutate all") as docs:
+    with _transaction(keys, shown, kind, _lock.Deadline(timeout), max_size, perm, "mutate all") as docs:
         yield docs
 
 
 def load_all(
     paths: Sequence[Path],
     *,
+    kind: Optional[str] = None,
     timeout: Optional[float] = DEFAULT_TIMEOUT,
     max_size: int = DEFAULT_MAX_SIZE,
 ) -> List[JSONObject]:
@@ -257,20 +273,21 @@ def load_all(
     locks, after completing any transaction a crash left on them."""
     shown = [_shown(p) for p in paths]
     keys = [_files.doc_key(p, "load all") for p in paths]
-    return _locked_all(keys, shown, None, _lock.Deadline(timeout), max_size, DEFAULT_PERM, False, "load all")
+    return _locked_all(keys, shown, kind, None, _lock.Deadline(timeout), max_size, DEFAULT_PERM, "load all")
 
 
 def _locked_all(
     keys: List[str],
     shown: List[str],
+    kind: Optional[str],
     fn: Optional[Callable[[List[JSONObject]], Any]],
     deadline: _lock.Deadline,
     max_size: int,
     perm: int,
-    stamp: bool,
     op: str,
+    decode: bool = True,
 ) -> List[JSONObject]:
-    with _transaction(keys, shown, deadline, max_size, perm, stamp, op) as docs:
+    with _transaction(keys, shown, kind, deadline, max_size, perm, op, decode) as docs:
         if fn is not None:
             fn(docs)
     return docs
@@ -280,16 +297,18 @@ def _locked_all(
 def _transaction(
     keys: List[str],
     shown: List[str],
+    kind: Optional[str],
     deadline: _lock.Deadline,
     max_size: int,
     perm: int,
-    stamp: bool,
     op: str,
+    decode: bool = True,
 ) -> Iterator[List[JSONObject]]:
     """Locks, recovers and reads the documents, yields them, and commits
-    what changed when resumed (nothing when closed or thrown into)."""
+    what changed when the body ends normally (nothing when it raises)."""
     if not keys:
         raise InvalidArgument("agentstate: %s: no documents" % op)
+    kinds = [_json.kind_of(s, kind) for s in shown]
     for k, s in zip(keys, shown):
         try:
             k.encode("utf-8")
@@ -306,15 +325,15 @@ def _transaction(
     with _lock.turn(keys, op, shown):
         handles = _lock.lock_all(keys, shown, perm, deadline, op)
         try:
-            states = [_Locked(keys[i], shown[i], max_size, op) for i in range(len(keys))]
+            states = [_Locked(keys[i], shown[i], kinds[i], max_size, op) for i in range(len(keys))]
             docs: List[JSONObject] = [{}] * len(keys)
             for i in order:
-                docs[i] = states[i].read(deadline)
+                docs[i] = states[i].read(deadline, decode)
             _one_file_each(keys, shown, op)
             yield docs
             changed: List[Tuple[int, bytes]] = []
             for i in order:
-                out = _json.encode(states[i].parsed, docs[i], stamp)
+                out = states[i].encode(docs[i])
                 if out is not None:
                     changed.append((i, out))
             if len(changed) == 1:

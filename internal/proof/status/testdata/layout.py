@@ -12,6 +12,12 @@ Usage: layout.py dumps
   program writes by default, instead of agentstate.
 Usage: layout.py read PATH
   prints the document as agentstate.load returns it, as JSON.
+Usage: layout.py check KIND
+  reads lines "PATH"; for each, reads the document as a document of KIND
+  ("status" or "json") and prints "ok" or "corrupt OFFSET".
+Usage: layout.py times
+  reads a JSON list of strings, prints the list of whether Go's time.Time
+  reads each (agentstate's check of a status document's times).
 """
 
 import json
@@ -19,6 +25,7 @@ import sys
 
 import agentlib  # noqa: F401
 import agentstate
+from agentstate import _json
 
 
 def number(s):
@@ -30,6 +37,17 @@ def number(s):
 def main():
     if sys.argv[1] == "read":
         print(json.dumps(agentstate.load(sys.argv[2])), flush=True)
+        return
+    if sys.argv[1] == "times":
+        print(json.dumps([_json.go_time_ok(t) for t in json.load(sys.stdin)]), flush=True)
+        return
+    if sys.argv[1] == "check":
+        for line in sys.stdin:
+            try:
+                agentstate.load(line.rstrip("\n"), kind=sys.argv[2])
+                print("ok", flush=True)
+            except agentstate.CorruptError as e:
+                print("corrupt %d" % e.offset, flush=True)
         return
     for line in sys.stdin:
         path, members = line.rstrip("\n").split("\t", 1)
