@@ -4,14 +4,22 @@ GO      ?= go
 NESTED  := $(patsubst %/go.mod,%,$(shell find . -mindepth 2 -name go.mod -not -path './.git/*' | sort))
 GOFILES  = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 
-.PHONY: test deps fmt-check tidy-check vet lint cross unit bench bench-peers fuzz demo soak powerloss
+.PHONY: test deps fmt-check tidy-check vet lint cross python unit bench bench-peers fuzz demo soak powerloss
 
-test: deps fmt-check tidy-check vet lint cross unit
+test: deps fmt-check tidy-check vet lint cross python unit
+
+# The cross-language tests run python3 from PATH. The Python package's own
+# steps run the system's python3 (Debian's, where setuptools, wheel and mypy
+# come from its packages) when there is one.
+PYTHON ?= $(shell if [ -x /usr/bin/python3 ]; then echo /usr/bin/python3; else echo python3; fi)
+MYPY   ?= $(PYTHON) -m mypy
 
 # Tools some tests need (strace for the syscall-order test, python3 for the
-# cross-language lock test, jq for the flock(1)+jq client of the transaction
-# tests). CI runs as root on a clean machine: install them instead of letting
-# the tests skip.
+# cross-language tests, jq for the flock(1)+jq client of the transaction
+# tests, and for the Python package: venv, pip, setuptools and wheel to
+# install it, mypy to type-check it). CI runs as root on a clean Debian
+# machine: install them instead of letting the tests skip. Nothing comes
+# from a Python package registry.
 deps:
 	@if ! command -v strace >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 		echo "installing strace"; \
@@ -25,6 +33,36 @@ deps:
 		echo "installing jq"; \
 		(apt-get update -qq && apt-get install -y -qq jq) >/dev/null; \
 	fi
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		pkgs=""; \
+		$(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || pkgs="$$pkgs python3-venv"; \
+		$(PYTHON) -m pip --version >/dev/null 2>&1 || pkgs="$$pkgs python3-pip"; \
+		$(PYTHON) -c 'import setuptools' 2>/dev/null || pkgs="$$pkgs python3-setuptools"; \
+		$(PYTHON) -c 'import wheel' 2>/dev/null || pkgs="$$pkgs python3-wheel"; \
+		$(MYPY) --version >/dev/null 2>&1 || pkgs="$$pkgs python3-mypy"; \
+		if [ -n "$$pkgs" ]; then \
+			echo "installing$$pkgs"; \
+			(apt-get update -qq && apt-get install -y -qq $$pkgs) >/dev/null; \
+		fi; \
+	fi
+
+# The Python package: its unit tests against the source tree; mypy --strict
+# under the rules of its oldest Python (python/pyproject.toml), for Linux,
+# macOS and Windows (where it imports and reads, and refuses to lock); then the
+# install users do, from a copy of python/ into a fresh venv with one pip
+# install and no network (the build backend is the system's setuptools),
+# and the unit tests again against the installed package. With CI=true a
+# skipped Python test fails the run, as for Go (python/tests/run.py).
+python:
+	@echo "python: the Python package (python/): its tests, mypy --strict, an install into a fresh venv and its tests again"
+	$(PYTHON) python/tests/run.py
+	cd python && for platform in linux darwin win32; do $(MYPY) --platform $$platform src/agentstate || exit 1; done
+	@tmp=$$(mktemp -d) && chmod 755 $$tmp && trap 'rm -rf $$tmp' EXIT && \
+		cp -R python $$tmp/checkout && rm -rf $$tmp/checkout/build $$tmp/checkout/src/*.egg-info && \
+		$(PYTHON) -m venv --system-site-packages $$tmp/venv && \
+		$$tmp/venv/bin/python -m pip install --quiet --no-build-isolation --no-index $$tmp/checkout && \
+		echo "python: installed $$($$tmp/venv/bin/python -m pip show agentstate-core | grep -E '^(Name|Version)' | tr '\n' ' ')" && \
+		cd $$tmp && $$tmp/venv/bin/python checkout/tests/run.py --installed
 
 # Every module's go.mod and go.sum as go mod tidy leaves them: the nested
 # modules replace core with this checkout, so a change to core's requirements

@@ -344,8 +344,8 @@
 //     deletes the copy; fsck lists copies (exit 3) until then.
 //   - Conforming clients are those that follow the whole protocol below,
 //     recovery included: this package (every call that takes a lock),
-//     corestate (through this package), and the repository's Python agents
-//     (internal/proof/status/testdata). Clients of the basic protocol keep
+//     corestate (through this package), and the Python package in the
+//     repository's python directory. Clients of the basic protocol keep
 //     their acknowledged writes (the conflict above) but see a crashed
 //     transaction's documents as they were until a conforming client locks
 //     them. Versions of this package before the BEFORE line read a marker
@@ -386,8 +386,10 @@
 //
 // # Locking protocol (for programs in any language)
 //
-// To change a document at PATH (internal/proof/status/testdata/interop_counter.py
-// in the repository follows it):
+// Python programs use the package in the repository's python directory
+// (import agentstate), which follows this protocol, recovery of
+// transactions included, and writes the layout above; shell scripts use
+// corestate. To change a document at PATH:
 //
 //  1. Open PATH.lock (the document's path with ".lock" appended) with a
 //     fresh open(2) for this acquisition, with O_RDWR|O_CREAT|O_NOFOLLOW|
@@ -426,8 +428,8 @@
 // LockFileEx on the first byte of PATH.lock, and steps 1 and 3 do not
 // apply.
 //
-// To change several documents in one transaction
-// (internal/proof/status/testdata/txn_agent.py follows it):
+// To change several documents in one transaction (agentstate.mutate_all
+// in Python):
 //
 //  1. Open every document's PATH.lock (step 1) and fstat it; take the
 //     locks in the order of (st_dev, st_ino), steps 2 and 3 for each. Two

@@ -40,8 +40,9 @@ func crashCommitted(t *testing.T, reg *Store[txReg], task *Store[Status]) {
 }
 
 // A basic client follows the locking protocol without its recovery step:
-// lock, read, replace, unlock. Real ones: Python with fcntl
-// (testdata/interop_counter.py, mode basic) and util-linux flock(1) with jq.
+// lock, read, replace, unlock. Real ones: the Python package with its
+// recovery switched off (testdata/interop_counter.py, mode basic) and
+// util-linux flock(1) with jq.
 type basicClient struct {
 	name   string
 	need   []string
@@ -331,8 +332,8 @@ func TestMutateAllRefusesHardLinks(t *testing.T) {
 	}
 }
 
-// The Python agent (testdata/txn_agent.py, the reference client in another
-// language) recovers by the same rules: it installs a committed
+// The Python package (python/, through testdata/txn_agent.py) recovers by
+// the same rules: it installs a committed
 // transaction, undoes a torn marker, keeps a document a basic client
 // replaced (conflict), and refuses a planted pipe without blocking.
 func TestPythonAgentRecoveryRules(t *testing.T) {

@@ -29,7 +29,8 @@
 // docs/MIGRATION.md (section 10) shows a dispatcher's registry reaped this
 // way as a tested example; corestate reap does it for JSON documents from a
 // shell, and corestate owner prints a process's owner for a shell script's
-// claims.
+// claims. Python programs record, judge and reap owners by the rules below
+// with agentstate.claim, in the repository's python directory.
 //
 // # Owners
 //

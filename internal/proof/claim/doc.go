@@ -16,5 +16,10 @@
 //   - reapers at once, in goroutines and processes, release each claim
 //     once (CONTROL: deciding before the transaction); a claim taken again
 //     between a reaper's read and its transaction is kept; a stopped owner
-//     is kept (CONTROL: heartbeat timeouts).
+//     is kept (CONTROL: heartbeat timeouts);
+//   - the Python package (python/, agentstate.claim; testdata/claims.py)
+//     records the owners Go records and judges every owner alike
+//     (CONTROL: a pid-only judge disagrees); Go reaps killed Python agents'
+//     claims, and Python and Go reapers at once release killed Go agents'
+//     claims once.
 package claim

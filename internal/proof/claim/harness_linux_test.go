@@ -224,6 +224,12 @@ func startHelper(t *testing.T, mode string, env []string, argv ...string) *child
 	argv = append(argv, os.Args[0], "-test.run=^$")
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), append(env, helperEnv+"="+mode)...)
+	return startChild(t, cmd)
+}
+
+// startChild starts cmd as a child that talks in lines.
+func startChild(t *testing.T, cmd *exec.Cmd) *child {
+	t.Helper()
 	c := &child{t: t, cmd: cmd, stderr: &bytes.Buffer{}}
 	cmd.Stderr = c.stderr
 	var err error
