@@ -33,15 +33,20 @@ const (
 	// ago, woke a waiter lets that waiter have the lock first: its next
 	// acquisition sleeps on the bell before it tries.
 	courtesyWindow = time.Second
-
-	// A waiter rung this many times in a row without getting the lock
-	// (someone rings for nothing) ignores the bell until its next timeout.
-	maxFalseRings = 4
 )
 
-// testHookTry, if set, is called before every try of the lock (tests count
-// a waiter's wake-ups with it).
-var testHookTry func()
+// A waiter rung this many times in a row without getting the lock (someone
+// rings for nothing) ignores the bell until its next timeout. A variable
+// for the tests' control only.
+var maxFalseRings = 4
+
+// Test seams: testHookTry is called before every try of the lock,
+// testHookSleep before every sleep, testHookRung after a sleep the bell
+// ended; testNoBell makes waiters poll.
+var (
+	testHookTry, testHookSleep, testHookRung func()
+	testNoBell                               bool
+)
 
 // Lock takes f's lock, waiting until it is free or ctx ends. On failure f
 // is closed.
@@ -53,7 +58,10 @@ func (f *File) Lock(ctx context.Context) error {
 			return f.acquired(err)
 		}
 	}
-	if f.bell = f.openBell(true); f.bell == nil {
+	if !testNoBell {
+		f.bell = f.openBell(true)
+	}
+	if f.bell == nil {
 		return f.poll(ctx, start, polite)
 	}
 	s := f.bell.sleeper()
@@ -67,8 +75,14 @@ func (f *File) Lock(ctx context.Context) error {
 	falseRings := 0
 	for d := firstSleep; ; d = min(max(time.Since(start), firstSleep), maxSleep) {
 		w := timedOut
+		if testHookSleep != nil {
+			testHookSleep()
+		}
 		if falseRings < maxFalseRings {
 			w = s.sleep(val, d)
+			if w == rung && testHookRung != nil {
+				testHookRung()
+			}
 		} else {
 			falseRings = 0
 			sleepCtx(ctx, d)
@@ -103,6 +117,9 @@ func (f *File) poll(ctx context.Context, start time.Time, polite bool) error {
 		d = firstSleep
 	}
 	for {
+		if testHookSleep != nil {
+			testHookSleep()
+		}
 		// Full jitter: processes polling the same lock spread out.
 		if err := sleepCtx(ctx, d/2+rand.N(d/2+1)); err != nil {
 			f.Close()
