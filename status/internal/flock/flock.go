@@ -42,10 +42,11 @@ var maxFalseRings = 4
 
 // Test seams: testHookTry is called before every try of the lock,
 // testHookSleep before every sleep, testHookRung after a sleep the bell
-// ended; testNoBell makes waiters poll.
+// ended; testNoBell makes waiters poll, testNoTimeouts makes them sleep on
+// the bell until it rings.
 var (
 	testHookTry, testHookSleep, testHookRung func()
-	testNoBell                               bool
+	testNoBell, testNoTimeouts               bool
 )
 
 // Lock takes f's lock, waiting until it is free or ctx ends. On failure f
@@ -77,6 +78,9 @@ func (f *File) Lock(ctx context.Context) error {
 		w := timedOut
 		if testHookSleep != nil {
 			testHookSleep()
+		}
+		if testNoTimeouts {
+			d = time.Hour
 		}
 		if falseRings < maxFalseRings {
 			w = s.sleep(val, d)

@@ -32,10 +32,10 @@ const (
 
 // TestStoppedWaiter: another process waits for the lock ahead of us and is
 // stopped (SIGSTOP: Ctrl-Z, a paused container, a debugger). When the
-// holder releases, we get the lock. With the bell, the stopped process is
-// first in the bell's queue, so the release rings it, not us: our own
-// timeout takes over. The CONTROL (the replaced queue) waits behind the
-// stopped waiter's mark for ever.
+// holder releases, we get the lock. (A stopped process leaves the bell's
+// queue: the kernel ends its sleep to stop it and restarts the sleep when
+// it continues.) The CONTROL (the replaced queue) waits behind the stopped
+// waiter's mark for ever.
 func TestStoppedWaiter(t *testing.T) {
 	for _, old := range []bool{false, true} {
 		t.Run(map[bool]string{false: "bell", true: "CONTROL_old_queue"}[old], func(t *testing.T) {
@@ -75,6 +75,56 @@ func TestStoppedWaiter(t *testing.T) {
 			case old && err == nil:
 				t.Fatal("CONTROL: the replaced queue got the lock past a stopped waiter: the harness cannot show the failure")
 			case old:
+				t.Logf("CONTROL: %v, the lock free all the while", err)
+			}
+		})
+	}
+}
+
+// TestAbsorbingReader: a reader (any user who may read the lock file) maps
+// it and sleeps on its bell ahead of us, taking every ring and sleeping
+// again without taking the lock. Our waiter still gets the lock when the
+// holder releases it, at its own next timeout. The CONTROL (a waiter that
+// sleeps until the bell rings, without timeouts) never does.
+func TestAbsorbingReader(t *testing.T) {
+	for _, timeouts := range []bool{true, false} {
+		t.Run(map[bool]string{true: "bell", false: "CONTROL_no_timeouts"}[timeouts], func(t *testing.T) {
+			testNoTimeouts = !timeouts
+			defer func() { testNoTimeouts = false }()
+			name := lockName(t)
+			holder, err := lockWith(t.Context(), name, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(name, bellSize); err != nil {
+				t.Fatal(err)
+			}
+			r := start(t, helperCmd(t, helperArgs{Mode: "absorb", Name: name}))
+			r.expect(t, "sleeping")
+			waitFor(t, "the reader sleeps on the bell", func() bool { return bellSleepers(r.cmd.Process.Pid) > 0 })
+			deadline := okDeadline
+			if !timeouts {
+				deadline = controlDeadline
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), deadline)
+			defer cancel()
+			got := make(chan error, 1)
+			go func() {
+				f, err := lockWith(ctx, name, false)
+				if err == nil {
+					f.Close()
+				}
+				got <- err
+			}()
+			waitFor(t, "the waiter sleeps on the bell", func() bool { return bellSleepers(os.Getpid()) > 0 })
+			holder.Close() // rings: the reader wakes, and sleeps again
+			err = <-got
+			switch {
+			case timeouts && err != nil:
+				t.Fatalf("behind a reader that takes the rings: %v", err)
+			case !timeouts && err == nil:
+				t.Fatal("CONTROL: a waiter without timeouts got the lock: the harness cannot show the failure")
+			case !timeouts:
 				t.Logf("CONTROL: %v, the lock free all the while", err)
 			}
 		})
