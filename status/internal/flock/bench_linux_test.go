@@ -89,18 +89,22 @@ var _ = func() bool {
 // from the release to the waiter's acquisition, in ms.
 //
 //   - ring: the holder is one of ours, whose release rings the bell;
+//
 //   - no-ring: the holder is another program (a plain flock holder): the
 //     waiter has only its own timeouts;
+//
 //   - stopped-head: another waiter, asleep on the bell ahead of ours, is
 //     stopped (SIGSTOP; the kernel takes a stopped task out of the
 //     futex's queue, so the ring still reaches ours);
+//
 //   - absorbing-reader: a reader asleep on the bell ahead of ours takes
 //     each ring and sleeps again without taking the lock: ours has only
 //     its own timeouts;
+//
 //   - blocking-flock: the peer, a process blocked in flock(2) (flock(1),
 //     Python's fcntl.flock), woken by the kernel.
 //
-//	go test -run '^$' -bench Handoff -benchtime 30x ./status/internal/flock/
+//     go test -run '^$' -bench Handoff -benchtime 30x ./status/internal/flock/
 func BenchmarkHandoff(b *testing.B) {
 	for _, c := range []string{"ring", "no-ring", "stopped-head", "absorbing-reader", "blocking-flock"} {
 		b.Run(c, func(b *testing.B) {
