@@ -62,17 +62,11 @@ var _ = func() bool {
 	// on its bell for ever, taking every ring that reaches it first and
 	// sleeping again (at the back of the queue). It reports "sleeping".
 	helperModes["absorb"] = func(a helperArgs) int {
-		fd, err := syscall.Open(a.Name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		b, err := readerBell(a.Name)
 		if err != nil {
 			fmt.Println("err", err)
 			return 0
 		}
-		mem, err := syscall.Mmap(fd, 0, bellSize, syscall.PROT_READ, syscall.MAP_SHARED)
-		if err != nil {
-			fmt.Println("err", err)
-			return 0
-		}
-		b := &bell{mem: mem, fd: fd}
 		fmt.Println("sleeping")
 		for {
 			b.sleeper().sleep(b.word(), time.Hour)

@@ -17,7 +17,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 )
 
 var _ = func() bool {
@@ -61,12 +60,7 @@ func helperWait(a helperArgs) int {
 // bell for nothing, as fast as it can, until its stdin closes. It reports
 // "rang N" every 10,000 rings.
 func helperRing(a helperArgs) int {
-	fd, err := syscall.Open(a.Name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		fmt.Println("err", err)
-		return 0
-	}
-	mem, err := syscall.Mmap(fd, 0, bellSize, syscall.PROT_READ, syscall.MAP_SHARED)
+	b, err := readerBell(a.Name)
 	if err != nil {
 		fmt.Println("err", err)
 		return 0
@@ -77,12 +71,26 @@ func helperRing(a helperArgs) int {
 		done.Store(true)
 	}()
 	for n := 1; !done.Load(); n++ {
-		syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&mem[0])), futexWakeBitset, maxWake, 0, 0, futexBitsetAny)
+		b.futex(futexWakeBitset, maxWake, nil, futexBitsetAny)
 		if n%10000 == 0 {
 			fmt.Println("rang", n)
 		}
 	}
 	return 0
+}
+
+// readerBell maps name's bell as any reader of the file may: read-only,
+// through a descriptor of its own.
+func readerBell(name string) (*bell, error) {
+	fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	mem, err := syscall.Mmap(fd, 0, bellSize, syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, err
+	}
+	return &bell{mem: mem, fd: fd}, nil
 }
 
 // A child is a helper process (or a real tool) as a test sees it.
