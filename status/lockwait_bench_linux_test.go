@@ -33,7 +33,8 @@ func python(b *testing.B, prog string, args ...string) *exec.Cmd {
 // replaced wait queue's waiters held), interleaved with one of a document
 // without them, then the same with another process opening and closing the
 // lock file read-only in a loop (a flood of events) and without; reported:
-// each side's mean and their ratio. Every acquisition closes its lock
+// each side's mean and their ratio; and the same loop on another file (a
+// processor taken away, nothing more). Every acquisition closes its lock
 // file's descriptor, and the kernel's close walks every byte-range lock on
 // the file (flock(1) and Python pay the same), so the marks' cost is
 // 80-180 ns each per close.
@@ -66,38 +67,50 @@ time.sleep(3600)
 		}
 		report(b, with, without)
 	})
-	b.Run("flood", func(b *testing.B) {
-		path := benchPath(b)
-		flooder := python(b, `
+	// flood: another process opens and closes the lock file read-only in
+	// a loop; cpu: the same loop on another file, for the part of the
+	// cost that is only a processor taken away (two here).
+	for _, target := range []string{"flood", "cpu"} {
+		b.Run(target, func(b *testing.B) {
+			path := benchPath(b)
+			other := path + LockSuffix
+			if target == "cpu" {
+				other = benchPath(b) + LockSuffix
+				if _, err := Mutate(context.Background(), other[:len(other)-len(LockSuffix)], func(*Status) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			flooder := python(b, `
 import os, sys
 print("flooding", flush=True)
 while True:
     os.close(os.open(sys.argv[1], os.O_RDONLY))
-`, path+LockSuffix)
-		// The flood runs during one call of each pair and is stopped
-		// (SIGSTOP) during the other.
-		var with, without time.Duration
-		for b.Loop() {
-			for _, flood := range []bool{true, false} {
-				if flood {
-					flooder.Process.Signal(syscall.SIGCONT)
-				} else {
-					flooder.Process.Signal(syscall.SIGSTOP)
-				}
-				t0 := time.Now()
-				if _, err := Mutate(context.Background(), path, func(s *Status) error { s.Runs++; return nil }); err != nil {
-					b.Fatal(err)
-				}
-				if flood {
-					with += time.Since(t0)
-				} else {
-					without += time.Since(t0)
+`, other)
+			// The loop runs during one call of each pair and is stopped
+			// (SIGSTOP) during the other.
+			var with, without time.Duration
+			for b.Loop() {
+				for _, on := range []bool{true, false} {
+					if on {
+						flooder.Process.Signal(syscall.SIGCONT)
+					} else {
+						flooder.Process.Signal(syscall.SIGSTOP)
+					}
+					t0 := time.Now()
+					if _, err := Mutate(context.Background(), path, func(s *Status) error { s.Runs++; return nil }); err != nil {
+						b.Fatal(err)
+					}
+					if on {
+						with += time.Since(t0)
+					} else {
+						without += time.Since(t0)
+					}
 				}
 			}
-		}
-		flooder.Process.Signal(syscall.SIGCONT)
-		report(b, with, without)
-	})
+			flooder.Process.Signal(syscall.SIGCONT)
+			report(b, with, without)
+		})
+	}
 }
 
 func report(b *testing.B, with, without time.Duration) {
