@@ -109,6 +109,8 @@ func (f *File) Lock(ctx context.Context) error {
 		case w == rung:
 			falseRings++
 			val = f.bell.word()
+		case w == timedOut:
+			falseRings = 0
 		}
 	}
 }

@@ -288,7 +288,10 @@ func TestTimeNamespace(t *testing.T) {
 	for _, old := range []bool{false, true} {
 		t.Run(map[bool]string{false: "bell", true: "CONTROL_old_queue"}[old], func(t *testing.T) {
 			name := lockName(t)
-			if err := os.WriteFile(name, nil, 0o644); err != nil {
+			// Held until the waiter in the namespace sleeps, so that it
+			// must wait.
+			holder, err := lockWith(t.Context(), name, old)
+			if err != nil {
 				t.Fatal(err)
 			}
 			ctx, stop := context.WithCancel(t.Context())
@@ -312,6 +315,7 @@ func TestTimeNamespace(t *testing.T) {
 			w := start(t, helperCmd(t, helperArgs{Mode: "wait", Name: name, Old: old, Timeout: timeout},
 				"unshare", "--time", "--monotonic", "1000000", "--fork"))
 			w.expect(t, "sleeping")
+			holder.Close()
 			res := w.expect(t, "")
 			switch {
 			case !old && !strings.HasPrefix(res, "got"):
