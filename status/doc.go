@@ -286,7 +286,8 @@
 // page of PATH.lock, which a waiter first extends to four zero bytes if it
 // is empty; nobody writes them after that. A process of this package that
 // releases the lock wakes the process that has slept longest, so waiters
-// are served first come, first served, and a release wakes one process,
+// are served in the order they went to sleep (a waiter whose timeout ran
+// out sleeps again behind the others), and a release wakes one process,
 // not all of them. A process whose release woke a waiter goes to sleep
 // behind the others before it tries again. Each waiter also tries the lock
 // at its own timeouts: 20ms, then as long as it has waited so far, at most
