@@ -113,11 +113,7 @@
 //     to one file have different locks.
 //   - A third-party tool that takes the lock is safe only if it follows the
 //     protocol below; see Third-party lockers.
-//   - Fairness between processes is best effort. flock keeps no queue; on
-//     Linux, processes using this package queue for it first come, first
-//     served and wake when the lock file is closed (see Waiting for the
-//     lock), but programs that take the flock directly, and other systems
-//     (which poll with a backoff of up to 5ms), may overtake a waiter.
+//   - Fairness between processes is best effort; see Waiting for the lock.
 //   - fn runs under the lock, always on its caller's goroutine, with every
 //     backend: the goroutine that called Mutate, also when another runs the
 //     batch (see Group commit), and each time a backend runs it again (the
@@ -373,16 +369,39 @@
 //
 // # Waiting for the lock
 //
-// The lock is polled with LOCK_NB, so that waiting honours ctx without a
-// helper goroutine (a blocking flock cannot be cancelled). On Linux a
-// waiting process also holds an open file description (OFD) read lock on
-// one byte of PATH.lock, at an offset given by the time it started to wait;
-// only the oldest waiter tries the flock, and a caller that finds waiters
-// queues behind them instead of racing them. Waiters watch PATH.lock with
-// inotify and try again as soon as any descriptor of it is closed, polling
-// only as a fallback. OFD locks and flock do not interact on Linux, so
-// this is invisible to the protocol below and to programs that follow it;
-// they simply do not queue.
+// A caller that finds the lock taken waits in its own goroutine and
+// honours ctx (a blocking flock could not be cancelled). On Linux it sleeps
+// on the lock file's bell: a futex word in a shared mapping of the first
+// page of PATH.lock, which a waiter first extends to four zero bytes if it
+// is empty; nobody writes them after that. A process of this package that
+// releases the lock wakes the process that has slept longest, so waiters
+// are served in the order they went to sleep (a waiter whose timeout ran
+// out sleeps again behind the others), and a release wakes one process,
+// not all of them. A process whose release woke a waiter goes to sleep
+// behind the others before it tries again. Each waiter also tries the lock
+// at its own timeouts: 20ms, then as long as it has waited so far, at most
+// 200ms.
+//
+// So a waiter gets a lock that has been freed within its current timeout
+// at most, whatever other processes do, short of holding the flock: the
+// bell only ever makes it try sooner. A stopped waiter (SIGSTOP, a paused
+// container, a debugger) leaves the bell's queue; a reader that sleeps on
+// the bell takes the rings meant for the next waiter, who then has its
+// timeout; a reader that rings it for nothing wakes a waiter at most four
+// times per timeout, after which the waiter ignores the bell until the
+// next one; byte-range locks held on the lock file, opens and closes of
+// it, and other time namespaces change nothing. Only a process that holds
+// the flock keeps a waiter out, as with any flock-based tool.
+//
+// Not guaranteed: a release by a program that does not ring (another
+// language, flock(1), a version of this package before the bell) reaches a
+// sleeping waiter only at its next timeout; such programs poll or block in
+// flock themselves, and take the lock meanwhile. The kernel's close of
+// PATH.lock, which every locker makes, takes time in proportion to the
+// byte-range locks that others hold on it (about 0.1µs each). Where there
+// is no bell (systems other than Linux, a lock file that a waiter may
+// neither extend nor map) waiters poll with a backoff of up to 5ms, in no
+// order. docs/BENCHMARKS.md has the measured delays.
 //
 // # Locking protocol (for programs in any language)
 //
@@ -398,9 +417,10 @@
 //     regular file. If you create it and PATH exists, give it PATH's
 //     permission bits (fchmod, so that whoever may write PATH may open its
 //     lock) and, as root, PATH's owner; otherwise create it with the mode
-//     PATH will get. Never rename or truncate PATH.lock, never delete it
-//     except as in [Remove] below, and never lock PATH itself: PATH is
-//     replaced by rename, so a lock on it would be lost.
+//     PATH will get. Never rename, truncate or write PATH.lock (it may hold
+//     four zero bytes, see Waiting for the lock), never delete it except as
+//     in [Remove] below, and never lock PATH itself: PATH is replaced by
+//     rename, so a lock on it would be lost.
 //  2. Take flock(2) LOCK_EX on that descriptor (Python:
 //     fcntl.flock(fd, fcntl.LOCK_EX)). flock, not fcntl/lockf record locks:
 //     those are per process and would not exclude our goroutines.
