@@ -142,11 +142,16 @@ type walker[T any] struct {
 // walk visits dir and the directories under it (see [Dir] for which) and
 // reports whether it went to the end.
 func (d *Dir[T]) walk(dir string, w walker[T]) bool {
-	if err := w.enter(dir); err != nil {
-		return w.fail(dir, listError(dir, err))
+	err := w.enter(dir)
+	var ents []os.DirEntry
+	if err == nil {
+		ents, err = os.ReadDir(dir)
 	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
+	switch {
+	case err == nil:
+	case errors.Is(err, os.ErrNotExist) && dir != filepath.Clean(d.root):
+		return true // removed since its parent was listed
+	default:
 		return w.fail(dir, listError(dir, err))
 	}
 	var subdirs []string
