@@ -133,13 +133,13 @@ fuzz:
 		done; \
 	done
 
-# The demo (internal/demo) is built first, naming the packages as they
+# The demo (cmd/demo) is built first, naming the packages as they
 # compile: on a cold build cache that takes about a minute, which `go run`
 # would spend without a word. DEMOFLAGS passes flags, e.g. DEMOFLAGS="--procs 8".
 demo:
 	@mkdir -p $(CURDIR)/.bin
-	@echo "demo: building internal/demo into .bin/ (on a cold build cache about a minute; packages are listed as they compile)"
-	@$(GO) build -v -o $(CURDIR)/.bin/demo ./internal/demo
+	@echo "demo: building cmd/demo into .bin/ (on a cold build cache about a minute; packages are listed as they compile)"
+	@$(GO) build -v -o $(CURDIR)/.bin/demo ./cmd/demo
 	@echo "demo: running .bin/demo$(if $(DEMOFLAGS), $(DEMOFLAGS))"
 	@$(CURDIR)/.bin/demo $(DEMOFLAGS)
 

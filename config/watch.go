@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"maps"
 	"os"
 	"path/filepath"
@@ -33,25 +32,34 @@ func WithEnv(prefix string, environ []string) WatchOption {
 	return func(o *watchOptions) { o.envPrefix, o.environ = prefix, environ }
 }
 
-// WatchFile keeps c loaded from the file at path, following a symbolic
-// link at path (or on the way to it) to its target's directory, wherever
-// that is: it loads the file when the iteration starts and again each time
-// the file, its target or a link on the way changes, until ctx ends or the
-// loop stops. A load replaces the whole content, as [Config.LoadFile] does
-// (keys set with Set since are dropped unless the file has them), and
-// publishes only a content that differs from the current one, so that
-// [Config.OnChange] callbacks run once per real change and never for a
-// rewrite of the same content, a touch or a failed load. The sequence
-// yields the error of each load that fails (the file is missing, half
-// written by an editor, invalid) and goes on; c keeps its content until a
-// load succeeds.
+// WatchFile keeps c loaded from the file at path until ctx ends: it loads
+// the file, then again each time the file, the target of a symbolic link
+// at path (or on the way to it) or a link on the way changes. It blocks
+// while it watches, so run it in a goroutine of its own, and returns only
+// when ctx ends (with ctx.Err()) or the watch cannot go on: ctx is nil,
+// path's directory cannot be watched, or it is removed or moved (an error
+// matching [os.ErrNotExist]).
 //
-//	c.LoadFile(path) // fail fast at start
-//	go func() {
-//		for err := range c.WatchFile(ctx, path) {
-//			log.Printf("config not reloaded: %v", err)
-//		}
-//	}()
+// A load that fails (the file is missing, half written by an editor,
+// invalid) is passed to onError, if not nil, and the watch goes on: c
+// keeps its content until a later load succeeds. onError runs in
+// WatchFile's goroutine, between loads; it cannot stop the watch (cancel
+// ctx for that), so a failed load never ends the reloading.
+//
+//	if err := c.LoadFile(path); err != nil { // fail fast at start
+//		return err
+//	}
+//	go c.WatchFile(ctx, path, func(err error) {
+//		log.Printf("config not reloaded: %v", err)
+//	})
+//
+// A load replaces the whole content, as [Config.LoadFile] does (keys set
+// with Set since are dropped unless the file has them), and publishes only
+// a content that differs from the current one, so that [Config.OnChange]
+// callbacks run once per real change and never for a rewrite of the same
+// content, a touch or a failed load. The first load happens after the
+// watch is in place, so no change made after an earlier LoadFile is
+// missed.
 //
 // Changes are seen through directories (inotify on Linux, polling every
 // 500ms elsewhere, as for status.Watch): path's directory, and, when path
@@ -64,60 +72,52 @@ func WithEnv(prefix string, environ []string) WatchOption {
 // starts with ".." counts too). A file written in place is read when it is
 // closed, but a read for an earlier event still being handled, a poll, or
 // (with inotify) a change of a ".." name can come between its truncation
-// and its write: that load fails and is yielded, or, if the truncated file
-// still parses, it is published, and the complete file follows. Write
-// configuration by rename. A link to something that does not exist yet is
-// followed once the missing directory or file is created. The first load
-// happens after the watch is in
-// place, so no change made after an earlier LoadFile is missed. When
-// path's directory is removed or moved, WatchFile yields an error matching
-// [os.ErrNotExist] and ends. It starts no goroutine: run the loop in one.
-func (c *Config) WatchFile(ctx context.Context, path string, opts ...WatchOption) iter.Seq[error] {
+// and its write: that load fails and goes to onError, or, if the
+// truncated file still parses, it is published, and the complete file
+// follows. Write configuration by rename. A link to something that does
+// not exist yet is followed once the missing directory or file is
+// created.
+func (c *Config) WatchFile(ctx context.Context, path string, onError func(error), opts ...WatchOption) error {
 	var o watchOptions
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
 		}
 	}
-	return func(yield func(error) bool) {
-		fail := func(err error) { yield(&Error{Op: "watch", Key: path, Err: err}) }
-		if ctx == nil {
-			fail(errors.New("nil context"))
-			return
+	fail := func(err error) error { return &Error{Op: "watch", Key: path, Err: err} }
+	if ctx == nil {
+		return fail(errors.New("nil context"))
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	report := func(err error) {
+		if err != nil && onError != nil {
+			onError(err)
 		}
-		if ctx.Err() != nil {
-			return
-		}
-		w := watch.New(o.poll)
-		defer w.Close()
-		t, err := newTargets(w, path)
+	}
+	w := watch.New(o.poll)
+	defer w.Close()
+	t, err := newTargets(w, path)
+	if err != nil {
+		return fail(err)
+	}
+	report(c.reload(path, &o))
+	for {
+		evs, err := w.Next(ctx)
 		if err != nil {
-			fail(err)
-			return
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fail(err)
 		}
-		if err := c.reload(path, &o); err != nil && !yield(err) {
-			return
+		changed, gone := t.affected(evs)
+		if gone {
+			return fail(fmt.Errorf("directory removed or moved: %w", os.ErrNotExist))
 		}
-		for {
-			evs, err := w.Next(ctx)
-			if err != nil {
-				if ctx.Err() == nil {
-					fail(err)
-				}
-				return
-			}
-			changed, gone := t.affected(evs)
-			if gone {
-				fail(fmt.Errorf("directory removed or moved: %w", os.ErrNotExist))
-				return
-			}
-			if !changed {
-				continue
-			}
+		if changed {
 			t.follow()
-			if err := c.reload(path, &o); err != nil && !yield(err) {
-				return
-			}
+			report(c.reload(path, &o))
 		}
 	}
 }

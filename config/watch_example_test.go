@@ -34,9 +34,9 @@ func ExampleConfig_WatchFile() {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		for err := range c.WatchFile(ctx, path) {
-			fmt.Println("not reloaded:", err)
-		}
+		c.WatchFile(ctx, path, func(err error) {
+			fmt.Println("not reloaded:", err) // the watch goes on
+		})
 	})
 
 	// An operator edits the file (any editor; here an atomic replace).

@@ -3,6 +3,7 @@ package config
 import (
 	"context"
 	"errors"
+	"iter"
 	"maps"
 	"os"
 	"path/filepath"
@@ -44,8 +45,8 @@ func startReloader(t *testing.T, c *Config, path string, keys []string, opts ...
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		for err := range c.WatchFile(ctx, path, opts...) {
-			r.errs <- err
+		if err := c.WatchFile(ctx, path, func(err error) { r.errs <- err }, opts...); !errors.Is(err, context.Canceled) {
+			t.Errorf("WatchFile returned %v, want context.Canceled once stopped", err)
 		}
 	})
 	r.stop = func() { cancel(); wg.Wait(); cancelSub() }
@@ -264,8 +265,9 @@ func TestControlReloadInTwoWritesDoubleFires(t *testing.T) {
 	t.Logf("CONTROL: db.port fired %d times (%v) for a change to workers", len(fired), fired)
 }
 
-// Cancelling ctx ends the loop; removing the directory ends it with an
-// error matching os.ErrNotExist. Nothing keeps running (goleak).
+// Cancelling ctx ends the watch with ctx's error; removing the directory
+// ends it with an error matching os.ErrNotExist. Nothing keeps running
+// (goleak).
 func TestWatchFileEnds(t *testing.T) {
 	watchModes(t, func(t *testing.T, opts ...WatchOption) {
 		dir := filepath.Join(t.TempDir(), "etc")
@@ -275,17 +277,13 @@ func TestWatchFileEnds(t *testing.T) {
 		c := New()
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		for err := range c.WatchFile(ctx, path, opts...) {
-			t.Errorf("cancelled watch yielded %v", err)
+		onError := func(err error) { t.Errorf("cancelled watch reported %v", err) }
+		if err := c.WatchFile(ctx, path, onError, opts...); !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled watch returned %v", err)
 		}
 
-		errs := make(chan error, 16)
-		go func() {
-			defer close(errs)
-			for err := range c.WatchFile(context.Background(), path, opts...) {
-				errs <- err
-			}
-		}()
+		errs, end := make(chan error, 16), make(chan error, 1)
+		go func() { end <- c.WatchFile(context.Background(), path, func(err error) { errs <- err }, opts...) }()
 		// Wait until the watch has loaded once: a change is then seen.
 		r := &reloader{t: t, changes: make(chan Change, 1), errs: errs}
 		cancelSub := c.OnChange(func(ch Change) { r.changes <- ch })
@@ -293,12 +291,8 @@ func TestWatchFileEnds(t *testing.T) {
 		save(t, path, `{"a": 1}`)
 		r.next()
 		os.RemoveAll(dir)
-		var last error
-		for err := range errs {
-			last = err
-		}
-		if !errors.Is(last, os.ErrNotExist) || !strings.Contains(last.Error(), "directory removed") {
-			t.Fatalf("last error %v, want the directory's removal", last)
+		if err := <-end; !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "directory removed") {
+			t.Fatalf("returned %v, want the directory's removal", err)
 		}
 	})
 }
@@ -314,15 +308,96 @@ func TestWatchFileErrors(t *testing.T) {
 		"missing directory": {context.Background(), "/nonexistent/x.json", "config: watch /nonexistent/x.json: directory /nonexistent: no such file"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var got []string
-			for err := range c.WatchFile(tc.ctx, tc.path) {
-				got = append(got, err.Error())
-			}
-			if len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {
-				t.Errorf("got %q, want one error starting %q", got, tc.want)
+			onError := func(err error) { t.Errorf("reported %v, want it returned", err) }
+			if err := c.WatchFile(tc.ctx, tc.path, onError); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("returned %v, want an error starting %q", err, tc.want)
 			}
 		})
 	}
+}
+
+// A service that handles a failed load the way it handles other errors
+// (it returns) keeps reloading: onError cannot end the watch, so the
+// repair after a bad write is loaded.
+func TestWatchFileReloadsAfterTheCallerSawAnError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agents.json")
+	save(t, path, `{"workers": 2}`)
+	c := New()
+	c.LoadFile(path)
+	repaired := make(chan Change, 1)
+	defer c.OnChange(func(ch Change) { repaired <- ch }, "workers")()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	first := make(chan error, 1)
+	wg.Go(func() {
+		c.WatchFile(ctx, path, func(err error) {
+			select {
+			case first <- err: // the service logs it and returns
+			default:
+			}
+		})
+	})
+	save(t, path, `{"workers": `)
+	<-first
+	save(t, path, `{"workers": 4}`)
+	select {
+	case <-repaired:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the repair was not loaded after a failed load")
+	}
+	if c.Int("workers") != 4 {
+		t.Fatalf("workers = %d after the repair", c.Int("workers"))
+	}
+}
+
+// CONTROL for TestWatchFileReloadsAfterTheCallerSawAnError: a watch
+// shaped as a sequence of load errors (reloading only while ranged over)
+// stops for good when the loop body returns on the first error, as a
+// service's error handling does; the repair is never loaded. The test
+// requires it.
+func TestControlWatchAsSequenceStopsAtTheFirstError(t *testing.T) {
+	asSequence := func(c *Config, ctx context.Context, path string) iter.Seq[error] {
+		return func(yield func(error) bool) {
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			stopped := false
+			c.WatchFile(ctx, path, func(err error) {
+				if !stopped && !yield(err) {
+					stopped = true
+					cancel()
+				}
+			})
+		}
+	}
+	path := filepath.Join(t.TempDir(), "agents.json")
+	save(t, path, `{"workers": 2}`)
+	c := New()
+	c.LoadFile(path)
+	loaded := make(chan struct{})
+	defer c.OnChange(func(Change) { close(loaded) }, "workers")()
+	watch := func() error {
+		for err := range asSequence(c, context.Background(), path) {
+			return err // the service logs it and returns
+		}
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- watch() }()
+	// Wait until the watch is in place and has loaded: then a bad write is
+	// seen, and the loop returns on it.
+	save(t, path, `{"workers": 3}`)
+	<-loaded
+	save(t, path, `{"workers": `)
+	if err := <-done; err == nil {
+		t.Fatal("CONTROL: the loop ended without an error")
+	}
+	save(t, path, `{"workers": 4}`) // the watch has ended: nothing loads it
+	if c.Int("workers") == 4 {
+		t.Fatal("CONTROL: the repair was loaded: the harness cannot tell")
+	}
+	t.Logf("CONTROL: workers = %d after the repair: the watch stopped at the first error", c.Int("workers"))
 }
 
 // A link to a file in another directory is reloaded when that file is

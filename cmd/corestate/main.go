@@ -24,7 +24,7 @@ const (
 	exitCorrupt  = 3
 	exitTimeout  = 4
 	exitBadField = 5
-	// 6 is the exit code of the demo (internal/demo) when status.Mutate
+	// 6 is the exit code of the demo (cmd/demo) when status.Mutate
 	// fails there; corestate does not use it.
 	exitError       = 7
 	exitConflict    = 8

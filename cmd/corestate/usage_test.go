@@ -20,7 +20,7 @@ func TestUsageErrors(t *testing.T) {
 		{"set", "a"},
 		{"set", "a", "novalue"},
 		{"set", "--timeout", "x", "a", "b=1"},
-		{"demo"}, // the demo is its own program (internal/demo)
+		{"demo"}, // the demo is its own program (cmd/demo)
 		{"help", "bogus"},
 	} {
 		t.Run(strings.Join(args, "_"), func(t *testing.T) {

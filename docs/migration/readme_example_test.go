@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentstate/core/config"
@@ -21,6 +22,36 @@ import (
 
 // The Examples named Example_readme* are the Go blocks of README.md, line
 // for line (TestReadmeShowsExamples).
+
+func Example_readmeIntro() {
+	dir, err := os.MkdirTemp("", "readme")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	path := filepath.Join(dir, "status.json")
+
+	// Eight workers (goroutines here; processes work the same) each count a
+	// run: every read-check-write holds the file's lock, so none is lost.
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			_, err := status.Mutate(ctx, path, func(s *status.Status) error {
+				s.Runs++
+				return nil // an error here would write nothing
+			})
+			if err != nil {
+				log.Fatal(err)
+			}
+		})
+	}
+	wg.Wait()
+	st, err := status.Load(ctx, path) // no lock; never a torn file
+	fmt.Println(st.Runs, err)
+	// Output:
+	// 8 <nil>
+}
 
 func Example_readmeFs() {
 	dir, err := os.MkdirTemp("", "readme")
