@@ -96,8 +96,6 @@
 //   - The destination's directory must be writable: a writable file in a
 //     read-only directory cannot be replaced atomically (nothing changes and
 //     the error says so).
-//   - [Fs.Append] does not fsync, and the directories of new files it creates are
-//     not synced.
 //   - Names of the form ".<name>.<16 hex digits>.tmp" are reserved: SweepTemp
 //     removes them when they are old enough.
 //   - Windows: the rename is MoveFileEx with replacement, which Windows does
