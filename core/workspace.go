@@ -13,8 +13,9 @@ import (
 	"github.com/agentstate/core/status"
 )
 
-// StatusFile is the name of a workspace's status document.
-const StatusFile = "status.json"
+// StatusFile is the name of a workspace's status document:
+// [status.StatusFile].
+const StatusFile = status.StatusFile
 
 // A Workspace names one agent workspace: the directory
 // <root>/<Org>/<Repo>/<Task>.

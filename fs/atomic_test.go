@@ -124,6 +124,12 @@ func TestWriteAtomicBadInput(t *testing.T) {
 			if !errors.As(err, &pe) || pe.Path != tt.path {
 				t.Errorf("error %v is not a *PathError for %q", err, tt.path)
 			}
+			// Code written for the os package's errors (io/fs.PathError is
+			// the same type) finds the path too.
+			var ope *os.PathError
+			if !errors.As(err, &ope) || ope.Path != tt.path || !errors.Is(ope, tt.want) {
+				t.Errorf("error %v does not match *os.PathError for %q", err, tt.path)
+			}
 		})
 	}
 	if got := listDir(t, dir); len(got) != 1 || got[0] != "sub" {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentstate/core/internal/syncshare"
 )
 
 // dirTree is what mkdirAll and syncPath need: *os.Root (sandbox) or
@@ -75,7 +77,7 @@ func mkdirAll(t dirTree, name string, perm os.FileMode) error {
 func syncPath(t interface {
 	Open(string) (*os.File, error)
 }, name string) error {
-	if !dirSyncSupported {
+	if !syncshare.DirSync {
 		return nil
 	}
 	d, err := t.Open(name)

@@ -71,9 +71,8 @@
 // fsyncs would each pay for it. A write alone on its file system syncs its
 // own file and directory.
 //
-// [BeginSync] and [SyncPoint.Sync] give a multi-file protocol (the
-// transactions of package status) the same: one sync for a step that
-// changed several files and directories.
+// The transactions of package status get the same for a step that changes
+// several files and directories: one sync.
 //
 // Shared syncs are used on Linux 5.8 and later (before 5.8 syncfs did not
 // report write-back errors) for ext2/3/4, XFS and Btrfs; elsewhere every
@@ -96,8 +95,6 @@
 //   - The destination's directory must be writable: a writable file in a
 //     read-only directory cannot be replaced atomically (nothing changes and
 //     the error says so).
-//   - [Fs.Append] does not fsync, and the directories of new files it creates are
-//     not synced.
 //   - Names of the form ".<name>.<16 hex digits>.tmp" are reserved: SweepTemp
 //     removes them when they are old enough.
 //   - Windows: the rename is MoveFileEx with replacement, which Windows does

@@ -46,7 +46,9 @@ var (
 
 // PathError records a failed operation, the name it was applied to (as the
 // caller gave it) and the cause. Its message reads
-// "fs: <op> <path>: <cause>".
+// "fs: <op> <path>: <cause>". It also matches *[os.PathError] (the same
+// type as io/fs.PathError) with [errors.As], holding the same Op, Path and
+// Err, so that code written for the os package's errors keeps working.
 type PathError struct {
 	Op   string // "write atomic", "mkdir all", "rename", ...
 	Path string // the caller's name; for Rename "old -> new"
@@ -57,6 +59,16 @@ func (e *PathError) Error() string { return "fs: " + e.Op + " " + e.Path + ": " 
 
 // Unwrap returns the cause, so [errors.Is] sees sentinels and syscall errors.
 func (e *PathError) Unwrap() error { return e.Err }
+
+// As sets *target to an *os.PathError copy of e when target is an
+// **os.PathError.
+func (e *PathError) As(target any) bool {
+	p, ok := target.(**os.PathError)
+	if ok {
+		*p = &os.PathError{Op: e.Op, Path: e.Path, Err: e.Err}
+	}
+	return ok
+}
 
 func wrap(op, path string, err error) error {
 	if err == nil {

@@ -103,25 +103,43 @@ func (fsys *Fs) Open(name string) (*os.File, error) {
 }
 
 // Append appends data to name, creating it with [DefaultPerm] (minus umask)
-// if needed. It is meant for logs: data goes out in one write with
-// O_APPEND, so appends by several goroutines or processes on a local file
-// system do not interleave within one call. Append does NOT fsync: a crash
-// may lose the last appends. It is not a way to write a whole file.
+// if needed, and makes the appended data durable before it returns: the
+// file is fsynced, and so is its directory when Append created the file. It
+// is meant for logs: data goes out in one write with O_APPEND, so appends by
+// several goroutines or processes on a local file system do not interleave
+// within one call. It is not a way to write a whole file ([Fs.WriteAtomic]).
 func (fsys *Fs) Append(name string, data []byte) error {
 	const op = "append"
 	l, err := local(name)
 	if err != nil {
 		return wrap(op, name, err)
 	}
-	f, err := fsys.root.OpenFile(l, os.O_WRONLY|os.O_APPEND|os.O_CREATE, DefaultPerm)
+	f, created, err := openAppend(fsys.root, l)
 	if err != nil {
 		return wrap(op, name, err)
 	}
 	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil && created {
+		err = durabilityUnknown(syncPath(fsys.root, parent(l)))
+	}
 	return wrap(op, name, err)
+}
+
+// openAppend opens name for appending, creating it if it is missing;
+// created reports that it was (its directory entry then needs a sync).
+func openAppend(r *os.Root, name string) (f *os.File, created bool, err error) {
+	f, err = r.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	if !errors.Is(err, os.ErrNotExist) {
+		return f, false, err
+	}
+	f, err = r.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, DefaultPerm)
+	return f, true, err
 }
 
 // MkdirAll creates name and any missing parents with perm (minus umask),

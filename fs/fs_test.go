@@ -240,6 +240,10 @@ func TestFsBadInput(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Op != "write atomic" || pe.Path != tt.name {
 			t.Errorf("WriteAtomic(%q): err %#v is not a *PathError naming op and name", tt.name, err)
 		}
+		var ope *os.PathError
+		if !errors.As(err, &ope) || ope.Op != "write atomic" || ope.Path != tt.name || !errors.Is(ope.Err, tt.want) {
+			t.Errorf("WriteAtomic(%q): err %#v does not match *os.PathError naming op, name and cause", tt.name, err)
+		}
 	}
 	if got := mustRead(t, filepath.Join(dir, "d/keep")); got != "keep" {
 		t.Fatalf("d/keep = %q", got)

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentstate/core/internal/syncshare"
 )
 
 // This file holds the one implementation of the replace sequence. Both the
@@ -205,7 +207,7 @@ func streamSource(ctx context.Context, r io.Reader) (*source, error) {
 // file and leaves base untouched. A failed fsync is never retried: after a
 // writeback error Linux marks the pages clean, so a second fsync can
 // succeed with the data gone. Concurrent replaces on one file system may
-// share their two syncs (see share).
+// share their two syncs (see [syncshare]).
 func replace(d dirOps, base string, prev os.FileInfo, perm os.FileMode, src *source) (n int64, err error) {
 	createPerm := perm.Perm()
 	if prev != nil {
@@ -218,12 +220,12 @@ func replace(d dirOps, base string, prev os.FileInfo, perm os.FileMode, src *sou
 	if err != nil {
 		return 0, fmt.Errorf("create temp file: %w", err)
 	}
-	seq := openSeq.Add(1)
-	var sh *share
+	seq := syncshare.NextSeq()
+	var sh *syncshare.Share
 	if _, wrapped := d.(syncer); !wrapped {
-		sh = enter(f)
+		sh = syncshare.Enter(f)
 	}
-	defer sh.leave()
+	defer sh.Leave()
 	closed := false
 	defer func() {
 		if !closed {
@@ -240,7 +242,7 @@ func replace(d dirOps, base string, prev os.FileInfo, perm os.FileMode, src *sou
 		n, err = src.writeTo(f)
 	}
 	if err == nil {
-		err = sh.sync(int(f.Fd()), seq, func() error { return syncFile(d, f) })
+		err = sh.Sync(int(f.Fd()), seq, func() error { return syncFile(d, f) })
 	}
 	cerr := f.Close()
 	closed = true
@@ -252,7 +254,7 @@ func replace(d dirOps, base string, prev os.FileInfo, perm os.FileMode, src *sou
 		return n, err
 	}
 	// The directory is opened before the rename, so that a shared sync's
-	// error report (see share.run) covers the rename.
+	// error report (see syncshare.Share.Sync) covers the rename.
 	df, dseq, derr := openDir(d)
 	if err = renameRetry(d, tmp, base, transientRename, renameBackoff); err != nil {
 		if df != nil {
@@ -319,23 +321,23 @@ func syncFile(d dirOps, f *os.File) error {
 }
 
 // openDir opens d itself for syncOpenDir (nil where directories cannot be
-// synced), with its open sequence number (see share.sync).
+// synced), with its open sequence number (see syncshare.Share.Sync).
 func openDir(d dirOps) (df *os.File, seq uint64, err error) {
-	if !dirSyncSupported {
+	if !syncshare.DirSync {
 		return nil, 0, nil
 	}
 	df, err = d.Open(".")
-	return df, openSeq.Add(1), err
+	return df, syncshare.NextSeq(), err
 }
 
 // syncOpenDir makes the directory entries of d durable (the rename, a
 // created or removed entry) through df from openDir, and closes df. See
 // durabilityUnknown for unsupported file systems.
-func syncOpenDir(d dirOps, df *os.File, seq uint64, sh *share) error {
+func syncOpenDir(d dirOps, df *os.File, seq uint64, sh *syncshare.Share) error {
 	if df == nil {
 		return nil
 	}
-	err := sh.sync(int(df.Fd()), seq, func() error {
+	err := sh.Sync(int(df.Fd()), seq, func() error {
 		if s, ok := d.(syncer); ok {
 			return s.syncDir(df)
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentstate/core/internal/strace"
@@ -32,6 +33,22 @@ func straceWriteMain() {
 		}
 	case "mkdirall":
 		err = MkdirAll(filepath.Join(root, "sub", "x", "y", "z"), 0o755)
+	case "append":
+		var fsys *Fs
+		if fsys, err = New(root); err == nil {
+			err = errors.Join(fsys.Append("sub/new.log", data), fsys.Append("sub/new.log", data))
+			fsys.Close()
+		}
+	case "append-unsynced": // the control: an append as a log file usually gets one
+		for range 2 {
+			f, oerr := os.OpenFile(filepath.Join(root, "sub", "new.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+			if oerr != nil {
+				err = oerr
+				break
+			}
+			_, err = f.Write(data)
+			f.Close()
+		}
 	default:
 		err = fmt.Errorf("unknown FS_WRITER")
 	}
@@ -124,6 +141,49 @@ func TestMkdirAllSyncsWhatItCreates(t *testing.T) {
 	if !syncedAfter(sub, mkdirAt[created[0]]) {
 		t.Errorf("the parent %s of the first created directory was not fsynced", sub)
 	}
+}
+
+// TestAppendSyncs: each Append fsyncs the file after its write, and the
+// Append that creates the file fsyncs its directory after the creation.
+// The control, a plain O_APPEND write, must fail the same check.
+func TestAppendSyncs(t *testing.T) {
+	for _, tc := range []struct {
+		writer string
+		synced bool
+	}{{"append", true}, {"append-unsynced", false}} {
+		t.Run(tc.writer, func(t *testing.T) {
+			events, root := runStrace(t, tc.writer)
+			if got := appendSynced(events, filepath.Join(root, "sub")); got != tc.synced {
+				t.Errorf("every append and the new entry synced = %v, want %v", got, tc.synced)
+			}
+		})
+	}
+}
+
+// appendSynced reports whether each write to dir/new.log is followed by an
+// fsync of it, and the file's creation by an fsync of dir.
+func appendSynced(events []strace.Event, dir string) bool {
+	file := filepath.Join(dir, "new.log")
+	created, writes, synced := -1, 0, 0
+	pending := false
+	for i, ev := range events {
+		switch {
+		case ev.Ret < 0:
+		case created < 0 && strings.Contains(ev.Args, "O_CREAT") && ev.Path == file:
+			created = i
+		case ev.Call == "write" && ev.Path == file:
+			writes++
+			pending = true
+		case ev.Call == "fsync" && ev.Path == file && pending:
+			synced++
+			pending = false
+		}
+	}
+	dirSynced := false
+	for _, ev := range events[created+1:] {
+		dirSynced = dirSynced || ev.Call == "fsync" && ev.Ret == 0 && ev.Path == dir
+	}
+	return created >= 0 && writes == 2 && synced == 2 && dirSynced
 }
 
 func TestSyscallOrder(t *testing.T) {

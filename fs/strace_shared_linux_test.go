@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentstate/core/internal/payload"
+	"github.com/agentstate/core/internal/syncshare"
 )
 
 func init() { helpers["strace-shared"] = straceSharedMain }
@@ -46,7 +47,7 @@ func TestSharedSyscallOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, shareable := sharedSyncKey(f)
+	shareable := syncshare.Shared(f)
 	f.Close()
 	if !shareable {
 		t.Skip("skipped: the temp directory's file system does not share syncs (not ext4/xfs/btrfs, or Linux < 5.8)")

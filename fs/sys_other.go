@@ -12,6 +12,4 @@ var (
 	renameBackoff   []time.Duration
 )
 
-const dirSyncSupported = false
-
 func copyOwner(f *os.File, prev os.FileInfo) error { return nil }

@@ -15,10 +15,6 @@ var (
 	renameBackoff   []time.Duration
 )
 
-// dirSyncSupported: on Unix a directory opened read-only can be fsynced,
-// which makes its entries (a rename, a new name) durable.
-const dirSyncSupported = true
-
 // copyOwner gives f the owner and group of prev when they differ from ours.
 // Only root may give a file away; an unprivileged writer may still set a
 // group it belongs to. When the kernel refuses (EPERM) the new file keeps

@@ -25,7 +25,7 @@ func fnSees(t *testing.T, path string) Status {
 func TestLastEncodingReuse(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "status.json")
 	c := codecFor[Status]()
-	if !c.flat {
+	if !c.Reuses() {
 		t.Fatal("Status is not treated as flat; the reuse path is never taken")
 	}
 	for _, tc := range []struct {
@@ -55,33 +55,5 @@ func TestLastEncodingReuse(t *testing.T) {
 				t.Errorf("fn saw\n%#v\nRead gives\n%#v", got, want)
 			}
 		})
-	}
-}
-
-func TestFlatType(t *testing.T) {
-	type inner struct{ A [2]int }
-	for _, tc := range []struct {
-		v    any
-		flat bool
-	}{
-		{Status{}, true},
-		{struct{ A, B inner }{}, true},
-		{struct{ T time.Time }{}, true},
-		{struct{ P *int }{}, false},
-		{struct{ M map[string]int }{}, false},
-		{struct{ S []int }{}, false},
-		{struct{ I any }{}, false},
-		{struct{ unexported int }{}, false},
-		{struct {
-			A int `json:"-"`
-		}{}, false},
-		{struct{ inner }{}, false},
-		{struct{ D time.Duration }{}, true},
-		{struct{ K reflect.Kind }{}, true}, // a String method is not a JSON or text marshaler
-		{struct{ C complex128 }{}, false},
-	} {
-		if got := flatType(reflect.TypeOf(tc.v)); got != tc.flat {
-			t.Errorf("flatType(%T) = %v, want %v", tc.v, got, tc.flat)
-		}
 	}
 }

@@ -27,12 +27,12 @@ func (s *Store[T]) Create(ctx context.Context, v T) (T, error) {
 		if st, ok := any(&doc).(Stamper); ok {
 			st.Stamp(time.Now().UTC())
 		}
-		compact, err := s.codec.marshal(&doc)
+		compact, err := s.codec.Marshal(&doc)
 		if err != nil {
 			return nil, fmt.Errorf("status: encode %s: %w", s.b.Name(), err)
 		}
-		out := s.codec.encode(compact, nil)
-		s.codec.remember(out, &doc, nil, compact)
+		out := s.codec.Encode(compact, nil)
+		s.codec.Remember(out, &doc, nil, compact)
 		result = doc
 		return out, nil
 	})

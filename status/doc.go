@@ -271,8 +271,8 @@
 //     commit, and so do the transactions queued behind it whose documents
 //     are all among its own, each applied after it in its own goroutine
 //     (a failing one drops only its own change). A commit that changes one
-//     document writes it as Mutate does; two or more cost three shared
-//     syncs (see [fs.BeginSync]), however many calls joined.
+//     document writes it as Mutate does; two or more cost three syncs,
+//     shared as the [fs] package doc says, however many calls joined.
 //   - Not supported: removing a document in a transaction; documents on
 //     different backends; two names of one file, hard links included
 //     ([os.ErrInvalid]); document paths that are not valid UTF-8 or hold a

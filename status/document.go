@@ -1,17 +1,12 @@
 package status
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"iter"
-	"maps"
 	"reflect"
-	"slices"
-	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/agentstate/core/status/internal/jsondoc"
 )
 
 // A Document is any JSON object kept as its top-level members, each value
@@ -43,7 +38,7 @@ import (
 //
 // A Document refers to its members as a map does: copies share them (see
 // Clone). The zero Document is empty and ready to use.
-type Document struct{ r rawDoc }
+type Document struct{ r jsondoc.Raw }
 
 // A StatusDocument is a status document kept as its raw members: a
 // [Document] that follows [Status]'s rules for the members Status
@@ -64,271 +59,35 @@ type Document struct{ r rawDoc }
 //     nothing changed, nothing is written.
 //
 // The zero StatusDocument is empty and ready to use.
-type StatusDocument struct{ r rawDoc }
-
-// A schema is what a kind of raw document knows about its members: the
-// struct type whose fields it checks (nil: none), and those fields in
-// layout order.
-type schema struct {
-	typ     reflect.Type
-	fields  *structFields
-	members []declaredMember
-}
-
-// A declaredMember is a field of the schema's type: its JSON name, its Go
-// type, and the value a Go reader sees when it is absent.
-type declaredMember struct {
-	name string
-	typ  reflect.Type
-	zero json.RawMessage
-}
+type StatusDocument struct{ r jsondoc.Raw }
 
 var (
-	anyObject    = newSchema(nil)
-	statusSchema = newSchema(reflect.TypeFor[Status]())
+	anyObject    = jsondoc.NewSchema(nil)
+	statusSchema = jsondoc.NewSchema(reflect.TypeFor[Status]())
 )
-
-func newSchema(t reflect.Type) *schema {
-	if t == nil {
-		return &schema{fields: fieldsOf(reflect.TypeFor[struct{}]())}
-	}
-	s := &schema{typ: t, fields: fieldsOf(t)}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		zero, _ := json.Marshal(reflect.Zero(f.Type).Interface()) // Status's fields always encode
-		s.members = append(s.members, declaredMember{name: name, typ: f.Type, zero: zero})
-	}
-	return s
-}
-
-func (s *schema) declared(name string) (declaredMember, bool) {
-	i := slices.IndexFunc(s.members, func(m declaredMember) bool { return m.name == name })
-	if i < 0 {
-		return declaredMember{}, false
-	}
-	return s.members[i], true
-}
-
-// rawDoc is the members of a Document or StatusDocument; its methods take
-// the schema that tells the two apart.
-type rawDoc struct {
-	m map[string]json.RawMessage
-	// stampKept is set when the caller sets or deletes updated_at: Stamp
-	// leaves it as the caller made it.
-	stampKept bool
-}
-
-var errNullDocument = errors.New("document is null, want a JSON object")
-
-func (r *rawDoc) unmarshal(s *schema, data []byte) error {
-	trimmed := bytes.TrimSpace(data)
-	if string(trimmed) == "null" {
-		return errNullDocument
-	}
-	if len(trimmed) > 0 && trimmed[0] != '{' {
-		return fmt.Errorf("document is a JSON %s, want a JSON object", jsonKind(trimmed[0]))
-	}
-	if s.typ != nil {
-		if err := json.Unmarshal(data, reflect.New(s.typ).Interface()); err != nil {
-			return err // a declared field of the wrong type
-		}
-	}
-	data = bytes.Clone(data)
-	seen := make(map[string]bool)
-	m := make(map[string]json.RawMessage)
-	err := members(data, func(name string, value []byte) error {
-		if _, err := s.fields.member(seen, name, value); err != nil {
-			return err
-		}
-		m[name] = value
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	*r = rawDoc{m: m}
-	return nil
-}
-
-// jsonKind names the kind of JSON value that starts with c.
-func jsonKind(c byte) string {
-	switch c {
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	}
-	return "number"
-}
-
-func (r rawDoc) marshal(s *schema) []byte {
-	size := 2
-	for name, v := range r.m {
-		size += len(name) + len(v) + 8
-	}
-	buf := make([]byte, 0, size)
-	buf = append(buf, '{')
-	for name, value := range r.all(s) {
-		if len(buf) > 1 {
-			buf = append(buf, ',')
-		}
-		key, _ := json.Marshal(name) // a string always encodes
-		buf = append(buf, "\n  "...)
-		buf = append(buf, key...)
-		buf = append(buf, ": "...)
-		buf = append(buf, value...)
-	}
-	if len(r.m) > 0 {
-		buf = append(buf, '\n')
-	}
-	return append(buf, '}')
-}
-
-func (r rawDoc) all(s *schema) iter.Seq2[string, json.RawMessage] {
-	return func(yield func(string, json.RawMessage) bool) {
-		for _, f := range s.members {
-			if v, ok := r.m[f.name]; ok && !yield(f.name, v) {
-				return
-			}
-		}
-		var others []string
-		for name := range r.m {
-			if _, declared := s.declared(name); !declared {
-				others = append(others, name)
-			}
-		}
-		slices.Sort(others)
-		for _, name := range others {
-			if !yield(name, r.m[name]) {
-				return
-			}
-		}
-	}
-}
-
-func (r rawDoc) get(s *schema, name string) (json.RawMessage, bool) {
-	if v, ok := r.m[name]; ok {
-		return v, true
-	}
-	if f, declared := s.declared(name); declared {
-		return f.zero, false
-	}
-	return nil, false
-}
-
-func (r rawDoc) decode(name string, v any) error {
-	raw, ok := r.m[name]
-	if !ok {
-		return nil
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("member %q: %w", name, err)
-	}
-	return nil
-}
-
-func (r *rawDoc) set(s *schema, name string, value json.RawMessage) error {
-	if err := s.check(name, value); err != nil {
-		return err
-	}
-	var compact bytes.Buffer
-	json.Compact(&compact, value) // check checked it
-	if old, ok := r.m[name]; ok && sameJSON(old, compact.Bytes()) {
-		return nil
-	}
-	if r.m == nil {
-		r.m = make(map[string]json.RawMessage)
-	}
-	r.m[name] = bytes.Clone(compact.Bytes())
-	r.stampKept = r.stampKept || name == "updated_at"
-	return nil
-}
-
-// encode is Encode: v as the Store writes strings, then set.
-func (r *rawDoc) encode(s *schema, name string, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("member %q: %w", name, err)
-	}
-	return r.set(s, name, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-}
-
-func (r *rawDoc) delete(name string) {
-	if _, ok := r.m[name]; ok {
-		delete(r.m, name)
-		r.stampKept = r.stampKept || name == "updated_at"
-	}
-}
-
-func (r rawDoc) clone() rawDoc {
-	c := rawDoc{stampKept: r.stampKept}
-	if r.m != nil {
-		c.m = maps.Clone(r.m)
-	}
-	return c
-}
-
-// check applies Set's rules to one member.
-func (s *schema) check(name string, value json.RawMessage) error {
-	if !utf8.ValidString(name) {
-		return fmt.Errorf("member name %q is not valid UTF-8", name)
-	}
-	if f := s.fields.caseVariant(name); f != "" && f != name {
-		return fmt.Errorf("member %q: differs from field %q only in case (Go would read it as %q, other languages would not)", name, f, f)
-	}
-	if !json.Valid(value) {
-		return fmt.Errorf("member %q: %s is not a JSON value", name, value)
-	}
-	if err := strictStrings(value); err != nil {
-		return fmt.Errorf("member %q: %w", name, err)
-	}
-	f, declared := s.declared(name)
-	if !declared {
-		return nil
-	}
-	if json.Unmarshal(value, reflect.New(f.typ).Interface()) != nil {
-		return fmt.Errorf("member %q: %s does not decode into its %s field, a Go %s", name, value, s.typ.Name(), f.typ)
-	}
-	return nil
-}
-
-// sameJSON reports whether two JSON values are the same text once
-// compacted.
-func sameJSON(a, b []byte) bool {
-	if bytes.Equal(a, b) {
-		return true
-	}
-	var ca, cb bytes.Buffer
-	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
-}
 
 // UnmarshalJSON decodes a JSON object, refusing what a Store[Document]
 // refuses (see [Document]), and keeps every member's value bytes.
-func (d *Document) UnmarshalJSON(data []byte) error { return d.r.unmarshal(anyObject, data) }
+func (d *Document) UnmarshalJSON(data []byte) error { return d.r.Unmarshal(anyObject, data) }
 
 // MarshalJSON lays the document out (see [Document]), without the final
 // newline.
-func (d Document) MarshalJSON() ([]byte, error) { return d.r.marshal(anyObject), nil }
+func (d Document) MarshalJSON() ([]byte, error) { return d.r.Marshal(anyObject), nil }
 
 // All yields the members sorted by name, values verbatim. The values must
 // not be modified.
-func (d Document) All() iter.Seq2[string, json.RawMessage] { return d.r.all(anyObject) }
+func (d Document) All() iter.Seq2[string, json.RawMessage] { return d.r.All(anyObject) }
 
 // Len returns the number of members.
-func (d Document) Len() int { return len(d.r.m) }
+func (d Document) Len() int { return d.r.Len() }
 
 // Get returns the value of member name as the document holds it, and
 // whether it holds it. The value must not be modified.
-func (d Document) Get(name string) (json.RawMessage, bool) { return d.r.get(anyObject, name) }
+func (d Document) Get(name string) (json.RawMessage, bool) { return d.r.Get(anyObject, name) }
 
 // Decode decodes the value of member name into v, as encoding/json
 // would; an absent member leaves v unchanged.
-func (d Document) Decode(name string, v any) error { return d.r.decode(name, v) }
+func (d Document) Decode(name string, v any) error { return d.r.Decode(name, v) }
 
 // Set sets member name to the JSON value. It refuses, changing nothing, a
 // value that is not one JSON value, and a name or string that is not valid
@@ -336,36 +95,36 @@ func (d Document) Decode(name string, v any) error { return d.r.decode(name, v) 
 // the member already holds the same compacted JSON text, its bytes are
 // kept.
 func (d *Document) Set(name string, value json.RawMessage) error {
-	return d.r.set(anyObject, name, value)
+	return d.r.Set(anyObject, name, value)
 }
 
 // Encode sets member name to the JSON encoding of v (see Set), with
 // <, > and & as they are, as the [Store] writes strings.
-func (d *Document) Encode(name string, v any) error { return d.r.encode(anyObject, name, v) }
+func (d *Document) Encode(name string, v any) error { return d.r.Encode(anyObject, name, v) }
 
 // Delete removes member name, if present.
-func (d *Document) Delete(name string) { d.r.delete(name) }
+func (d *Document) Delete(name string) { d.r.Delete(name) }
 
 // Clone returns a copy that shares nothing with d.
-func (d Document) Clone() Document { return Document{d.r.clone()} }
+func (d Document) Clone() Document { return Document{d.r.Clone()} }
 
 // UnmarshalJSON decodes a JSON object, refusing what Store[Status]
 // refuses (see [StatusDocument]), and keeps every member's value bytes.
 func (d *StatusDocument) UnmarshalJSON(data []byte) error {
-	return d.r.unmarshal(statusSchema, data)
+	return d.r.Unmarshal(statusSchema, data)
 }
 
 // MarshalJSON lays the document out as Store[Status] does (see
 // [StatusDocument]), without the final newline.
-func (d StatusDocument) MarshalJSON() ([]byte, error) { return d.r.marshal(statusSchema), nil }
+func (d StatusDocument) MarshalJSON() ([]byte, error) { return d.r.Marshal(statusSchema), nil }
 
 // All yields the members in layout order: those [Status] declares in its
 // order, then the others sorted by name; values verbatim. The values must
 // not be modified.
-func (d StatusDocument) All() iter.Seq2[string, json.RawMessage] { return d.r.all(statusSchema) }
+func (d StatusDocument) All() iter.Seq2[string, json.RawMessage] { return d.r.All(statusSchema) }
 
 // Len returns the number of members.
-func (d StatusDocument) Len() int { return len(d.r.m) }
+func (d StatusDocument) Len() int { return d.r.Len() }
 
 // Get returns the value of member name as the document holds it, and
 // whether it holds it. For a member that [Status] declares and the document
@@ -373,41 +132,32 @@ func (d StatusDocument) Len() int { return len(d.r.m) }
 // field's zero value (0, "", "0001-01-01T00:00:00Z"), and false. The
 // value must not be modified.
 func (d StatusDocument) Get(name string) (json.RawMessage, bool) {
-	return d.r.get(statusSchema, name)
+	return d.r.Get(statusSchema, name)
 }
 
 // Decode decodes the value of member name into v, as encoding/json
 // would; an absent member leaves v unchanged.
-func (d StatusDocument) Decode(name string, v any) error { return d.r.decode(name, v) }
+func (d StatusDocument) Decode(name string, v any) error { return d.r.Decode(name, v) }
 
 // Set is [Document.Set], and also refuses a name that differs from a
 // [Status] field's only in case and a value that does not decode into the
 // Go type of the Status field name.
 func (d *StatusDocument) Set(name string, value json.RawMessage) error {
-	return d.r.set(statusSchema, name, value)
+	return d.r.Set(statusSchema, name, value)
 }
 
 // Encode sets member name to the JSON encoding of v (see Set), with
 // <, > and & as they are, as the [Store] writes strings.
 func (d *StatusDocument) Encode(name string, v any) error {
-	return d.r.encode(statusSchema, name, v)
+	return d.r.Encode(statusSchema, name, v)
 }
 
 // Delete removes member name, if present.
-func (d *StatusDocument) Delete(name string) { d.r.delete(name) }
+func (d *StatusDocument) Delete(name string) { d.r.Delete(name) }
 
 // Clone returns a copy that shares nothing with d.
-func (d StatusDocument) Clone() StatusDocument { return StatusDocument{d.r.clone()} }
+func (d StatusDocument) Clone() StatusDocument { return StatusDocument{d.r.Clone()} }
 
 // Stamp sets updated_at to now, unless the caller set or deleted it (see
 // [Stamper]).
-func (d *StatusDocument) Stamp(now time.Time) {
-	if d.r.stampKept {
-		return
-	}
-	v, _ := json.Marshal(now) // a time always encodes
-	if d.r.m == nil {
-		d.r.m = make(map[string]json.RawMessage)
-	}
-	d.r.m["updated_at"] = v
-}
+func (d *StatusDocument) Stamp(now time.Time) { d.r.Stamp(now) }

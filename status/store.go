@@ -145,7 +145,7 @@ func (s *Store[T]) current(cur []byte) (v T, unknown map[string]json.RawMessage,
 	if err != nil {
 		return v, nil, nil, err
 	}
-	if compact, err = s.codec.marshal(&v); err != nil {
+	if compact, err = s.codec.Marshal(&v); err != nil {
 		return v, nil, nil, fmt.Errorf("status: encode %s: %w", s.b.Name(), err)
 	}
 	return v, unknown, compact, nil

@@ -254,7 +254,7 @@ func utcNow() time.Time { return time.Now().UTC() }
 
 // encode is the write half of [Mutate]'s read-modify-write.
 func (d *docValue[T]) encode(cur []byte, now func() time.Time) ([]byte, error) {
-	after, err := d.s.codec.marshal(&d.v)
+	after, err := d.s.codec.Marshal(&d.v)
 	if err != nil {
 		return nil, fmt.Errorf("status: encode %s: %w", d.s.b.Name(), err)
 	}
@@ -263,11 +263,11 @@ func (d *docValue[T]) encode(cur []byte, now func() time.Time) ([]byte, error) {
 	}
 	if st, ok := any(&d.v).(Stamper); ok {
 		st.Stamp(now())
-		if after, err = d.s.codec.marshal(&d.v); err != nil {
+		if after, err = d.s.codec.Marshal(&d.v); err != nil {
 			return nil, fmt.Errorf("status: encode %s: %w", d.s.b.Name(), err)
 		}
 	}
-	out := d.s.codec.encode(after, d.unknown)
-	d.s.codec.remember(out, &d.v, d.unknown, after)
+	out := d.s.codec.Encode(after, d.unknown)
+	d.s.codec.Remember(out, &d.v, d.unknown, after)
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentstate/core/fs"
+	"github.com/agentstate/core/internal/syncshare"
 )
 
 // A Write is the new content of one document of a commit.
@@ -57,7 +58,7 @@ func Commit(ws []Write) error {
 		}
 		return err
 	}
-	sp, err := fs.BeginSync(dirs...)
+	sp, err := syncshare.BeginSync(dirs...)
 	if err != nil {
 		return err
 	}
@@ -112,7 +113,7 @@ func Commit(ws []Write) error {
 	}
 
 	// Step 2: the journal in place, durable: the commit point.
-	if sp, err = fs.BeginSync(dirs[0]); err != nil {
+	if sp, err = syncshare.BeginSync(dirs[0]); err != nil {
 		return abort(err)
 	}
 	if err := os.Rename(jtemp, jpath); err != nil {
@@ -132,7 +133,7 @@ func Commit(ws []Write) error {
 
 	// Step 3: install the new contents. From here on the transaction is
 	// committed: a failure leaves the markers for the next locker.
-	if sp, err = fs.BeginSync(dirs...); err != nil {
+	if sp, err = syncshare.BeginSync(dirs...); err != nil {
 		return fmt.Errorf("%w: %w", fs.ErrDurabilityUnknown, err)
 	}
 	var errs []error

@@ -1,4 +1,4 @@
-package status
+package jsondoc
 
 import (
 	"encoding/json"
@@ -184,7 +184,7 @@ func skipValue(data []byte, i int) (int, error) {
 
 // unquote decodes a JSON string token; the common case has no escapes. A
 // name that decoding would change (invalid UTF-8, a lone surrogate) is an
-// error: it is written back decoded, even for a field T does not declare.
+// error: it is written back decoded, even for a field the type does not declare.
 func unquote(tok []byte) (string, error) {
 	plain := true
 	for _, c := range tok[1 : len(tok)-1] {

@@ -1,4 +1,4 @@
-package status
+package jsondoc
 
 // appendIndent appends compact JSON (as produced by encoding/json: no
 // insignificant whitespace) to dst, indented like json.Indent(dst, src, "",

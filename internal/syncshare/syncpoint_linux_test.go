@@ -1,4 +1,4 @@
-package fs
+package syncshare
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 func TestSyncPointOneSyncPerStep(t *testing.T) {
 	root := t.TempDir()
 	var rounds atomic.Int64
-	orig := syncFS
+	orig := SyncFS
 	setSyncFS(t, func(fd int) error { rounds.Add(1); return orig(fd) })
 	dirs := []string{filepath.Join(root, "a"), filepath.Join(root, "b")}
 	for _, d := range dirs {
@@ -71,14 +71,14 @@ func TestSyncPointOneSyncPerStep(t *testing.T) {
 }
 
 // SyncPoints running at once share rounds (the rounds themselves, and that
-// each covers its members, are tested with share.sync above).
+// each covers its members, are tested with Share.Sync in share_linux_test.go).
 func TestSyncPointsShareRounds(t *testing.T) {
 	dir := t.TempDir()
 	f, _ := os.Open(dir)
 	_, shareable := sharedSyncKey(f)
 	f.Close()
 	var rounds atomic.Int64
-	orig := syncFS
+	orig := SyncFS
 	setSyncFS(t, func(fd int) error { rounds.Add(1); return orig(fd) })
 	const workers, steps = 8, 10
 	var wg sync.WaitGroup

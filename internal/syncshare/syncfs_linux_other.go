@@ -1,6 +1,6 @@
 //go:build linux && !amd64 && !386
 
-package fs
+package syncshare
 
 import "syscall"
 

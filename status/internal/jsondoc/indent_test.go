@@ -1,4 +1,4 @@
-package status
+package jsondoc
 
 import (
 	"bytes"
@@ -33,9 +33,15 @@ func TestAppendIndent(t *testing.T) {
 	for _, s := range indentSeeds {
 		checkIndent(t, []byte(s))
 	}
-	b, _ := json.Marshal(typicalStatus())
-	checkIndent(t, b)
+	checkIndent(t, []byte(typicalStatus))
 }
+
+// typicalStatus is json.Marshal of a typical status document.
+const typicalStatus = `{"status":"running","agent":"claude","repo":"core","org":"agentstate",` +
+	`"task":"fix-p4-9-status-lock","branch":"agent/fix-p4-9-status-lock","issue":3,"pid":48211,` +
+	`"process_id":"proc-7f3a","started_at":"2026-11-21T09:00:00Z","updated_at":"2026-11-21T09:01:00Z",` +
+	`"runs":2,"pr_url":"https://git.example.invalid/agentstate/core/pull/41","note":"waiting on CI",` +
+	`"runtime":"docker"}`
 
 func FuzzAppendIndent(f *testing.F) {
 	for _, s := range indentSeeds {

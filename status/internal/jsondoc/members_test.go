@@ -1,4 +1,4 @@
-package status
+package jsondoc
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package fs
+package syncshare
 
 import (
 	"errors"
@@ -12,20 +12,19 @@ import (
 // on disk before it takes its next step. [BeginSync] is called before the
 // changes, [SyncPoint.Sync] after them.
 //
-// On a file system where writes share their syncs (the [fs] package doc,
-// section Shared syncs), Sync
-// waits for one syncfs(2) that starts after the caller's changes, shared
-// with the writes of this process in flight on that file system, or runs one
-// itself: one sync however many files and directories changed. Elsewhere it
-// fsyncs each file it is given and each directory.
+// On a file system where writes share their syncs (see the package doc),
+// Sync waits for one syncfs(2) that starts after the caller's changes,
+// shared with the writes of this process in flight on that file system, or
+// runs one itself: one sync however many files and directories changed.
+// Elsewhere it fsyncs each file it is given and each directory.
 type SyncPoint struct {
 	dirs []syncDir
 }
 
 type syncDir struct {
 	f   *os.File
-	seq uint64 // open order, for a shared round (see share.sync)
-	sh  *share // nil when this file system's syncs are not shared
+	seq uint64 // open order, for a shared round (see Share.Sync)
+	sh  *Share // nil when this file system's syncs are not shared
 	key fsKey
 }
 
@@ -36,7 +35,7 @@ type syncDir struct {
 // Repeated names are opened once.
 func BeginSync(dirs ...string) (*SyncPoint, error) {
 	p := &SyncPoint{}
-	if !dirSyncSupported {
+	if !DirSync {
 		return p, nil
 	}
 	seen := make(map[string]bool, len(dirs))
@@ -50,7 +49,7 @@ func BeginSync(dirs ...string) (*SyncPoint, error) {
 			p.Close()
 			return nil, err
 		}
-		d := syncDir{f: f, seq: openSeq.Add(1)}
+		d := syncDir{f: f, seq: NextSeq()}
 		if key, ok := sharedSyncKey(f); ok {
 			d.key, d.sh = key, join(key)
 		}
@@ -93,7 +92,7 @@ func (p *SyncPoint) Sync(files ...*os.File) error {
 	}
 	for _, d := range shared {
 		fd := int(d.f.Fd())
-		errs = append(errs, d.sh.sync(fd, d.seq, func() error { return syncFS(fd) }))
+		errs = append(errs, d.sh.Sync(fd, d.seq, func() error { return SyncFS(fd) }))
 	}
 	return errors.Join(errs...)
 }
@@ -103,7 +102,7 @@ func (p *SyncPoint) Sync(files ...*os.File) error {
 func (p *SyncPoint) Close() error {
 	var err error
 	for _, d := range p.dirs {
-		d.sh.leave()
+		d.sh.Leave()
 		if cerr := d.f.Close(); err == nil {
 			err = cerr
 		}
@@ -113,7 +112,7 @@ func (p *SyncPoint) Close() error {
 }
 
 // unsupported drops the error of a directory fsync that the file system
-// does not support (see durabilityUnknown).
+// does not support (EINVAL, ENOTSUP: FUSE, network, some overlays).
 func unsupported(err error) error {
 	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
 		return nil

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package fs
+package syncshare
 
 import "os"
 
@@ -9,5 +9,8 @@ import "os"
 type fsKey struct{}
 
 func sharedSyncKey(*os.File) (fsKey, bool) { return fsKey{}, false }
+
+// Shared reports whether writes on f's file system share their syncs.
+func Shared(*os.File) bool { return false }
 
 func syncfs(int) error { return nil }

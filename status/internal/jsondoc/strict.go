@@ -1,4 +1,4 @@
-package status
+package jsondoc
 
 import (
 	"encoding"
@@ -23,8 +23,8 @@ import (
 //   - in a declared field, bytes that are not UTF-8 or a \u escape of a lone
 //     surrogate: encoding/json reads U+FFFD and would write that back.
 //
-// Names are checked everywhere (see unquote); values of fields that T does
-// not declare are kept byte for byte and not checked.
+// Names are checked everywhere (see unquote); values of fields that the
+// type does not declare are kept byte for byte and not checked.
 
 // structFields describes the JSON names of a struct type.
 type structFields struct {

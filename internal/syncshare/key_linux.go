@@ -1,4 +1,4 @@
-package fs
+package syncshare
 
 import (
 	"os"
@@ -57,6 +57,12 @@ func kernelAtLeast(release string, major, minor int) bool {
 		}
 	}
 	return v[0] > major || v[0] == major && v[1] >= minor
+}
+
+// Shared reports whether writes on f's file system share their syncs.
+func Shared(f *os.File) bool {
+	_, ok := sharedSyncKey(f)
+	return ok
 }
 
 // sharedSyncKey reports whether replaces on f's file system may share
