@@ -19,13 +19,11 @@
 // follow the documents under a root, [Watch] follows one, and [Quarantine]
 // moves a corrupt one aside so that work can resume.
 //
-// Runnable examples, checked by go test, show each of these (ExampleMutate,
-// ExampleCreate, ExampleNewStore, ExampleDocument, ExampleCorruptError...);
-// docs/MIGRATION.md shows whole handlers moved to Mutate. Programs in other
-// languages share the documents through the file protocol in
-// [docs/PROTOCOL.md]: lock files, durable replace, removal, transactions and
-// their recovery; the Python package in the repository's python directory
-// and the corestate command follow it.
+// Runnable examples show each of these; docs/MIGRATION.md shows whole
+// handlers moved to Mutate. Programs in other languages (the Python package
+// in the repository's python directory, corestate) share the documents by
+// the file protocol of [docs/PROTOCOL.md]: lock files, durable replace,
+// removal, transactions and their recovery.
 //
 // # Guarantees
 //
@@ -61,12 +59,10 @@
 //     status.json next to the link's target. A path that ends in a
 //     separator, "." or ".." is [fs.ErrInvalidName].
 //   - Fields that T does not declare are kept with their value bytes
-//     unchanged; a field that T declares with omitempty disappears when it
-//     is cleared. No Mutate changes bytes its fn did not change other than
-//     by the layout: two-space indent, a trailing newline, T's fields in
-//     declaration order, then unknown fields sorted by name, no HTML
-//     escaping. A T with both MarshalJSON and UnmarshalJSON owns the whole
-//     file instead: its bytes are written as they are, plus a newline.
+//     unchanged (one with omitempty disappears when cleared). No Mutate
+//     changes bytes its fn did not change other than by the layout of
+//     docs/PROTOCOL.md, T's fields in declaration order. A T with both
+//     MarshalJSON and UnmarshalJSON owns the whole file instead.
 //   - A T whose pointer is a [Stamper] is stamped with the current time (UTC)
 //     when fn changed something else, and only then, and when Create stores
 //     it: status.Mutate sets UpdatedAt.
@@ -80,11 +76,9 @@
 //
 // # Not guaranteed
 //
-//   - Programs that write the file without the lock (plain [os.WriteFile])
-//     can still lose updates and expose torn files. Flock is advisory and may
-//     not work across machines on network file systems: use local disks.
-//     Hard links to one file have different locks. [docs/PROTOCOL.md] lists the
-//     third-party lockers that exclude Mutate and those that do not.
+//   - Only programs that follow [docs/PROTOCOL.md] are excluded: it says
+//     what unlocked writers, network file systems, hard links and
+//     third-party lockers do.
 //   - Load may return a document that is replaced a moment later; to act on
 //     a value, decide inside fn.
 //   - fn runs under the lock, always on its caller's goroutine, with every
@@ -155,35 +149,30 @@
 //
 // # Listing and watching documents
 //
-// [Dir.All] yields every document under a root, whatever the layout;
-// [Store.Watch] follows one document and [Dir.Watch] every document under a
-// root: the current state first, then each change, until ctx ends or the
-// loop stops. A document that cannot be read or decoded yields its [Entry]
-// with the error and the walk or watch goes on. Watches use inotify on Linux
-// and otherwise, or when inotify instances or watches run out, poll every
-// 500ms (or every 20 times a poll's cost for a large tree). Guaranteed:
+// [Dir.All] yields every document under a root; [Store.Watch] and
+// [Dir.Watch] yield the current state, then each change (a value, a Removed
+// [Entry], or an error for an unreadable document, after which the watch
+// goes on), until the loop stops or ctx ends (the sequence then ends without
+// an error). They use inotify on Linux; elsewhere, or when inotify runs
+// out, they poll every 500ms (or every 20 times a poll's cost). Guaranteed:
 //
 //   - After a change is committed, the watch yields that state or a later
 //     one; states committed faster than the loop reads may be coalesced (a
 //     watcher that needs each step records it in the document).
 //   - Each value is a whole committed version, yielded only when its bytes
-//     differ from what was last yielded for it (a touch yields nothing); an
-//     unreadable document is reported once per distinct content or error; a
-//     removed one yields an Entry with Removed set.
+//     differ from the last yielded (a touch yields nothing); an unreadable
+//     document is reported once per distinct content or error.
 //   - Each document's states come in commit order; between documents, in the
-//     order their changes were noticed.
-//   - No goroutine is started; the watch ends with the loop or ctx (without
-//     an error).
+//     order noticed. No goroutine is started.
 //   - Subdirectories created or moved under a Dir's root are followed; when
 //     the watched directory itself is removed or moved, its documents are
 //     reported Removed and the sequence ends with [os.ErrNotExist].
 //
 // Not guaranteed: a file written in place (an editor) may be read
-// half-written and yield a *CorruptError before its value; polling can miss
-// a same-size replace within one timestamp tick until the next change;
-// network file systems do not report other machines' writes. Linux allows
-// 128 inotify instances per user by default: prefer one WatchDir to many
-// Watch calls.
+// half-written; polling can miss a same-size replace within one timestamp
+// tick until the next change; network file systems do not report other
+// machines' writes. Linux allows 128 inotify instances per user by default:
+// prefer one WatchDir to many Watch calls.
 //
 // # Observing, recovering and deleting
 //

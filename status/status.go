@@ -36,8 +36,7 @@ func (s State) Final() bool {
 // <workspace-root>/<org>/<repo>/<task>/status.json; its State field is the
 // JSON member "status".
 //
-// Fields written by other programs that Status does not know are preserved
-// by [Mutate] (see the package doc); they are not visible in the struct.
+// Members Status does not declare are kept by [Mutate] but not visible here.
 type Status struct {
 	State     State     `json:"status"` // the JSON member "status"
 	Agent     string    `json:"agent"`
