@@ -94,9 +94,8 @@
 //     same path spelling; it still waits, until its ctx ends, through another
 //     path (a linked directory), from another goroutine, or when more than 64
 //     functions run at once in the process. etcd does not detect it.
-//   - Fairness between processes is best effort (waiters sleep on a bell in
-//     the lock file and are served in order when every releaser rings it; see
-//     [docs/PROTOCOL.md], Waiting for the lock).
+//   - Fairness between processes is best effort ([docs/PROTOCOL.md], Waiting
+//     for the lock).
 //   - Windows locks with LockFileEx; what its rename and directory syncs do
 //     not guarantee is in the [fs] package doc. Systems without flock return
 //     [errors.ErrUnsupported].

@@ -334,8 +334,7 @@ func (d StatusDocument) Get(name string) (json.RawMessage, bool) {
 	return d.r.get(statusSchema, name)
 }
 
-// Decode decodes the value of member name into v, as encoding/json
-// would; an absent member leaves v unchanged.
+// Decode is [Document.Decode].
 func (d StatusDocument) Decode(name string, v any) error { return d.r.decode(name, v) }
 
 // Set is [Document.Set], and also refuses a name that differs from a
@@ -345,8 +344,7 @@ func (d *StatusDocument) Set(name string, value json.RawMessage) error {
 	return d.r.set(statusSchema, name, value)
 }
 
-// Encode sets member name to the JSON encoding of v (see Set), with
-// <, > and & as they are, as the [Store] writes strings.
+// Encode is [Document.Encode], with the checks of Set.
 func (d *StatusDocument) Encode(name string, v any) error {
 	return d.r.encode(statusSchema, name, v)
 }

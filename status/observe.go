@@ -30,9 +30,9 @@ type Call struct {
 	// Lock is how long the batch's leader waited for the file lock, part
 	// of its Wait (measured if an observed call was queued as it began).
 	Lock time.Duration
-	// Batch is the number of calls in the call's batch, itself included.
+	// Batch is the number of calls in its batch, itself included; 0 if none.
 	Batch int
-	// Write is the duration of the batch's durable write or removal.
+	// Write is the duration of the batch's durable write or removal, or 0.
 	Write time.Duration
 	// Leader reports that the call led its batch. Count Batch, Lock and
 	// Write only for leaders to get one figure per write.
@@ -61,9 +61,8 @@ func (c Call) LogValue() slog.Value {
 
 type observerKey struct{}
 
-// WithObserver returns a copy of ctx that carries o: [Mutate], [Create] and
-// [Remove] calls on the file backend made with it report to o. A nil o, or
-// one without Done, leaves calls unobserved.
+// WithObserver returns a copy of ctx that carries o, to which calls made
+// with it report (see [Observer]); a nil o, or one without Done, does not.
 func WithObserver(ctx context.Context, o *Observer) context.Context {
 	return context.WithValue(ctx, observerKey{}, o)
 }

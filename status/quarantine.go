@@ -13,9 +13,8 @@ import (
 	"github.com/agentstate/core/fs"
 )
 
-// QuarantineSuffix, then the time in UTC ("20260102T150405Z") and, if that
-// name is taken, "-2", "-3"..., is appended to a document's path to name
-// the file that [Quarantine] moves it to: status.json becomes
+// QuarantineSuffix, the time in UTC and, if that name is taken, "-2",
+// "-3"..., name the file that [Quarantine] moves a document to:
 // status.json.corrupt-20260102T150405Z.
 const QuarantineSuffix = ".corrupt-"
 

@@ -85,17 +85,13 @@ func Transition(to State, from ...State) func(*Status) error {
 }
 
 // Mutate runs fn on the status document at path under the document's lock
-// and commits the result durably; see [Store.Mutate]. When fn changes
-// anything, Mutate also sets UpdatedAt to the current time (as does every
-// Store[Status]). It returns the document as committed.
+// and commits the result durably, stamping UpdatedAt; see [Store.Mutate].
 func Mutate(ctx context.Context, path string, fn func(*Status) error) (Status, error) {
 	return NewStore[Status](path).Mutate(ctx, fn)
 }
 
 // Load returns the status document at path without taking the lock; see
-// [Store.Load]. Because writers replace the file by rename, the result is
-// always a complete document. A missing file gives the zero [Status] and a nil
-// error.
+// [Store.Load].
 func Load(ctx context.Context, path string) (Status, error) {
 	return NewStore[Status](path).Load(ctx)
 }

@@ -37,8 +37,7 @@ var (
 	ErrTxConflict = journal.ErrConflict
 
 	// ErrTxOrphan is matched by [CheckTxFile]'s error for a journal that no
-	// marker names: it can never be needed again, and [SweepJournals]
-	// removes it.
+	// marker names, which is never needed again ([SweepJournals]).
 	ErrTxOrphan = journal.ErrOrphan
 )
 
