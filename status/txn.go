@@ -26,13 +26,11 @@ type Doc interface {
 // backend and the etcd backend (status/etcdstore) implement it.
 type TxBackend interface {
 	Backend
-	// UpdateAll is Update over several documents: docs are Backends of the
-	// receiver's kind, the receiver among them (an error otherwise), and
-	// apply gets their current encodings in that order (nil for a missing
-	// document) and returns the new ones, cur[i] itself for a document it
-	// leaves unchanged. Either every changed document is stored, durably,
-	// or none is, also across a crash. The rules of Update for errors,
-	// panics, repeated calls and ctx apply.
+	// UpdateAll is Update over docs, Backends of the receiver's kind with
+	// the receiver among them: apply gets their encodings in order (nil if
+	// missing) and returns the new ones (cur[i] itself if unchanged). Every
+	// changed document is stored durably, or none is, also across a crash;
+	// Update's rules for apply and ctx hold.
 	UpdateAll(ctx context.Context, docs []Backend, apply func(cur [][]byte) ([][]byte, error)) error
 }
 
@@ -111,11 +109,9 @@ func MutateAll(ctx context.Context, docs []Doc, fn func(*Tx) error) (*Tx, error)
 	return updateAll(ctx, "mutate all", docs, fn)
 }
 
-// LoadAll reads several documents together: it takes their locks in the
-// canonical order, completes any transaction that a crashed process left
-// on them, reads them and releases the locks, so the documents are as
-// they were at one moment, never part of a transaction. Read them with
-// [Store.In] on the returned [Tx].
+// LoadAll reads several documents as they were at one moment, never part of
+// a transaction: under their locks, after completing any transaction a crash
+// left on them. Read them with [Store.In] on the returned [Tx].
 func LoadAll(ctx context.Context, docs ...Doc) (*Tx, error) {
 	return updateAll(ctx, "load all", docs, nil)
 }
