@@ -64,8 +64,8 @@
 //     docs/PROTOCOL.md, T's fields in declaration order. A T with both
 //     MarshalJSON and UnmarshalJSON owns the whole file instead.
 //   - A T whose pointer is a [Stamper] is stamped with the current time (UTC)
-//     when fn changed something else, and only then, and when Create stores
-//     it: status.Mutate sets UpdatedAt.
+//     just before the write when fn changed something else, and only then,
+//     and when Create stores it, by every Store: status.Mutate sets UpdatedAt.
 //   - Waiting for the lock honours ctx: the call returns an error wrapping
 //     ctx.Err() promptly and changes nothing. A ctx that is already done
 //     fails at once, even when nobody holds the lock: a task's last write

@@ -96,6 +96,5 @@ func Load(ctx context.Context, path string) (Status, error) {
 	return NewStore[Status](path).Load(ctx)
 }
 
-// Stamp sets UpdatedAt to now. A Store[Status] calls it (see [Stamper]) when
-// fn changed something else, so no change means no write.
+// Stamp sets UpdatedAt to now (see [Stamper]).
 func (s *Status) Stamp(now time.Time) { s.UpdatedAt = now }

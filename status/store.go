@@ -44,9 +44,7 @@ func WithMaxSize(n int64) Option {
 }
 
 // A Stamper is a document type that records when it last changed, such as
-// *Status (updated_at): every [Store] calls Stamp with the current time in
-// UTC just before it writes a document that fn changed, and on the document
-// [Create] stores.
+// *Status (updated_at); the package doc's Guarantees say when it is stamped.
 type Stamper interface{ Stamp(now time.Time) }
 
 // A Store keeps one JSON document of type T and serialises read-modify-write
