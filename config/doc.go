@@ -12,8 +12,7 @@
 // (ExampleConfig_Load, ExampleConfig_Save, ExampleConfig_LoadYAML);
 // environment overrides (ExampleConfig_FromEnv); a section into a struct
 // (ExampleDecode), the whole configuration (ExampleDecodeAll); feature
-// flags (ExampleConfig_Enabled). pkg.go.dev and
-// go doc -http show them; plain go doc does not.
+// flags (ExampleConfig_Enabled).
 //
 // # Guarantees
 //

@@ -16,8 +16,7 @@
 // a service's life from [New] to Shutdown with a workspace and a background
 // task (Example); one mutex per name (ExampleCore_Lock); a Shutdown that
 // times out on a stuck task and is called again (ExampleCore_Shutdown);
-// two spawners racing to claim a task (ExampleCore_Status). pkg.go.dev and
-// go doc -http show them; plain go doc does not.
+// two spawners racing to claim a task (ExampleCore_Status).
 //
 // # Guaranteed
 //

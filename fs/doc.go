@@ -18,8 +18,7 @@
 // writing inside a sandboxed root and being refused outside it
 // (ExampleFs_WriteAtomic); streaming a large file (ExampleFs_WriteAtomicFrom);
 // sweeping a killed writer's temp files (ExampleFs_SweepTemp); creating
-// durable directories (ExampleMkdirAll). pkg.go.dev and go doc -http show
-// them; plain go doc does not.
+// durable directories (ExampleMkdirAll).
 //
 // # Guaranteed
 //

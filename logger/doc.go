@@ -6,7 +6,6 @@
 // Runnable examples with their output, checked by go test (example_test.go):
 // the logger before any setup (ExampleDefault) and installing one's own
 // handler, then restoring the previous logger (ExampleSetDefault).
-// pkg.go.dev and go doc -http show them; plain go doc does not.
 //
 // # Guarantees
 //

@@ -7,13 +7,11 @@ import (
 	"time"
 )
 
-// Create stores v as the document if there is none yet, and returns it as
-// stored (stamped, if T is a [Stamper]). If a document exists, even an empty
+// Create stores v as the document if there is none yet, under the lock as
+// [Mutate] does, and returns it as stored (stamped, if T is a [Stamper]): of
+// several creators exactly one succeeds. If a document exists, even an empty
 // or corrupt one, Create changes nothing and returns an error matching
-// [os.ErrExist] (errors.Is(err, fs.ErrExist) for io/fs).
-//
-// It takes the document's lock like [Mutate] and honours ctx the same way,
-// so of several processes creating the same document exactly one succeeds.
+// [os.ErrExist].
 func (s *Store[T]) Create(ctx context.Context, v T) (T, error) {
 	var zero, result T
 	if ctx == nil {
@@ -42,14 +40,8 @@ func (s *Store[T]) Create(ctx context.Context, v T) (T, error) {
 	return result, nil
 }
 
-// Create stores st as the status document at path if there is none yet;
-// see [Store.Create]. It sets UpdatedAt. An existing document is left alone
-// and the error matches [os.ErrExist]:
-//
-//	_, err := status.Create(ctx, path, status.Status{State: status.Queued, Task: task})
-//	if errors.Is(err, os.ErrExist) {
-//		// someone else created it first
-//	}
+// Create stores st as the status document at path, setting UpdatedAt, if
+// there is none yet; see [Store.Create].
 func Create(ctx context.Context, path string, st Status) (Status, error) {
 	return NewStore[Status](path).Create(ctx, st)
 }

@@ -7,23 +7,20 @@ import (
 )
 
 // ErrCorrupt is matched ([errors.Is]) by every error that reports a stored
-// document which could not be decoded. The document is left untouched.
+// document which could not be decoded (a [*CorruptError]).
 var ErrCorrupt = errors.New("corrupt document")
 
 // ErrNameTooLong is matched ([errors.Is]) by the error of a document whose
-// lock file name (the document's name plus [LockSuffix]) is longer than its
-// file system allows: with the usual limit of 255 bytes for one name (ext4,
-// XFS, Btrfs, tmpfs, APFS), a document's own name may have at most 250.
-// The error matches syscall.ENAMETOOLONG too.
+// lock file name (its name plus [LockSuffix]) is too long for its file
+// system: usually a name over 250 bytes. It matches syscall.ENAMETOOLONG too.
 var ErrNameTooLong = errors.New("document name too long for its lock file")
 
 // ErrConflict is matched ([errors.Is]) by the error a guarded transition
 // returns when the current state does not allow the move.
 var ErrConflict = errors.New("state conflict")
 
-// A CorruptError reports a stored document that could not be decoded.
-// Nothing is written over a corrupt document: a human or the program that
-// wrote it must repair it first.
+// A CorruptError reports a stored document that could not be decoded, which
+// is never written over (see the package doc's Guarantees).
 type CorruptError struct {
 	Path   string // the document's name (file path or backend key)
 	Offset int64  // byte offset at which decoding failed

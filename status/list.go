@@ -29,22 +29,13 @@ type Entry[T any] struct {
 }
 
 // A Dir is the set of documents of type T kept in files named like pattern
-// anywhere under a root directory, whatever the layout between them:
-// "<root>/<org>/<repo>/<task>/status.json" as well as any other depth. It
-// lists them (All) and follows their changes ([Watch]).
-//
-// A document is a file whose name matches pattern (path.Match syntax,
-// against the name alone: "status.json", "*.json") and that is neither a
-// lock file ([LockSuffix]) nor the temp file of a write in progress or
-// interrupted ([fs.IsTemp]). Directories whose name starts with "." (.git,
-// caches) and symbolic links to directories are not entered; a symbolic
-// link, pipe or device named like a document is reported with an error
-// matching [fs.ErrNotRegular], without being opened. The root itself may be
-// a link.
-//
-// Documents are read as [Store.Load] reads them, without the lock: each is a
-// complete version (writers replace files by rename), decoded by the same
-// rules, limited in size by [WithMaxSize] (other options do not apply).
+// (path.Match syntax, against the name alone) anywhere under a root, whatever
+// the layout. It lists them ([Dir.All]) and follows their changes
+// ([Dir.Watch]), reading each as [Store.Load] does, limited by [WithMaxSize]
+// (other options do not apply). Lock files, temp files ([fs.IsTemp]),
+// directories whose name starts with "." and links to directories are
+// skipped; a link, pipe or device named like a document is reported as
+// [fs.ErrNotRegular] without being opened. The root may be a link.
 type Dir[T any] struct {
 	root    string
 	pattern string
@@ -66,16 +57,12 @@ func List(root string) iter.Seq2[Entry[Status], error] {
 	return NewDir[Status](root, StatusFile).All()
 }
 
-// All yields every document under the root with its value. A document that
-// cannot be read or decoded yields its [Entry] (with only Path set) and the
-// error, a *CorruptError with the byte offset for a corrupt one, and the
-// walk goes on; so does it past a directory it cannot read (that error
-// names the directory). A missing root, a root that is not a directory or
-// a malformed pattern yields one error and ends the sequence.
-//
-// Order: in each directory its documents by name, then its subdirectories
-// by name, depth first. A document written or removed during the walk may
-// or may not be seen; each one seen is a complete version.
+// All yields every document under the root: in each directory its documents
+// by name, then its subdirectories by name, depth first. A document that
+// cannot be read yields its [Entry] (only Path set) and the error, and so
+// does a directory; the walk goes on. A missing root, a root that is not a
+// directory or a malformed pattern yields one error and ends it. A document
+// written or removed during the walk may or may not be seen.
 func (d *Dir[T]) All() iter.Seq2[Entry[T], error] {
 	return func(yield func(Entry[T], error) bool) {
 		if err := d.check("list"); err != nil {

@@ -10,11 +10,10 @@ import (
 )
 
 // ErrNested is matched ([errors.Is]) by the error of a [Mutate], [Create],
-// [Remove], [MutateAll] or [LoadAll] that the function of another call runs, in
-// the same goroutine, on a document that call holds: it would wait for
-// its own caller's lock forever (or until its ctx ended). Nothing is
-// changed; the outer function may go on. The file backend finds such
-// calls; the package doc (Not guaranteed) lists those it cannot find.
+// [Remove], [MutateAll] or [LoadAll] that the function of another call runs,
+// in the same goroutine, on a document that call holds (it would wait for
+// ever). Nothing is changed; the outer function may go on. The package
+// doc's Not guaranteed says which such calls the file backend cannot find.
 var ErrNested = errors.New("nested call on a document its caller holds")
 
 // Nested calls are found without goroutine identities, which Go does not

@@ -6,26 +6,17 @@ import (
 	"time"
 )
 
-// An Observer receives measurements of the file backend's work: how long
-// each call waited for its turn and the lock, how many calls shared its
-// write, how long the write took, and how the call ended (a conflict, a
-// corrupt document refused, a timeout). Wire it to metrics (Prometheus,
-// OpenTelemetry) or to log/slog; the package depends on neither.
-//
-// An Observer is attached to a context with [WithObserver], so that it
-// reaches the package-level functions ([Mutate], [Create], [Remove]), which take
-// no options, as well as every [Store], without global state: calls made with
-// a context that carries it are reported, others are not. Attach it once to
-// a service's base context; [context.WithoutCancel] keeps it.
-//
-// Without an Observer the cost is one context lookup per call; see
-// BenchmarkObserver.
+// An Observer receives measurements of the file backend's work (each call's
+// wait, batch, write and outcome: a [Call]) for metrics or log/slog, which
+// the package does not depend on. Attached to a context with
+// [WithObserver], it reaches the package-level functions and every [Store]
+// without global state; attach it once to a service's base context
+// ([context.WithoutCancel] keeps it). Without one, a call costs one context
+// lookup more (BenchmarkObserver).
 type Observer struct {
-	// Done is called once per [Mutate], [Create] or [Remove] on the file
-	// backend, in the caller's goroutine, after the lock was released and
-	// before the call returns. It must be safe for concurrent use (calls
-	// on other goroutines report at the same time) and should be quick.
-	// A call whose fn panics is not reported.
+	// Done is called once per observed call (not one whose fn panics), in
+	// the caller's goroutine after the lock was released and before the
+	// call returns. It must be safe for concurrent use and quick.
 	Done func(Call)
 }
 
@@ -33,20 +24,15 @@ type Observer struct {
 type Call struct {
 	Path string // the document, as the caller named it
 	Op   string // "mutate" (Mutate, Create) or "remove"
-	// Wait is the time from the call until its fn ran under the lock: the
-	// in-process queue, the wait for the file lock and the read. For a
-	// call that failed before its fn ran, the time until it failed.
+	// Wait is the time from the call until its fn ran (queue, file lock,
+	// read), or until it failed if fn never ran.
 	Wait time.Duration
-	// Lock is how long the leader of the call's batch waited for the file
-	// lock (other processes holding it): part of the leader's Wait, and
-	// overlapping the Wait of a call that queued meanwhile. It is measured
-	// when an observed call was queued as the wait began.
+	// Lock is how long the batch's leader waited for the file lock, part
+	// of its Wait (measured if an observed call was queued as it began).
 	Lock time.Duration
-	// Batch is the number of calls applied in the call's batch, itself
-	// included; 0 if it never joined one (its ctx ended first).
+	// Batch is the number of calls in its batch, itself included; 0 if none.
 	Batch int
-	// Write is the duration of the batch's durable write or removal; 0
-	// if nothing was written.
+	// Write is the duration of the batch's durable write or removal, or 0.
 	Write time.Duration
 	// Leader reports that the call led its batch. Count Batch, Lock and
 	// Write only for leaders to get one figure per write.
@@ -75,9 +61,8 @@ func (c Call) LogValue() slog.Value {
 
 type observerKey struct{}
 
-// WithObserver returns a copy of ctx that carries o: [Mutate], [Create] and
-// [Remove] calls on the file backend made with it report to o. A nil o, or
-// one without Done, leaves calls unobserved.
+// WithObserver returns a copy of ctx that carries o, to which calls made
+// with it report (see [Observer]); a nil o, or one without Done, does not.
 func WithObserver(ctx context.Context, o *Observer) context.Context {
 	return context.WithValue(ctx, observerKey{}, o)
 }

@@ -13,9 +13,8 @@ import (
 	"github.com/agentstate/core/fs"
 )
 
-// QuarantineSuffix, then the time in UTC ("20260102T150405Z") and, if that
-// name is taken, "-2", "-3"..., is appended to a document's path to name
-// the file that [Quarantine] moves it to: status.json becomes
+// QuarantineSuffix, the time in UTC and, if that name is taken, "-2",
+// "-3"..., name the file that [Quarantine] moves a document to:
 // status.json.corrupt-20260102T150405Z.
 const QuarantineSuffix = ".corrupt-"
 
@@ -25,24 +24,14 @@ func Quarantine(ctx context.Context, path string) (moved string, err error) {
 	return NewStore[Status](path).Quarantine(ctx)
 }
 
-// Quarantine moves the document aside if [Mutate] refuses it — it does not
-// decode as T (a *CorruptError), or it is larger than the store's limit
-// ([fs.ErrTooLarge]) — so that work can resume: the next Mutate finds no
-// document and starts from the zero T. It returns the file the document
-// was moved to (see [QuarantineSuffix]). A document that decodes is left in
-// place, and Quarantine returns "" and nil.
-//
-// Nothing is lost: the document's file is renamed, not copied or
-// rewritten, so its bytes, mode and owner stay as they were; the new name
-// is one that did not exist (an earlier quarantined copy is never
-// replaced). The move happens under the document's lock, after waiting for
-// it as Mutate does (honouring ctx), so no writer is half-way through, and
-// it is durable when Quarantine returns (the file and its directory are
-// fsynced). The lock file stays.
-//
-// A missing document is an error matching [os.ErrNotExist]; a link, pipe or
-// directory at the path one matching [fs.ErrNotRegular]: neither is moved.
-// Backends other than the file backend return [errors.ErrUnsupported].
+// Quarantine moves the document aside if [Mutate] refuses it (a
+// [*CorruptError] or [fs.ErrTooLarge]), so that work resumes from the zero T,
+// and returns its new name (see [QuarantineSuffix]); a document that decodes
+// is left in place ("" and nil). The file is renamed under the lock, never
+// over another file, so its bytes, mode and owner stay; the move is durable
+// when Quarantine returns, and the lock file stays. A missing document is
+// [os.ErrNotExist]; a link, pipe or directory [fs.ErrNotRegular]. Backends
+// other than the file backend return [errors.ErrUnsupported].
 func (s *Store[T]) Quarantine(ctx context.Context) (moved string, err error) {
 	name := s.b.Name()
 	b, ok := s.b.(*fileBackend)

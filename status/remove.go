@@ -18,26 +18,13 @@ func Remove(ctx context.Context, path string) error {
 }
 
 // Remove removes the document and then its lock file, holding the lock
-// throughout. Like os.Remove, it reports a missing document with an error
-// matching [os.ErrNotExist] (and then changes nothing).
-//
-// It waits for the lock as [Mutate] does (honouring ctx), so it comes after
-// every Mutate that holds or was granted the lock before it, and a Mutate
-// that comes after it finds no document: fn sees the zero T, and if fn
-// changes it, the document is created anew. Another process waiting for
-// the lock when it is removed re-checks the lock file, finds it gone, and
-// takes a new one (the protocol's identity check; see the package doc).
-// The removal is durable (the directory is fsynced) when Remove returns
-// nil.
-//
-// A transaction that a crash left pending on the document is completed
-// first, whole: under the locks of all its documents, in the canonical
-// order, as [LoadAll] takes them; so is any transaction whose journal lies
-// in the document's directory and lists it (see Transactions in the
-// package doc). Removing the directory afterwards then deletes nothing
-// another document still needs.
-//
-// Backends other than the file backend return [errors.ErrUnsupported].
+// throughout, durably when it returns nil; a missing document is an error
+// matching [os.ErrNotExist]. It takes its turn for the lock as [Mutate]
+// does, so a Mutate after it finds no document and starts from the zero T.
+// Transactions a crash left pending on the document are completed first,
+// so removing the directory afterwards deletes nothing another document
+// needs (docs/PROTOCOL.md, Removing a document, has the rule). Backends
+// other than the file backend return [errors.ErrUnsupported].
 func (s *Store[T]) Remove(ctx context.Context) error {
 	if ctx == nil {
 		return pathError("remove", s.b.Name(), errNilContext)

@@ -36,8 +36,7 @@ func (s State) Final() bool {
 // <workspace-root>/<org>/<repo>/<task>/status.json; its State field is the
 // JSON member "status".
 //
-// Fields written by other programs that Status does not know are preserved
-// by [Mutate] (see the package doc); they are not visible in the struct.
+// Members Status does not declare are kept by [Mutate] but not visible here.
 type Status struct {
 	State     State     `json:"status"` // the JSON member "status"
 	Agent     string    `json:"agent"`
@@ -86,21 +85,16 @@ func Transition(to State, from ...State) func(*Status) error {
 }
 
 // Mutate runs fn on the status document at path under the document's lock
-// and commits the result durably; see [Store.Mutate]. When fn changes
-// anything, Mutate also sets UpdatedAt to the current time (as does every
-// Store[Status]). It returns the document as committed.
+// and commits the result durably, stamping UpdatedAt; see [Store.Mutate].
 func Mutate(ctx context.Context, path string, fn func(*Status) error) (Status, error) {
 	return NewStore[Status](path).Mutate(ctx, fn)
 }
 
 // Load returns the status document at path without taking the lock; see
-// [Store.Load]. Because writers replace the file by rename, the result is
-// always a complete document. A missing file gives the zero [Status] and a nil
-// error.
+// [Store.Load].
 func Load(ctx context.Context, path string) (Status, error) {
 	return NewStore[Status](path).Load(ctx)
 }
 
-// Stamp sets UpdatedAt to now. A Store[Status] calls it (see [Stamper]) when
-// fn changed something else, so no change means no write.
+// Stamp sets UpdatedAt to now (see [Stamper]).
 func (s *Status) Stamp(now time.Time) { s.UpdatedAt = now }

@@ -32,9 +32,7 @@ func WithPerm(perm os.FileMode) Option {
 }
 
 // DefaultMaxSize is the size of the largest document file that the file
-// backend reads (16 MiB; a status document is about 1 KiB). A larger one is
-// refused with an error matching [fs.ErrTooLarge], before it is read whole and
-// without being changed. [WithMaxSize] sets another limit.
+// backend reads (16 MiB; a status document is about 1 KiB); see [WithMaxSize].
 const DefaultMaxSize = 16 << 20
 
 // WithMaxSize sets the size in bytes of the largest document file that the
@@ -46,11 +44,7 @@ func WithMaxSize(n int64) Option {
 }
 
 // A Stamper is a document type that records when it last changed, such as
-// *Status (updated_at). When fn changes a document whose pointer is a
-// Stamper, [Mutate] calls Stamp with the current time in UTC just before the
-// document is encoded and written; [Create] calls it on the document it
-// stores. When fn changes nothing, Stamp is not called and nothing is
-// written. Every [Store] of such a type stamps the same way, whoever made it.
+// *Status (updated_at); the package doc's Guarantees say when it is stamped.
 type Stamper interface{ Stamp(now time.Time) }
 
 // A Store keeps one JSON document of type T and serialises read-modify-write
@@ -62,9 +56,8 @@ type Store[T any] struct {
 	codec *codec
 }
 
-// NewStore returns a [Store] for the document at path. By default the document
-// is a file kept by the file backend (see the package doc for the locking
-// protocol); [WithBackend] selects another backend.
+// NewStore returns a [Store] for the document at path, a file kept by the
+// file backend unless [WithBackend] selects another.
 func NewStore[T any](path string, opts ...Option) *Store[T] {
 	o := collect(opts)
 	var b Backend
@@ -77,23 +70,10 @@ func NewStore[T any](path string, opts ...Option) *Store[T] {
 }
 
 // Mutate runs fn on the current document under the document's lock and
-// commits the result.
-//
-// A missing document is presented to fn as the zero T. A document that cannot
-// be decoded yields a *CorruptError (errors.Is(err, [ErrCorrupt])) and fn is not
-// called. If fn returns an error, nothing is written and Mutate returns that
-// error as is. If fn panics, nothing is written, the lock is released and the
-// panic propagates. If fn leaves the document's encoding unchanged, nothing is
-// written. Otherwise the new document is stored durably before Mutate
-// returns, and Mutate returns it.
-//
-// JSON fields of the stored document that T does not declare are kept, with
-// their value bytes unchanged.
-//
-// Mutate honours ctx while it waits for the lock or for its turn: it then
-// returns an error wrapping ctx.Err(), having changed nothing. fn may be
-// called more than once by backends that retry (not by the file backend);
-// it should have no side effects beyond *T.
+// commits the result durably, returning the document as committed. A
+// missing document is presented to fn as the zero T. What is written, and
+// when nothing is (fn's error or panic, no change, a corrupt document, ctx),
+// is stated once in the package doc's Guarantees.
 func (s *Store[T]) Mutate(ctx context.Context, fn func(*T) error) (T, error) {
 	var result T
 	switch {
@@ -151,10 +131,8 @@ func (s *Store[T]) current(cur []byte) (v T, unknown map[string]json.RawMessage,
 	return v, unknown, compact, nil
 }
 
-// Load returns the current document without taking the lock. A missing
-// document gives the zero T and a nil error; an undecodable one a
-// *CorruptError. ctx bounds the read for backends that may block (a network
-// store).
+// Load returns the current document without taking the lock: the zero T if
+// there is none. ctx bounds the read for backends that may block.
 func (s *Store[T]) Load(ctx context.Context) (T, error) {
 	return s.load(ctx, false)
 }

@@ -26,13 +26,11 @@ type Doc interface {
 // backend and the etcd backend (status/etcdstore) implement it.
 type TxBackend interface {
 	Backend
-	// UpdateAll is Update over several documents: docs are Backends of the
-	// receiver's kind, the receiver among them (an error otherwise), and
-	// apply gets their current encodings in that order (nil for a missing
-	// document) and returns the new ones, cur[i] itself for a document it
-	// leaves unchanged. Either every changed document is stored, durably,
-	// or none is, also across a crash. The rules of Update for errors,
-	// panics, repeated calls and ctx apply.
+	// UpdateAll is Update over docs, Backends of the receiver's kind with
+	// the receiver among them: apply gets their encodings in order (nil if
+	// missing) and returns the new ones (cur[i] itself if unchanged). Every
+	// changed document is stored durably, or none is, also across a crash;
+	// Update's rules for apply and ctx hold.
 	UpdateAll(ctx context.Context, docs []Backend, apply func(cur [][]byte) ([][]byte, error)) error
 }
 
@@ -46,13 +44,10 @@ type Tx struct {
 }
 
 // In returns the document of s in tx: inside a [MutateAll] function, the
-// value to read and change; after MutateAll or [LoadAll] returned, the
-// document as committed or read. Calls for one document return the same
-// pointer.
-//
-// s must be one of the Docs the transaction was given, or a [Store] of the
-// same type and name. Otherwise In returns a pointer to a zero T and the
-// transaction fails with an error matching [os.ErrInvalid], writing nothing.
+// value to read and change; afterwards, the document as committed or read
+// (one pointer per document). s must be one of the transaction's Docs or a
+// [Store] of the same type and name; otherwise In returns a pointer to a
+// zero T and the transaction fails with [os.ErrInvalid], writing nothing.
 func (s *Store[T]) In(tx *Tx) *T {
 	if tx == nil {
 		return new(T)
@@ -99,29 +94,14 @@ func (tx *Tx) fail(err error) {
 //		return t.Transition(status.Running, status.Queued)
 //	})
 //
-// Each document is presented as [Mutate] presents it (a missing one as the
-// zero value; a corrupt one fails MutateAll before fn runs) and, if fn
-// changed it, stored as Mutate stores it (stamped, unknown fields kept).
-// If fn returns an error or panics, nothing is written. Otherwise every
-// changed document is stored durably before MutateAll returns nil, and the
-// returned [Tx] holds the documents as committed. An error matching
-// [fs.ErrDurabilityUnknown] means the transaction is committed but an I/O
-// error interrupted its installation or its last sync: every later locker
-// sees it complete. After a crash at any
-// point, every later reader that takes the locks sees all of the new
-// documents or all of the old ones; see Transactions in the package doc for
-// what lock-free readers see and how the file backend does it.
-//
-// The documents must be distinct (not two names of one file, hard links
-// included), non-nil, and kept by one backend that implements [TxBackend];
-// otherwise MutateAll returns an error matching [os.ErrInvalid] and changes
-// nothing. A transaction a crash left on a document is completed or undone
-// first (see Transactions in the package doc); when that cannot be done
-// safely MutateAll fails with [ErrTxUntrusted] or [ErrTxConflict]. Locks are
-// taken in one canonical order, so transactions over overlapping sets never
-// deadlock, in one process or across several. fn may run more than once
-// on a backend that retries (etcd), so it should have no effect other than
-// on the documents.
+// Each document is presented and stored as [Mutate] does; the package doc's
+// Guarantees and Transactions state what is written, when, and what later
+// readers see. The returned [Tx] holds the documents as committed. An error
+// matching [fs.ErrDurabilityUnknown] means the transaction is committed but
+// an I/O error interrupted its installation or its last sync: every later
+// locker sees it complete. The documents must be distinct, non-nil and kept
+// by one [TxBackend]; otherwise the error matches [os.ErrInvalid] and
+// nothing changes.
 func MutateAll(ctx context.Context, docs []Doc, fn func(*Tx) error) (*Tx, error) {
 	if fn == nil {
 		return nil, pathError("mutate all", docNames(docs), errNilFunc)
@@ -129,12 +109,9 @@ func MutateAll(ctx context.Context, docs []Doc, fn func(*Tx) error) (*Tx, error)
 	return updateAll(ctx, "mutate all", docs, fn)
 }
 
-// LoadAll reads several documents together: it takes their locks in the
-// canonical order, completes any transaction that a crashed process left
-// on them, reads them and releases the locks, so the documents are as
-// they were at one moment, never part of a transaction. Read them with
-// [Store.In] on the returned [Tx]. [Load], which takes no lock, may return one
-// document from before a transaction and another from after it.
+// LoadAll reads several documents as they were at one moment, never part of
+// a transaction: under their locks, after completing any transaction a crash
+// left on them. Read them with [Store.In] on the returned [Tx].
 func LoadAll(ctx context.Context, docs ...Doc) (*Tx, error) {
 	return updateAll(ctx, "load all", docs, nil)
 }

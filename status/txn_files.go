@@ -12,11 +12,9 @@ import (
 	"github.com/agentstate/core/status/internal/journal"
 )
 
-// The files a transaction leaves next to its documents while it commits,
-// and after a crash until the next locker recovers it (see Transactions in
-// the package doc): the marker PATH.txn, the new content PATH.txn.tmp, the
-// journal .txn-<16 hex digits>.journal, and after a conflict the
-// transaction's copy PATH.conflict-<UTC time>.
+// The files a transaction leaves next to its documents until it commits or
+// the next locker recovers it: the marker PATH.txn, the new content
+// PATH.txn.tmp and, after a conflict, the copy PATH.conflict-<UTC time>.
 const (
 	TxMarkerSuffix = journal.MarkerSuffix
 	TxTempSuffix   = journal.TempSuffix
@@ -25,28 +23,21 @@ const (
 
 var (
 	// ErrTxUntrusted is matched ([errors.Is]) by the error of a
-	// transaction file that recovery will not act on: not a regular file,
-	// too large, malformed, a journal that does not list the document,
-	// more than one hard link, or in a sticky directory a file owned by
-	// someone other than the document's owner, the caller or the
-	// directory's owner. The error names the file; the document is left as
-	// it is, and every locker fails on it until an operator removes the
-	// file (corestate fsck lists it).
+	// transaction file that recovery will not act on (docs/PROTOCOL.md,
+	// What recovery trusts). The error names the file; every locker of the
+	// document fails on it until an operator removes the file.
 	ErrTxUntrusted = journal.ErrUntrusted
 
 	// ErrTxConflict is matched by the error of a recovery that found a
 	// committed transaction's document replaced or removed after the
-	// commit point, by a writer that does not recover transactions. The
-	// document is kept as that writer left it, the transaction's copy is
-	// moved to PATH.conflict-<UTC time> (the error names both), and the
-	// transaction's files are gone: the call's fn did not run, and a
-	// retry proceeds. See Transactions in the package doc for what an
-	// operator does next.
+	// commit point by a writer that does not recover transactions: the
+	// document is kept, the transaction's copy moved aside (the error names
+	// both), fn did not run, and a retry proceeds. docs/PROTOCOL.md (Basic
+	// and conforming clients) says what an operator does next.
 	ErrTxConflict = journal.ErrConflict
 
 	// ErrTxOrphan is matched by [CheckTxFile]'s error for a journal that no
-	// marker names: it can never be needed again, and [SweepJournals]
-	// removes it.
+	// marker names, which is never needed again ([SweepJournals]).
 	ErrTxOrphan = journal.ErrOrphan
 )
 
@@ -74,14 +65,12 @@ func isConflictName(base string) bool {
 }
 
 // CheckTxFile reports, changing nothing and taking no lock, whether the
-// transaction file at name (see [IsTxFile]) needs an operator. It returns
-// nil for a file the next locker of its documents completes or undoes,
-// or that the next commit replaces; an error matching [ErrTxUntrusted]
-// (or an I/O error) for one that stops every locker of its document until
-// it is removed; [ErrTxConflict] for a transaction's copy kept after a
-// conflict, or a marker whose recovery will keep one; [ErrTxOrphan] for a
-// journal that no marker names. maxSize bounds the documents and new
-// contents it reads, as [WithMaxSize] does (<= 0: no limit).
+// transaction file at name (see [IsTxFile]) needs an operator: nil if the
+// next locker or commit deals with it; [ErrTxUntrusted] (or an I/O error)
+// if it stops every locker of its document; [ErrTxConflict] for a conflict
+// copy, or a marker whose recovery will keep one; [ErrTxOrphan] for a
+// journal no marker names. maxSize bounds what it reads, as [WithMaxSize]
+// does (<= 0: no limit).
 func CheckTxFile(name string, maxSize int64) error {
 	abs, err := filepath.Abs(name)
 	if err != nil {
@@ -106,12 +95,9 @@ func CheckTxFile(name string, maxSize int64) error {
 }
 
 // SweepJournals removes from dir (not its subdirectories) the journals that
-// no marker names ([ErrTxOrphan]), which a crash between the last two
-// steps of a recovery can leave, and returns the paths it removed. A
-// journal that is still needed is left; one it cannot trust (in a sticky
-// directory, a journal of another user than the caller or the directory's
-// owner) or read is left too, and its error, naming it, is joined into
-// err.
+// no marker names ([ErrTxOrphan]) and returns their paths. A journal still
+// needed is left; so is one it cannot trust or read, and its error, naming
+// it, is joined into err.
 func SweepJournals(dir string) (removed []string, err error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {

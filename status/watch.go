@@ -19,14 +19,6 @@ import (
 var errDirGone = fmt.Errorf("directory removed or moved: %w", os.ErrNotExist)
 
 // Watch follows the status document at path: NewStore[Status](path).Watch.
-//
-//	for e, err := range status.Watch(ctx, path) {
-//		if err != nil {
-//			log.Print(err) // e.g. a corrupt document; the watch goes on
-//			continue
-//		}
-//		fmt.Println(e.Value.State)
-//	}
 func Watch(ctx context.Context, path string) iter.Seq2[Entry[Status], error] {
 	return NewStore[Status](path).Watch(ctx)
 }
@@ -38,12 +30,9 @@ func WatchDir(ctx context.Context, root string) iter.Seq2[Entry[Status], error] 
 }
 
 // Watch yields the document's current state (nothing if it does not
-// exist), then each change: a new value, a Removed entry, or an error for
-// a document that cannot be read, until ctx ends or the loop stops. See
-// Listing and watching documents in the package doc for what is
-// guaranteed. The document's directory must exist. Backends other than
-// the file backend yield [errors.ErrUnsupported] (etcdstore has its own
-// Watch).
+// exist), then each change (see the package doc's Listing and watching
+// documents). The document's directory must exist. Backends other than the
+// file backend yield [errors.ErrUnsupported] (etcdstore has its own Watch).
 func (s *Store[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 	return func(yield func(Entry[T], error) bool) {
 		name := s.b.Name()
@@ -101,12 +90,8 @@ func (s *Store[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 }
 
 // Watch yields every document under the root (as All does), then each
-// change: a new value, a Removed entry, or an error for a document that
-// cannot be read, until ctx ends or the loop stops. Directories created
-// under the root are watched from the moment they are seen, and the
-// documents already in them are reported; see Listing and watching
-// documents in the package doc for what is guaranteed. Each directory costs
-// one inotify watch.
+// change (see the package doc's Listing and watching documents). Each
+// directory costs one inotify watch.
 func (d *Dir[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 	return func(yield func(Entry[T], error) bool) {
 		root := filepath.Clean(d.root)

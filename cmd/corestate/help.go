@@ -238,7 +238,7 @@ are the files named like PATTERN (path.Match), checked as get reads them: one
 named status.json as a status document, any other as a JSON object, unless
 --kind names one kind for all. Transaction files are checked by
 status.CheckTxFile. What an operator does with a blocked file or a conflict
-copy is in the status package doc (Transactions).
+copy is in docs/PROTOCOL.md (Basic and conforming clients).
 
 Exit codes: 0 every document can be used and no transaction file needs an
 operator (leftovers alone are not failures); 3 at least one corrupt or

@@ -105,8 +105,8 @@ func TestCrossprocDeleterControlNoRecheck(t *testing.T) {
 // A locker that unlocks before it unlinks (portalocker's TemporaryFileLock)
 // cannot be made safe from the other side: between its unlock and its
 // unlink, a Go caller locks the old file, passes the re-check, and the
-// unlink then lets a newcomer lock a new file, so updates may be lost (the
-// package doc's Third-party lockers). What still holds, and is checked here:
+// unlink then lets a newcomer lock a new file, so updates may be lost
+// (docs/PROTOCOL.md, Third-party lockers). What still holds, and is checked here:
 // the document stays whole and decodable, and no update is applied twice.
 // The loss itself is logged, not asserted: it is not a guarantee either way.
 func TestCrossprocUnlockThenUnlinkLockerKeepsDocumentWhole(t *testing.T) {

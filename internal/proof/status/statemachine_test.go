@@ -57,7 +57,7 @@ func (m *txModel) subset(t *rapid.T, label string, least int) []int {
 
 // TestTxStateMachine runs random sequences of transactions (some failing),
 // Mutate calls, LoadAll and Load, and commits that a "process" left at a
-// random step (written file by file as the package doc's protocol says,
+// random step (written file by file as docs/PROTOCOL.md says,
 // the way a program in another language would), against the model.
 func TestTxStateMachine(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {

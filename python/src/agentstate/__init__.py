@@ -4,7 +4,7 @@ Python agents read and change the same JSON documents (status.json files,
 registries) as Go services that use the Go package
 github.com/agentstate/core/status, and as shell scripts that use corestate,
 without losing an update or seeing half a transaction. This package follows
-the protocol its package doc states (Locking protocol, Transactions),
+the protocol of docs/PROTOCOL.md (Changing one document, Transactions),
 recovery of crashed transactions included::
 
     import agentstate
@@ -24,7 +24,7 @@ recovery of crashed transactions included::
     agentstate.mutate_all(["registry.json", "ws/status.json"], spawn)
 
 What is guaranteed, and what is not, is stated in the README (python/README.md
-in the repository) and, for the protocol, in the Go package doc.
+in the repository) and, for the protocol, in docs/PROTOCOL.md.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Transactions of several documents on files: the commit, and the recovery
 that whoever next holds a document's lock runs after a crash, by the rules
-of the Go status package doc (Transactions: recovery and what it trusts;
-Locking protocol: the commit and Recovery). It takes absolute, clean paths
+of docs/PROTOCOL.md in the repository (Transactions, Recovery, What recovery
+trusts). It takes absolute, clean paths
 and bytes; its caller holds the documents' locks.
 
 For a document PATH a commit writes:
@@ -766,8 +766,8 @@ def _journal_bytes(paths: List[str]) -> bytes:
 
 def commit(ws: List[Write], op: str, shown: str) -> None:
     """Stores ws (two or more documents, whose locks the caller holds) all
-    or nothing, by the protocol of the Go status package doc (Locking
-    protocol: the commit). An error before the commit point leaves every
+    or nothing, by the protocol of docs/PROTOCOL.md in the repository
+    (Transactions: the commit). An error before the commit point leaves every
     document as it was and nothing of the commit behind; after it, the
     commit is complete for every later locker and the error is
     DurabilityUnknown."""

@@ -76,7 +76,7 @@ var _ = func() bool {
 }()
 
 // BenchmarkHandoff measures how long after a release a waiting process gets
-// the lock: the liveness figure of the package doc (Waiting for the lock).
+// the lock: the liveness figure of docs/PROTOCOL.md (Waiting for the lock).
 // In each iteration a process waits for a held lock for 50 ms, 300 ms or
 // 1 s (in turn: the longer a waiter has waited, the longer its timeouts),
 // then the holder releases it. Reported: the median and the largest delay

@@ -3,7 +3,7 @@
 // holds.
 //
 // What a waiter does, what other processes can and cannot do to it, and
-// why, is stated once, in package status's doc (Waiting for the lock).
+// why, is stated once, in docs/PROTOCOL.md (Waiting for the lock).
 package flock
 
 import (

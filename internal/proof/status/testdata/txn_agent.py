@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A Python agent that changes several status documents in one transaction,
 through the repository's Python package (python/, import agentstate):
-agentstate.mutate_all follows the protocol of status/doc.go (Locking
-protocol: several documents, the commit and Recovery).
+agentstate.mutate_all follows the protocol of docs/PROTOCOL.md
+(Transactions, Recovery).
 
 Usage:
   txn_agent.py toggle REGISTRY TASK... [--rounds N] [--die-at STEP] [--two]
