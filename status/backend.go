@@ -1,12 +1,20 @@
 package status
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+)
 
 // A Backend keeps one encoded JSON document and serialises read-modify-write
-// cycles on it. The file backend (the default) keeps it at the [Store]'s path
-// under a sidecar flock; other backends (e.g. etcd, in the nested module
-// status/etcdstore) implement the same contract so that code using a Store
-// does not change when the backend does.
+// cycles on it; [Store.Remove], [Store.Watch], [Store.Quarantine] and
+// [MutateAll] also need the optional methods of [RemoveBackend],
+// [WatchBackend], the file backend and [TxBackend], and on a backend
+// without them return an error matching [ErrUnsupported]. The file backend
+// (the default) keeps the document at the [Store]'s path under a sidecar
+// flock and has every method; the etcd backend (status/etcdstore) has all
+// but Quarantine. Code using a Store does not change when the backend does.
 //
 // Implementations must be safe for concurrent use by multiple goroutines.
 type Backend interface {
@@ -39,4 +47,54 @@ type Backend interface {
 
 	// Name identifies the document in errors and logs (a path, an etcd key).
 	Name() string
+}
+
+// A RemoveBackend is a [Backend] that can remove its document, for
+// [Store.Remove].
+type RemoveBackend interface {
+	Backend
+	// Remove removes the document, durably, in the order of the Updates:
+	// after every Update that came before it, and every Update after it
+	// finds no document. A missing document is an error matching
+	// [os.ErrNotExist], and nothing changes.
+	Remove(ctx context.Context) error
+}
+
+// A WatchBackend is a [Backend] that can follow its document, for
+// [Store.Watch].
+type WatchBackend interface {
+	Backend
+	// Watch yields the current encoded document (nothing if there is none),
+	// then the document after each change: nil once it is removed, or an
+	// error for a state that cannot be read. It may yield a state more than
+	// once (the Store reports each change once), but never misses the last
+	// one. It ends when ctx ends (quietly), when the loop stops, or after
+	// yielding an error that ends the watch (e.g. the directory was
+	// removed).
+	Watch(ctx context.Context) iter.Seq2[[]byte, error]
+}
+
+// quarantiner is the file backend's method for [Store.Quarantine]: moving
+// a document aside leaves it on disk under a new name, which only a file
+// has.
+type quarantiner interface {
+	// quarantine moves the document aside unless usable(doc) holds for it,
+	// and returns its new name ("" if it was left in place).
+	quarantine(ctx context.Context, usable func(doc []byte) bool) (moved string, err error)
+}
+
+// ErrUnsupported is matched ([errors.Is]) by the error of a [Store] method
+// whose backend lacks the optional method it needs (see [Backend]); the
+// error names what is missing. It also matches [errors.ErrUnsupported].
+var ErrUnsupported error = unsupportedError{}
+
+type unsupportedError struct{}
+
+func (unsupportedError) Error() string        { return "operation not supported by the backend" }
+func (unsupportedError) Is(target error) bool { return target == errors.ErrUnsupported }
+
+// unsupported is the error of a call on a backend that lacks what names
+// (e.g. "it is not a status.RemoveBackend").
+func unsupported(what string) error {
+	return fmt.Errorf("%w: %s", ErrUnsupported, what)
 }

@@ -17,35 +17,40 @@ func Remove(ctx context.Context, path string) error {
 	return NewStore[Status](path).Remove(ctx)
 }
 
-// Remove removes the document and then its lock file, holding the lock
-// throughout. Like os.Remove, it reports a missing document with an error
-// matching [os.ErrNotExist] (and then changes nothing).
+// Remove removes the document. Like os.Remove, it reports a missing
+// document with an error matching [os.ErrNotExist] (and then changes
+// nothing). It waits as [Mutate] does (honouring ctx), so it comes after
+// every Mutate that holds or was granted the lock (or turn) before it, and
+// a Mutate that comes after it finds no document: fn sees the zero T, and
+// if fn changes it, the document is created anew. The removal is durable
+// when Remove returns nil.
 //
-// It waits for the lock as [Mutate] does (honouring ctx), so it comes after
-// every Mutate that holds or was granted the lock before it, and a Mutate
-// that comes after it finds no document: fn sees the zero T, and if fn
-// changes it, the document is created anew. Another process waiting for
-// the lock when it is removed re-checks the lock file, finds it gone, and
-// takes a new one (the protocol's identity check; see the package doc).
-// The removal is durable (the directory is fsynced) when Remove returns
-// nil.
+// The file backend removes the document and then its lock file, holding
+// the lock throughout, and fsyncs the directory. Another process waiting
+// for the lock when it is removed re-checks the lock file, finds it gone,
+// and takes a new one (the protocol's identity check; see the package
+// doc). A transaction that a crash left pending on the document is
+// completed first, whole: under the locks of all its documents, in the
+// canonical order, as [LoadAll] takes them; so is any transaction whose
+// journal lies in the document's directory and lists it (see Transactions
+// in the package doc). Removing the directory afterwards then deletes
+// nothing another document still needs.
 //
-// A transaction that a crash left pending on the document is completed
-// first, whole: under the locks of all its documents, in the canonical
-// order, as [LoadAll] takes them; so is any transaction whose journal lies
-// in the document's directory and lists it (see Transactions in the
-// package doc). Removing the directory afterwards then deletes nothing
-// another document still needs.
-//
-// Backends other than the file backend return [errors.ErrUnsupported].
+// A backend that is not a [RemoveBackend] returns an error matching
+// [ErrUnsupported].
 func (s *Store[T]) Remove(ctx context.Context) error {
 	if ctx == nil {
 		return pathError("remove", s.b.Name(), errNilContext)
 	}
-	b, ok := s.b.(*fileBackend)
+	b, ok := s.b.(RemoveBackend)
 	if !ok {
-		return pathError("remove", s.b.Name(), errors.ErrUnsupported)
+		return pathError("remove", s.b.Name(), unsupported("it is not a status.RemoveBackend"))
 	}
+	return b.Remove(ctx)
+}
+
+// Remove implements [RemoveBackend]; see [Store.Remove].
+func (b *fileBackend) Remove(ctx context.Context) error {
 	for {
 		missing := false
 		err := b.update(ctx, "remove", func(cur []byte) ([]byte, error) {
