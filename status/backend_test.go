@@ -26,6 +26,7 @@ func TestOptionalMethods(t *testing.T) {
 	}
 	_, werr := first(plain.Watch(ctx))
 	_, qerr := plain.Quarantine(ctx)
+	_, txerr := MutateAll(ctx, []Doc{plain}, func(*Tx) error { return nil })
 	for name, tc := range map[string]struct {
 		err  error
 		what string
@@ -33,6 +34,7 @@ func TestOptionalMethods(t *testing.T) {
 		"Remove":     {plain.Remove(ctx), "status.RemoveBackend"},
 		"Watch":      {werr, "status.WatchBackend"},
 		"Quarantine": {qerr, "file backend"},
+		"MutateAll":  {txerr, "status.TxBackend"},
 	} {
 		if !errors.Is(tc.err, ErrUnsupported) || !errors.Is(tc.err, errors.ErrUnsupported) || !strings.Contains(fmtErr(tc.err), tc.what) {
 			t.Errorf("%s on a plain backend: %v; want ErrUnsupported naming %s", name, tc.err, tc.what)

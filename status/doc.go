@@ -140,10 +140,12 @@
 //
 // List ([Dir.All]) yields every document under a root, whatever the layout;
 // Watch ([Store.Watch]) follows one document and WatchDir ([Dir.Watch]) every
-// document under a root, with the iterator shape of etcdstore.Watch: the
-// current state first, then each change, until ctx ends or the loop stops.
-// A document that cannot be read or decoded yields its [Entry] with an error
-// (a *CorruptError with the offset) and the walk or the watch goes on.
+// document under a root: the current state first, then each change, until
+// ctx ends or the loop stops. A document that cannot be read or decoded
+// yields its [Entry] with an error (a *CorruptError with the offset) and the
+// walk or the watch goes on. Store.Watch yields the same entries on every
+// [WatchBackend] (etcd's follows the key's revisions); how the file backend
+// sees changes, and what that guarantees, follows.
 //
 // Watches see changes through the documents' directories (inotify on
 // Linux, through package syscall; elsewhere, or when inotify instances or
