@@ -8,13 +8,14 @@ import (
 )
 
 // A Backend keeps one encoded JSON document and serialises read-modify-write
-// cycles on it; [Store.Remove], [Store.Watch], [Store.Quarantine] and
-// [MutateAll] also need the optional methods of [RemoveBackend],
-// [WatchBackend], the file backend and [TxBackend], and on a backend
-// without them return an error matching [ErrUnsupported]. The file backend
-// (the default) keeps the document at the [Store]'s path under a sidecar
-// flock and has every method; the etcd backend (status/etcdstore) has all
-// but Quarantine. Code using a Store does not change when the backend does.
+// cycles on it; it may lack the optional methods that [Store.Remove]
+// ([RemoveBackend]), [Store.Watch] ([WatchBackend]), [MutateAll] and
+// [LoadAll] ([TxBackend]) and [Store.Quarantine] (the file backend's own)
+// need, and those calls then return an error matching [ErrUnsupported].
+// The file backend (the default) keeps the document at the [Store]'s path
+// under a sidecar flock and has every method; the etcd backend
+// (status/etcdstore) has all but Quarantine's. Code using a Store does not
+// change when the backend does.
 //
 // Implementations must be safe for concurrent use by multiple goroutines.
 type Backend interface {
