@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"testing"
+
+	"github.com/agentstate/core/status"
 )
 
 // A Remove that commits while writers queue behind it hands its turn on
@@ -62,5 +64,22 @@ func TestRemoveErrors(t *testing.T) {
 	cancel()
 	if err := b.Remove(cctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v; want context.Canceled", err)
+	}
+}
+
+// Quarantine is the file backend's only: on etcd the Store says so with
+// status.ErrUnsupported, and the document stays.
+func TestQuarantineUnsupported(t *testing.T) {
+	cli := newClient(t, sharedServer(t).Endpoint())
+	path := docPath(t)
+	if _, err := cli.Put(testCtx(t), key(path), "{"); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := status.NewStore[counter](path, With(cli)).Quarantine(testCtx(t))
+	if !errors.Is(err, status.ErrUnsupported) || moved != "" {
+		t.Errorf("Quarantine = %q, %v; want status.ErrUnsupported", moved, err)
+	}
+	if got, ok := getRaw(t, cli, key(path)); !ok || string(got) != "{" {
+		t.Errorf("the document changed to %q (present %v)", got, ok)
 	}
 }
