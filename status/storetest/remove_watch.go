@@ -69,7 +69,8 @@ func testRemoveCorrupt(t *testing.T, h Harness) {
 // Remove takes its place among concurrent Mutates: every increment before
 // it is removed with the document and every one after it starts from zero,
 // so the counts that the Mutates return are 1..a and 1..b, with b the
-// final count. A lost update or a Remove that a later Mutate did not see
+// final count and a ≥ 1 (the first Mutate returned before the Remove
+// began). A lost update, or a Remove that a concurrent write undid,
 // breaks the pattern.
 func testRemoveAmongMutates(t *testing.T, h Harness) {
 	p := h.Path(t)
@@ -112,6 +113,9 @@ func testRemoveAmongMutates(t *testing.T, h Harness) {
 	final, err := h.store(p).Load(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if final.Count >= len(counts) {
+		t.Fatalf("final count %d after %d increments: the Remove, which came after the first, removed nothing", final.Count, len(counts))
 	}
 	var want []int
 	for i := 1; i <= len(counts)-final.Count; i++ {
@@ -201,7 +205,9 @@ func testWatchMissing(t *testing.T, h Harness) {
 	defer cancel()
 	created := make(chan error, 1)
 	go func() {
-		_, err := h.store(p).Mutate(ctx, func(d *Doc) error { d.Count = 1; return nil })
+		// Not ctx: the watch may report the write, and end, before
+		// Mutate returns.
+		_, err := h.store(p).Mutate(context.Background(), func(d *Doc) error { d.Count = 1; return nil })
 		created <- err
 	}()
 	var got []string
