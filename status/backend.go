@@ -1,11 +1,20 @@
 package status
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+)
 
 // A Backend keeps one encoded JSON document and serialises read-modify-write
 // cycles on it, safe for concurrent use. The file backend (the default) keeps
 // it at the [Store]'s path; others (status/etcdstore) implement the same
-// contract, so code using a Store does not change with the backend.
+// contract, so code using a Store does not change with the backend. A
+// backend may lack the optional methods that [Store.Remove] ([RemoveBackend]),
+// [Store.Watch] ([WatchBackend]), [MutateAll] and [LoadAll] ([TxBackend]) and
+// [Store.Quarantine] need: those calls then return an error matching
+// [ErrUnsupported]. The etcd backend has all but Quarantine's.
 type Backend interface {
 	// Load returns the current encoded document, or (nil, nil) if there is
 	// none. It never returns a partially written document, and it must not
@@ -24,4 +33,54 @@ type Backend interface {
 
 	// Name identifies the document in errors and logs (a path, an etcd key).
 	Name() string
+}
+
+// A RemoveBackend is a [Backend] that can remove its document, for
+// [Store.Remove].
+type RemoveBackend interface {
+	Backend
+	// Remove removes the document, durably, in the order of the Updates:
+	// after every Update that came before it, and every Update after it
+	// finds no document. A missing document is an error matching
+	// [os.ErrNotExist], and nothing changes.
+	Remove(ctx context.Context) error
+}
+
+// A WatchBackend is a [Backend] that can follow its document, for
+// [Store.Watch].
+type WatchBackend interface {
+	Backend
+	// Watch yields the current encoded document (nothing if there is none),
+	// then the document after each change: nil once it is removed, or an
+	// error for a state that cannot be read. It may yield a state more than
+	// once (the Store reports each change once), but never misses the last
+	// one. It ends when ctx ends (quietly), when the loop stops, or after
+	// yielding an error that ends the watch (e.g. the directory was
+	// removed).
+	Watch(ctx context.Context) iter.Seq2[[]byte, error]
+}
+
+// quarantiner is the file backend's method for [Store.Quarantine]: moving
+// a document aside leaves it on disk under a new name, which only a file
+// has.
+type quarantiner interface {
+	// quarantine moves the document aside unless usable(doc) holds for it,
+	// and returns its new name ("" if it was left in place).
+	quarantine(ctx context.Context, usable func(doc []byte) bool) (moved string, err error)
+}
+
+// ErrUnsupported is matched ([errors.Is]) by the error of a [Store] method
+// whose backend lacks the optional method it needs (see [Backend]); the
+// error names what is missing. It also matches [errors.ErrUnsupported].
+var ErrUnsupported error = unsupportedError{}
+
+type unsupportedError struct{}
+
+func (unsupportedError) Error() string        { return "operation not supported by the backend" }
+func (unsupportedError) Is(target error) bool { return target == errors.ErrUnsupported }
+
+// unsupported is the error of a call on a backend that lacks what names
+// (e.g. "it is not a status.RemoveBackend").
+func unsupported(what string) error {
+	return fmt.Errorf("%w: %s", ErrUnsupported, what)
 }

@@ -152,8 +152,10 @@
 // [Dir.Watch] yield the current state, then each change (a value, a Removed
 // [Entry], or an error for an unreadable document, after which the watch
 // goes on), until the loop stops or ctx ends (the sequence then ends without
-// an error). They use inotify on Linux; elsewhere, or when inotify runs
-// out, they poll every 500ms (or every 20 times a poll's cost). Guaranteed:
+// an error). On files they use inotify on Linux; elsewhere, or when inotify
+// runs out, they poll every 500ms (or every 20 times a poll's cost). Store.Watch
+// yields the same entries on every [WatchBackend] (etcd follows the key's
+// revisions). Guaranteed:
 //
 //   - After a change is committed, the watch yields that state or a later
 //     one; states committed faster than the loop reads may be coalesced (a

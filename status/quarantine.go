@@ -30,17 +30,27 @@ func Quarantine(ctx context.Context, path string) (moved string, err error) {
 // is left in place ("" and nil). The file is renamed under the lock, never
 // over another file, so its bytes, mode and owner stay; the move is durable
 // when Quarantine returns, and the lock file stays. A missing document is
-// [os.ErrNotExist]; a link, pipe or directory [fs.ErrNotRegular]. Backends
-// other than the file backend return [errors.ErrUnsupported].
+// [os.ErrNotExist]; a link, pipe or directory [fs.ErrNotRegular]. Only the
+// file backend quarantines (the document stays beside the original as a
+// file); others return an error matching [ErrUnsupported].
 func (s *Store[T]) Quarantine(ctx context.Context) (moved string, err error) {
 	name := s.b.Name()
-	b, ok := s.b.(*fileBackend)
+	q, ok := s.b.(quarantiner)
 	switch {
 	case ctx == nil:
 		return "", pathError("quarantine", name, errNilContext)
 	case !ok:
-		return "", pathError("quarantine", name, errors.ErrUnsupported)
+		return "", pathError("quarantine", name, unsupported("only the file backend quarantines"))
 	}
+	return q.quarantine(ctx, func(doc []byte) bool {
+		_, _, err := decode[T](s.codec, name, doc)
+		return err == nil
+	})
+}
+
+// quarantine implements [Store.Quarantine].
+func (b *fileBackend) quarantine(ctx context.Context, usable func(doc []byte) bool) (moved string, err error) {
+	name := b.path
 	if err := ctx.Err(); err != nil {
 		return "", pathError("quarantine", name, err)
 	}
@@ -70,10 +80,8 @@ func (s *Store[T]) Quarantine(ctx context.Context) (moved string, err error) {
 		return "", err
 	case data == nil:
 		return "", pathError("quarantine", name, os.ErrNotExist)
-	default:
-		if _, _, err := decode[T](s.codec, name, data); err == nil {
-			return "", nil
-		}
+	case usable(data):
+		return "", nil
 	}
 	moved, err = moveAside(key, time.Now())
 	if err != nil {

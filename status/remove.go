@@ -23,16 +23,21 @@ func Remove(ctx context.Context, path string) error {
 // does, so a Mutate after it finds no document and starts from the zero T.
 // Transactions a crash left pending on the document are completed first,
 // so removing the directory afterwards deletes nothing another document
-// needs (docs/PROTOCOL.md, Removing a document, has the rule). Backends
-// other than the file backend return [errors.ErrUnsupported].
+// needs (docs/PROTOCOL.md, Removing a document, has the rule). A backend
+// that is not a [RemoveBackend] returns an error matching [ErrUnsupported].
 func (s *Store[T]) Remove(ctx context.Context) error {
 	if ctx == nil {
 		return pathError("remove", s.b.Name(), errNilContext)
 	}
-	b, ok := s.b.(*fileBackend)
+	b, ok := s.b.(RemoveBackend)
 	if !ok {
-		return pathError("remove", s.b.Name(), errors.ErrUnsupported)
+		return pathError("remove", s.b.Name(), unsupported("it is not a status.RemoveBackend"))
 	}
+	return b.Remove(ctx)
+}
+
+// Remove implements [RemoveBackend]; see [Store.Remove].
+func (b *fileBackend) Remove(ctx context.Context) error {
 	for {
 		missing := false
 		err := b.update(ctx, "remove", func(cur []byte) ([]byte, error) {

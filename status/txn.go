@@ -176,7 +176,7 @@ func txBackends(docs []Doc) ([]Backend, error) {
 		bs[i] = d.backend()
 	}
 	if _, ok := bs[0].(TxBackend); !ok {
-		return nil, fmt.Errorf("%w: the backend of %s has no transactions", errors.ErrUnsupported, bs[0].Name())
+		return nil, unsupported("it is not a status.TxBackend")
 	}
 	return bs, nil
 }

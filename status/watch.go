@@ -31,23 +31,38 @@ func WatchDir(ctx context.Context, root string) iter.Seq2[Entry[Status], error] 
 
 // Watch yields the document's current state (nothing if it does not
 // exist), then each change (see the package doc's Listing and watching
-// documents). The document's directory must exist. Backends other than the
-// file backend yield [errors.ErrUnsupported] (etcdstore has its own Watch).
+// documents). On files, the document's directory must exist. A backend that
+// is not a [WatchBackend] yields one error matching [ErrUnsupported].
 func (s *Store[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 	return func(yield func(Entry[T], error) bool) {
 		name := s.b.Name()
 		fail := func(err error) { yield(Entry[T]{Path: name}, pathError("watch", name, err)) }
-		b, ok := s.b.(*fileBackend)
+		b, ok := s.b.(WatchBackend)
 		switch {
 		case ctx == nil:
 			fail(errNilContext)
 			return
 		case !ok:
-			fail(errors.ErrUnsupported)
+			fail(unsupported("it is not a status.WatchBackend"))
 			return
 		case ctx.Err() != nil:
 			return
 		}
+		t := newTracker[T](s.codec)
+		for data, err := range b.Watch(ctx) {
+			e, err, changed := t.report(name, data, err)
+			if changed && !yield(e, err) {
+				return
+			}
+		}
+	}
+}
+
+// Watch implements [WatchBackend]: it reads the document again whenever
+// its directory reports a change to its name.
+func (b *fileBackend) Watch(ctx context.Context) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		fail := func(err error) { yield(nil, pathError("watch", b.path, err)) }
 		key, err := docPath(b.path)
 		if err != nil {
 			fail(err)
@@ -62,12 +77,7 @@ func (s *Store[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 			fail(unwrapPath(err))
 			return
 		}
-		t := newTracker[T](s.codec, b.maxSize)
-		look := func() bool {
-			e, err, changed := t.look(name, key)
-			return !changed || yield(e, err)
-		}
-		if !look() {
+		if !yield(readDoc(b.path, key, b.maxSize)) {
 			return
 		}
 		for {
@@ -78,7 +88,7 @@ func (s *Store[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 				}
 				return
 			}
-			if !look() {
+			if !yield(readDoc(b.path, key, b.maxSize)) {
 				return
 			}
 			if gone {
@@ -113,7 +123,7 @@ func (d *Dir[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 			fail(pathError("watch", root, unwrapPath(err)))
 			return
 		}
-		dw := &dirWatch[T]{d: d, w: w, t: newTracker[T](d.codec, d.maxSize), root: root, yield: yield}
+		dw := &dirWatch[T]{d: d, w: w, t: newTracker[T](d.codec), root: root, yield: yield}
 		if !dw.scan(root) {
 			return
 		}
@@ -172,8 +182,7 @@ func (dw *dirWatch[T]) apply(ev watch.Event) bool {
 	if !dw.d.isDoc(ev.Name) {
 		return true
 	}
-	e, err, changed := dw.t.look(path, path)
-	return !changed || dw.yield(e, err)
+	return dw.look(path)
 }
 
 // scan watches dir and the directories under it, reports their documents'
@@ -185,8 +194,7 @@ func (dw *dirWatch[T]) scan(dir string) bool {
 		enter: dw.w.Add,
 		doc: func(path string) bool {
 			found[path] = true
-			e, err, changed := dw.t.look(path, path)
-			return !changed || dw.yield(e, err)
+			return dw.look(path)
 		},
 		fail: func(path string, err error) bool { return dw.yield(Entry[T]{Path: path}, err) },
 	})
@@ -230,22 +238,29 @@ func under(path, dir string) bool {
 	return strings.HasPrefix(path, dir)
 }
 
+// look reads the document at path and reports it if it changed; it
+// returns false when the sequence must end.
+func (dw *dirWatch[T]) look(path string) bool {
+	data, err := readDoc(path, path, dw.d.maxSize)
+	e, err, changed := dw.t.report(path, data, err)
+	return !changed || dw.yield(e, err)
+}
+
 // A tracker remembers what a watch last reported for each document, so
 // that it reports only changes.
 type tracker[T any] struct {
-	codec   *codec
-	maxSize int64
-	seen    map[string]string // path -> digest of the bytes, or the error, last reported
+	codec *codec
+	seen  map[string]string // path -> digest of the bytes, or the error, last reported
 }
 
-func newTracker[T any](c *codec, maxSize int64) *tracker[T] {
-	return &tracker[T]{codec: c, maxSize: maxSize, seen: make(map[string]string)}
+func newTracker[T any](c *codec) *tracker[T] {
+	return &tracker[T]{codec: c, seen: make(map[string]string)}
 }
 
-// look reads the document at file (named name) and returns what to report
-// and whether it differs from what was last reported for it.
-func (t *tracker[T]) look(name, file string) (e Entry[T], err error, changed bool) {
-	data, err := readDoc(name, file, t.maxSize)
+// report takes what was read of the document named name (its bytes, nil
+// if it is missing, or the error) and returns what to report and whether
+// it differs from what was last reported for it.
+func (t *tracker[T]) report(name string, data []byte, err error) (e Entry[T], _ error, changed bool) {
 	prev, had := t.seen[name]
 	var mark string
 	switch {

@@ -719,7 +719,7 @@ func TestWatchDirOverflowRescans(t *testing.T) {
 	defer w.Close()
 	var got []string
 	d := NewDir[Status](root, StatusFile)
-	dw := &dirWatch[Status]{d: d, w: w, t: newTracker[Status](d.codec, d.maxSize), root: root,
+	dw := &dirWatch[Status]{d: d, w: w, t: newTracker[Status](d.codec), root: root,
 		yield: func(e Entry[Status], err error) bool {
 			rel, _ := filepath.Rel(root, e.Path)
 			switch {
@@ -754,11 +754,12 @@ func TestWatchDirOverflowRescans(t *testing.T) {
 // or the same corrupt bytes again are not news.
 func TestTrackerReportsOnlyChanges(t *testing.T) {
 	path := filepath.Join(t.TempDir(), StatusFile)
-	tr := newTracker[Status](codecFor[Status](), DefaultMaxSize)
+	tr := newTracker[Status](codecFor[Status]())
 	step := func(what string, change func(), want string) {
 		t.Helper()
 		change()
-		e, err, changed := tr.look(path, path)
+		data, err := readDoc(path, path, DefaultMaxSize)
+		e, err, changed := tr.report(path, data, err)
 		got := "nothing"
 		switch {
 		case !changed:

@@ -7,7 +7,14 @@
 // Everything a Store guarantees about decoding, unknown fields, corrupt
 // values, fn errors and panics and "no change" is implemented by the Store
 // and holds unchanged; the contract suite status/storetest runs against this
-// backend in its tests.
+// backend in its tests. Store.Remove deletes the key, in order with the
+// Updates ([Backend.Remove]); Store.Watch follows the key's revisions and
+// yields the same entries as on files ([Backend.Watch]; [Watch] and
+// [WatchDir] give the raw values, revisions included). Store.Quarantine,
+// which leaves a corrupt document beside the original as a file, is the
+// file backend's only: here it returns an error matching
+// [status.ErrUnsupported] (read the value with [Watch] or a Get, and
+// Remove it or write a good one).
 //
 // # Keys
 //

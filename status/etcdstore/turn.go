@@ -294,7 +294,7 @@ func (t *turn) handOver(next []byte) []clientv3.Op {
 	switch {
 	case !t.waited:
 		ops = append(ops, clientv3.OpDelete(t.key))
-	case len(next) <= maxHandOver:
+	case next != nil && len(next) <= maxHandOver: // a deleted document is read
 		ops = append(ops, clientv3.OpPut(t.key, string(handedOver)+string(next), clientv3.WithLease(t.lease)))
 	default:
 		ops = append(ops, clientv3.OpPut(t.key, string(handedBare), clientv3.WithLease(t.lease)))

@@ -66,6 +66,8 @@ func Resolve(ctx context.Context, cli *clientv3.Client, e *OutcomeError) (commit
 
 // Update runs one read-modify-write cycle; see [status.Backend] and the
 // package doc. Errors other than *OutcomeError mean nothing was written.
+// An apply that returns nil for an existing document deletes its key (see
+// [Backend.Remove]).
 func (b *Backend) Update(ctx context.Context, apply func(cur []byte) ([]byte, error)) error {
 	switch {
 	case ctx == nil:
@@ -174,7 +176,7 @@ func (b *Backend) commit(bt *batch) {
 		switch {
 		case live == 0:
 			return
-		case bytes.Equal(next, cur):
+		case sameDoc(next, cur):
 			bt.finish()
 			return
 		case b.closed(): // nothing sent yet: a plain error
@@ -186,7 +188,7 @@ func (b *Backend) commit(bt *batch) {
 			clientv3.Compare(clientv3.Version(marker), "=", 0),
 		}
 		ops := []clientv3.Op{
-			clientv3.OpPut(b.key, string(next)),
+			putOrDelete(b.key, next),
 			clientv3.OpPut(marker, markCommitted, clientv3.WithLease(lease)),
 		}
 		switch {
@@ -259,6 +261,20 @@ func (b *Backend) commit(bt *batch) {
 			return
 		}
 	}
+}
+
+// sameDoc reports whether next leaves cur as it is: the same bytes, and
+// both present or both missing (an empty value is a document).
+func sameDoc(next, cur []byte) bool {
+	return bytes.Equal(next, cur) && (next == nil) == (cur == nil)
+}
+
+// putOrDelete stores next at key, or deletes key if next is nil.
+func putOrDelete(key string, next []byte) clientv3.Op {
+	if next == nil {
+		return clientv3.OpDelete(key)
+	}
+	return clientv3.OpPut(key, string(next))
 }
 
 // read returns the document, its ModRevision, and whether writers are

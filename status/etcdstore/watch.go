@@ -46,6 +46,19 @@ func Watch(ctx context.Context, cli *clientv3.Client, path string, opts ...Optio
 	return watch(ctx, cli, &c, path, key, err, false)
 }
 
+// Watch follows the document as [Watch] does, for [status.Store.Watch]: it
+// yields the encoded document, nil once the key is deleted, and ends after
+// an error.
+func (b *Backend) Watch(ctx context.Context) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		for ev, err := range watch(ctx, b.cli, &b.cfg, b.path, b.key, b.err, false) {
+			if !yield(ev.Value, err) {
+				return
+			}
+		}
+	}
+}
+
 // WatchDir is [Watch] for every document under the directory dir (at any
 // depth), in revision order across documents.
 func WatchDir(ctx context.Context, cli *clientv3.Client, dir string, opts ...Option) iter.Seq2[Event, error] {

@@ -13,7 +13,8 @@
 // The suite checks Store-level semantics (decoding, corruption, fn errors
 // and panics, the goroutine fn runs on and runtime.Goexit in fn, no-change
 // detection, unknown fields, context handling), mutual exclusion between
-// Stores sharing one document, and transactions
+// Stores sharing one document, Remove and Watch (see status.RemoveBackend
+// and status.WatchBackend), and transactions
 // over several documents (status.MutateAll and status.LoadAll: all or
 // nothing, serialised with Mutate, read together). It does not check
 // cross-process exclusion or durability, which depend on the backend.
@@ -86,6 +87,11 @@ func Run(t *testing.T, h Harness) {
 		{"TxCancelledContext", testTxCancelled},
 		{"TxConcurrentWithMutate", testTxConcurrent},
 		{"TxLoadAllConsistent", testTxLoadAll},
+		{"Remove", testRemove},
+		{"RemoveCorrupt", testRemoveCorrupt},
+		{"RemoveAmongMutates", testRemoveAmongMutates},
+		{"Watch", testWatch},
+		{"WatchMissing", testWatchMissing},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
 	}
