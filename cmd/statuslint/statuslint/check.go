@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"go/types"
 	"slices"
+	"strings"
 
 	"golang.org/x/tools/go/ssa"
 )
@@ -105,6 +106,7 @@ func (s *fnState) summary() *fnFact {
 			}
 		}
 	}
+	s.dropPathDecodes(f)
 	f.Locks = s.netLocks()
 	for i, p := range s.fn.Params {
 		if s.renamed[s.term(p)] {
@@ -118,6 +120,36 @@ func (s *fnState) summary() *fnFact {
 	}
 	f.normalize()
 	return f
+}
+
+// dropPathDecodes removes the decodes of parameters that the function uses
+// as paths: a parameter that names a file is text, but not the document.
+// (A path can flow where content flows, a Result holding either.)
+func (s *fnState) dropPathDecodes(f *fnFact) {
+	var keys []string
+	for _, e := range s.events {
+		keys = append(keys, e.key)
+	}
+	for _, r := range f.Results {
+		for _, a := range r {
+			keys = append(keys, a.Key)
+		}
+	}
+	isPath := func(i int) bool {
+		m := paramMarker(i)
+		return slices.ContainsFunc(keys, func(k string) bool { return strings.Contains(k, m) })
+	}
+	keep := func(a atom) bool { return a.Kind != aDecParam || !isPath(a.Param) }
+	for i := range f.Results {
+		f.Results[i] = f.Results[i].filter(keep)
+	}
+	for i := range f.Stores {
+		f.Stores[i].Atoms = f.Stores[i].Atoms.filter(keep)
+	}
+	f.Reads = slices.DeleteFunc(f.Reads, func(k string) bool {
+		i, via := viaIndex(k)
+		return via && isPath(i)
+	})
 }
 
 func hasParam(k string) bool {

@@ -7,7 +7,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentstate/core/cmd/statuslint/statuslint"
-	"github.com/agentstate/core/cmd/statuslint/statuslint/linttest"
+	"github.com/agentstate/core/internal/linttest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
