@@ -69,40 +69,44 @@ func run(pass *analysis.Pass) (any, error) {
 
 // A checker holds what one pass knows.
 type checker struct {
-	pass    *analysis.Pass
-	pkg     *ssa.Package
-	funcs   []*ssa.Function              // the package's functions, literals included
-	local   map[*ssa.Function]*fnFact    // summaries of this package's functions
-	globals map[*ssa.Global]atoms        // what this package's variables hold
-	states  map[*ssa.Function]*fnState   // the last analysis of each function
-	exempt  map[*ssa.Function]bool       // run under status.Mutate's lock
-	goes    map[*ssa.Function]bool       // started by a go statement
-	keyed   map[string]*ssa.Function     // this package's functions by funcKey
-	calls   map[token.Pos]*ast.CallExpr  // call expressions by Lparen
-	files   map[*token.File]*ast.File    // for the ignore directive and _test.go
-	imports map[string]*types.Package    // every package in the import graph
-	methods map[string][]*types.Func     // methods with facts, by name
-	imported map[string][]*types.Func    // the same, of other packages
-	impls   map[*types.Func][]*types.Func // memo of implementations
-	os      osConsts
-	round    int
-	changed  bool
-	wrappers []*ssa.Function // analysed on demand this round
+	pass         *analysis.Pass
+	pkg          *ssa.Package
+	funcs        []*ssa.Function               // the package's functions, literals included
+	local        map[*ssa.Function]*fnFact     // summaries of this package's functions
+	globals      map[*ssa.Global]atoms         // what this package's variables hold
+	states       map[*ssa.Function]*fnState    // the last analysis of each function
+	exempt       map[*ssa.Function]bool        // run under status.Mutate's lock
+	goes         map[*ssa.Function]bool        // started by a go statement
+	keyed        map[string]*ssa.Function      // this package's functions by funcKey
+	calls        map[token.Pos]*ast.CallExpr   // call expressions by Lparen
+	files        map[*token.File]*ast.File     // for the ignore directive and _test.go
+	imports      map[string]*types.Package     // every package in the import graph
+	globalStores map[*ssa.Global][]*ssa.Store  // assignments of this package's variables
+	globalKeys   map[*ssa.Global]string        // memo of globalTerm
+	methods      map[string][]*types.Func      // methods with facts, by name
+	imported     map[string][]*types.Func      // the same, of other packages
+	impls        map[*types.Func][]*types.Func // memo of implementations
+	os           osConsts
+	round        int
+	changed      bool
+	wrappers     []*ssa.Function // analysed on demand this round
 }
 
 func newChecker(pass *analysis.Pass, ir *buildssa.SSA) *checker {
 	c := &checker{
-		pass:    pass,
-		pkg:     ir.Pkg,
-		local:   make(map[*ssa.Function]*fnFact),
-		globals: make(map[*ssa.Global]atoms),
-		states:  make(map[*ssa.Function]*fnState),
-		exempt:  make(map[*ssa.Function]bool),
-		goes:    make(map[*ssa.Function]bool),
-		keyed:   make(map[string]*ssa.Function),
-		calls:   make(map[token.Pos]*ast.CallExpr),
-		files:   make(map[*token.File]*ast.File),
-		imports: make(map[string]*types.Package),
+		pass:         pass,
+		pkg:          ir.Pkg,
+		local:        make(map[*ssa.Function]*fnFact),
+		globals:      make(map[*ssa.Global]atoms),
+		states:       make(map[*ssa.Function]*fnState),
+		exempt:       make(map[*ssa.Function]bool),
+		goes:         make(map[*ssa.Function]bool),
+		keyed:        make(map[string]*ssa.Function),
+		calls:        make(map[token.Pos]*ast.CallExpr),
+		files:        make(map[*token.File]*ast.File),
+		imports:      make(map[string]*types.Package),
+		globalStores: make(map[*ssa.Global][]*ssa.Store),
+		globalKeys:   make(map[*ssa.Global]string),
 	}
 	seen := make(map[*ssa.Function]bool)
 	var add func(fn *ssa.Function)
@@ -143,6 +147,17 @@ func newChecker(pass *analysis.Pass, ir *buildssa.SSA) *checker {
 	walk(pass.Pkg)
 	c.os = findOSConsts(c.imports)
 	c.markClosures()
+	for _, fn := range c.funcs {
+		for _, b := range fn.Blocks {
+			for _, instr := range b.Instrs {
+				if st, ok := instr.(*ssa.Store); ok {
+					if g, ok := st.Addr.(*ssa.Global); ok && g.Pkg == c.pkg {
+						c.globalStores[g] = append(c.globalStores[g], st)
+					}
+				}
+			}
+		}
+	}
 	return c
 }
 
@@ -249,7 +264,14 @@ func (c *checker) export() {
 			c.pass.ExportObjectFact(obj, f)
 		}
 	}
+	seen := make(map[*ssa.Global]bool)
 	for g := range c.globals {
+		seen[g] = true
+	}
+	for g := range c.globalStores {
+		seen[g] = true
+	}
+	for g := range seen {
 		obj, ok := g.Object().(*types.Var)
 		if !ok {
 			continue
@@ -266,6 +288,7 @@ func (c *checker) globalFact(g *ssa.Global) *varFact {
 		return a.Kind != aFunc && a.Kind != aParam && a.Kind != aDecParam && a.exportable()
 	})}
 	f.Call = c.mergedCall(c.globals[g])
+	f.Key = c.globalTerm(g)
 	return f
 }
 

@@ -189,13 +189,14 @@ func (s *fnState) returns(f *fnFact) {
 				break
 			}
 			f.Results[i].add(s.atomsOf(v).filter(atom.exportable)...)
-			if isZero(v) || !agree[i] || !isString(v.Type()) {
-				agree[i] = agree[i] && (isZero(v) || isString(v.Type()))
+			if isZero(v) || !agree[i] {
 				continue
 			}
 			t := s.term(v)
 			switch {
-			case !isTemplate(t):
+			case !isTemplate(t) || !isString(v.Type()) && strings.ContainsAny(t, "("):
+				// a path, or (for other types) an access path to an
+				// object: a parameter's, a variable's field
 				agree[i] = false
 			case f.Paths[i] == "":
 				f.Paths[i] = t

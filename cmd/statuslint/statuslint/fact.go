@@ -54,6 +54,7 @@ func (*fnFact) AFact() {}
 type varFact struct {
 	Atoms atoms
 	Call  *fnFact
+	Key   string // the key of its only value (see checker.globalTerm)
 }
 
 func (*varFact) AFact() {}
@@ -66,10 +67,15 @@ func (f *varFact) String() string {
 	if f.Call != nil && !f.Call.empty() {
 		parts = append(parts, f.Call.String())
 	}
+	if f.Key != "" {
+		parts = append(parts, "is "+show(f.Key, false))
+	}
 	return strings.Join(parts, "; ")
 }
 
-func (f *varFact) empty() bool { return len(f.Atoms) == 0 && (f.Call == nil || f.Call.empty()) }
+func (f *varFact) empty() bool {
+	return len(f.Atoms) == 0 && (f.Call == nil || f.Call.empty()) && f.Key == ""
+}
 
 func (f *fnFact) empty() bool {
 	return !slices.ContainsFunc(f.Paths, func(p string) bool { return p != "" }) &&

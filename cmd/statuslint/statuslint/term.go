@@ -118,6 +118,9 @@ func (s *fnState) makeTerm(v ssa.Value) string {
 func (s *fnState) loadTerm(addr ssa.Value) string {
 	switch a := addr.(type) {
 	case *ssa.Global:
+		if t := s.c.globalTerm(a); t != "" {
+			return t
+		}
 		return globalKey(a)
 	case *ssa.FreeVar:
 		return paramMarker(s.index[a]) // the captured variable's value
@@ -425,4 +428,35 @@ func assignsCaptured(mc *ssa.MakeClosure, a *ssa.Alloc) bool {
 		}
 	}
 	return false
+}
+
+// globalTerm returns the key of the value a package-level variable is
+// initialised with, if that is its only assignment in its package and the
+// key is a template: var fs = agentic.LocalFs() is agentic's fs.
+func (c *checker) globalTerm(g *ssa.Global) string {
+	if g.Pkg != c.pkg {
+		obj, ok := g.Object().(*types.Var)
+		if !ok {
+			return ""
+		}
+		var f varFact
+		if c.pass.ImportObjectFact(obj, &f) {
+			return f.Key
+		}
+		return ""
+	}
+	if t, ok := c.globalKeys[g]; ok {
+		return t
+	}
+	c.globalKeys[g] = "" // a cycle ends here
+	st := c.globalStores[g]
+	t := ""
+	if len(st) == 1 && st[0].Block().Parent().Synthetic == "package initializer" {
+		t = newFnState(c, st[0].Block().Parent()).term(st[0].Val)
+		if !isTemplate(t) || strings.Contains(t, paramDelim) {
+			t = ""
+		}
+	}
+	c.globalKeys[g] = t
+	return t
 }
