@@ -1,9 +1,11 @@
 package statuslint
 
 import (
+	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
+	"runtime/debug"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -54,11 +56,18 @@ const ignoreDirective = "//statuslint:ignore"
 // from each other's facts (a helper calling a helper calling a helper...).
 const maxRounds = 8
 
-func run(pass *analysis.Pass) (any, error) {
+func run(pass *analysis.Pass) (_ any, err error) {
 	if isStd(pass.Pkg) && !extra.std {
 		// The standard library's file APIs are modelled (models.go).
 		return nil, nil
 	}
+	defer func() {
+		// A bug here must not stop the analysis of other packages; it is
+		// reported as this package's error (the crash test fails on it).
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error analysing %s: %v\n%s", pass.Pkg.Path(), r, debug.Stack())
+		}
+	}()
 	ir := pass.ResultOf[buildssa.Analyzer].(*buildssa.SSA)
 	c := newChecker(pass, ir)
 	c.solve()
@@ -285,9 +294,10 @@ func (c *checker) export() {
 // globalFact is what a variable of this package holds, for other packages.
 func (c *checker) globalFact(g *ssa.Global) *varFact {
 	f := &varFact{Atoms: c.globals[g].filter(func(a atom) bool {
-		return a.Kind != aFunc && a.Kind != aParam && a.Kind != aDecParam && a.exportable()
+		return a.Kind != aParam && a.Kind != aDecParam && a.exportable()
 	})}
-	f.Call = c.mergedCall(c.globals[g])
+	// function literals have no key other packages can use: their facts
+	f.Call = c.mergedCall(c.globals[g].filter(func(a atom) bool { return !a.exportable() }))
 	f.Key = c.globalTerm(g)
 	return f
 }

@@ -10,10 +10,11 @@ import (
 // An atom is one thing a value may hold that matters here. A value's
 // atoms are a set (see atoms), kept sorted and bounded.
 type atom struct {
-	Kind  atomKind
-	Key   string // content, decoded, handle: the file's key; function: its key
-	Param int    // param, decParam: the parameter
-	Flag  intArg // handle: the flags it was opened with
+	Kind     atomKind
+	Key      string // content, decoded, handle: the file's key; function: its key
+	Param    int    // param, decParam: the parameter
+	Flag     intArg // handle: the flags it was opened with
+	NoHandle bool   // param: only what it holds other than handles (text, values)
 }
 
 type atomKind uint8
@@ -49,6 +50,7 @@ func (a intArg) String() string {
 
 func compareAtoms(a, b atom) int {
 	return cmp.Or(cmp.Compare(a.Kind, b.Kind), strings.Compare(a.Key, b.Key), cmp.Compare(a.Param, b.Param),
+		boolCompare(a.NoHandle, b.NoHandle),
 		boolCompare(a.Flag.Known, b.Flag.Known), cmp.Compare(a.Flag.Val, b.Flag.Val),
 		boolCompare(a.Flag.FromParam, b.Flag.FromParam), cmp.Compare(a.Flag.Param, b.Flag.Param))
 }
@@ -124,6 +126,9 @@ func (a atom) show(recv bool) string {
 	case aHandle:
 		return fmt.Sprintf("handle of %s (flags %s)", show(a.Key, recv), show(a.Flag.String(), recv))
 	case aParam:
+		if a.NoHandle {
+			return paramName(a.Param, recv) + " (no handle)"
+		}
 		return paramName(a.Param, recv)
 	case aDecParam:
 		return "decoded " + paramName(a.Param, recv)

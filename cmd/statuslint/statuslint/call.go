@@ -146,6 +146,13 @@ func (s *fnState) dynamic(instr ssa.CallInstruction, callee ssa.Value, args []ss
 		if a.Kind != aFunc {
 			continue
 		}
+		if m := models[a.Key]; m != nil {
+			if fn := s.c.lookupFunc(a.Key); fn != nil {
+				m(s, &modelCall{instr: instr, args: args, fn: fn})
+				handled = true
+				continue
+			}
+		}
 		if f := s.c.funcFact(a.Key); f != nil {
 			s.apply(instr, f, args, len(args), nil)
 			handled = true
@@ -156,7 +163,7 @@ func (s *fnState) dynamic(instr ssa.CallInstruction, callee ssa.Value, args []ss
 
 // literal returns the last analysis of a function literal of this package.
 func (c *checker) literal(fn *ssa.Function) *fnState {
-	if fn.Parent() == nil {
+	if fn == nil || fn.Parent() == nil {
 		return nil
 	}
 	return c.states[fn]
@@ -178,13 +185,70 @@ func (s *fnState) invoke(instr ssa.CallInstruction, cc *ssa.CallCommon, args []s
 		return true
 	}
 	handled := s.fileMethod(instr, cc.Method.Name(), args)
+	s.union = true
 	for _, impl := range s.c.implementations(cc.Method) {
 		if f := s.c.importedFact(impl); f != nil {
 			s.apply(instr, f, args, len(args), nil)
 			handled = true
 		}
 	}
+	s.union = false
 	return handled
+}
+
+// decodable reports whether argument i, by its type, can be a document to
+// decode: text, bytes, or a file-like value.
+func (s *fnState) decodable(args []ssa.Value, i int) bool {
+	if i >= len(args) || args[i] == nil {
+		return false
+	}
+	t := args[i].Type()
+	return contentType(t) || fileLike(t, make(map[types.Type]bool))
+}
+
+// skipVia reports whether, in a call through an interface, an access to
+// the file behind an argument is to be ignored: every implementation in
+// sight is applied, so such an access counts only where the argument is
+// a file-like value (a reader or writer, an *os.File), not for any
+// interface whose implementations include one that writes what it is
+// given.
+func (s *fnState) skipVia(k string, args []ssa.Value) bool {
+	i, via := viaIndex(k)
+	if !via || !s.union {
+		return false
+	}
+	return i >= len(args) || args[i] == nil || !fileLike(args[i].Type(), make(map[types.Type]bool))
+}
+
+// fileLike reports whether a value of type t is a file handle or an
+// interface through which one is read or written.
+func fileLike(t types.Type, seen map[types.Type]bool) bool {
+	if t == nil || seen[t] {
+		return false
+	}
+	seen[t] = true
+	if n, ok := types.Unalias(t).(*types.Named); ok {
+		if n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "os" && n.Obj().Name() == "File" {
+			return true
+		}
+	}
+	switch tt := t.Underlying().(type) {
+	case *types.Interface:
+		for i := range tt.NumMethods() {
+			if k := fileMethods[tt.Method(i).Name()]; k == fmWrite || k == fmRead {
+				return true
+			}
+		}
+	case *types.Pointer:
+		return fileLike(tt.Elem(), seen)
+	case *types.Struct:
+		for i := range tt.NumFields() {
+			if tt.Field(i).Embedded() && fileLike(tt.Field(i).Type(), seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // runFuncArg applies, at a call, what a function passed to it does: the
@@ -239,25 +303,31 @@ func (s *fnState) apply(instr ssa.CallInstruction, f *fnFact, args []ssa.Value, 
 		}
 	}
 	for _, k := range f.Reads {
-		for _, key := range s.substKeys(k, args) {
+		if s.skipVia(k, args) {
+			continue
+		}
+		for _, key := range s.substKeys(k, args, evRead) {
 			s.event(evRead, key, instr, s.describe(instr, k, args, f.Recv))
 			s.within(inner, evRead, k)
 		}
 	}
 	for _, k := range f.Writes {
-		for _, key := range s.substKeys(k, args) {
+		if s.skipVia(k, args) {
+			continue
+		}
+		for _, key := range s.substKeys(k, args, evWrite) {
 			s.event(evWrite, key, instr, s.describe(instr, k, args, f.Recv))
 			s.within(inner, evWrite, k)
 		}
 	}
 	for _, t := range f.Truncs {
 		flag := s.substFlag(t.Flag, args)
-		for _, key := range s.substKeys(t.Key, args) {
+		for _, key := range s.substKeys(t.Key, args, evWrite) {
 			s.truncate(instr, key, s.c.callWhat(instr, t.What), flag, s.describe(instr, t.Key, args, f.Recv))
 		}
 	}
 	for _, t := range f.InPlace {
-		for _, key := range s.substKeys(t.Key, args) {
+		for _, key := range s.substKeys(t.Key, args, evWrite) {
 			s.inPlace(instr, key, s.c.callWhat(instr, t.What), s.describe(instr, t.Key, args, f.Recv))
 		}
 	}
@@ -312,8 +382,18 @@ func (s *fnState) substAtoms(instr ssa.CallInstruction, in atoms, args []ssa.Val
 	for _, a := range in {
 		switch a.Kind {
 		case aParam:
+			if a.NoHandle {
+				out.add(withoutHandles(s.argAtoms(args, a.Param))...)
+				continue
+			}
 			out.add(s.argAtoms(args, a.Param)...)
 		case aDecParam:
+			if s.union && !s.decodable(args, a.Param) {
+				// some implementation decodes what it is given, but this
+				// argument is no text, bytes or file
+				out.add(s.argAtoms(args, a.Param)...)
+				continue
+			}
 			out.add(s.decode(instr, s.argAtoms(args, a.Param))...)
 		case aFunc:
 			out.add(a)
@@ -348,10 +428,11 @@ func (s *fnState) argTerm(v ssa.Value) string {
 }
 
 // substKeys returns the keys a template stands for at a call: a via key
-// stands for the files whose handles or content the argument holds.
-func (s *fnState) substKeys(t string, args []ssa.Value) []string {
+// stands for the files whose handles (for a write) or content (for a read)
+// the argument holds.
+func (s *fnState) substKeys(t string, args []ssa.Value, kind eventKind) []string {
 	if i, ok := viaIndex(t); ok {
-		return s.viaKeys(s.argAtoms(args, i))
+		return s.viaKeys(s.argAtoms(args, i), kind)
 	}
 	if k, ok := s.substKey(t, args); ok {
 		return []string{k}
@@ -359,15 +440,21 @@ func (s *fnState) substKeys(t string, args []ssa.Value) []string {
 	return nil
 }
 
-// viaKeys returns the files behind the handles and content in as.
-func (s *fnState) viaKeys(as atoms) []string {
+// viaKeys returns the files that as gives access to: for a write, the
+// writable handles; for a read, content and readable handles; and the
+// parameters that may bring either.
+func (s *fnState) viaKeys(as atoms, kind eventKind) []string {
 	var out []string
 	for _, a := range as {
-		switch a.Kind {
-		case aContent, aHandle, aDecoded:
+		switch {
+		case a.Kind == aHandle && kind == evWrite && s.c.writable(a.Flag),
+			a.Kind == aHandle && kind == evRead && s.c.readable(a.Flag),
+			a.Kind == aContent && kind == evRead:
 			out = append(out, a.Key)
-		case aParam:
-			out = append(out, viaMarker(a.Param))
+		case a.Kind == aParam:
+			if s.mayHoldHandle(a.Param) && (kind == evRead || !a.NoHandle) || kind == evRead && contentType(s.paramType(a.Param)) {
+				out = append(out, viaMarker(a.Param))
+			}
 		}
 	}
 	return out
@@ -473,7 +560,9 @@ func (s *fnState) decode(instr ssa.CallInstruction, in atoms) atoms {
 			}
 		case aParam:
 			out.add(atom{Kind: aDecParam, Param: a.Param})
-			s.event(evRead, viaMarker(a.Param), instr, "")
+			if s.mayHoldContent(a.Param) {
+				s.event(evRead, viaMarker(a.Param), instr, "")
+			}
 		case aDecParam:
 			out.add(a)
 		}
@@ -577,9 +666,72 @@ func (s *fnState) writeVia(instr ssa.CallInstruction, as atoms, desc string) {
 				s.event(evWrite, a.Key, instr, firstNonEmpty(s.descs[a.Key], desc))
 			}
 		case aParam:
-			s.event(evWrite, viaMarker(a.Param), instr, desc)
+			// what a parameter holds reaches this write: the file, if any,
+			// is the caller's to name
+			if s.mayHoldHandle(a.Param) && !a.NoHandle {
+				s.event(evWrite, viaMarker(a.Param), instr, desc)
+			}
 		}
 	}
+}
+
+// paramType returns the type of parameter (or free variable) i.
+func (s *fnState) paramType(i int) types.Type {
+	switch {
+	case i < 0:
+		return nil
+	case i < len(s.fn.Params):
+		return s.fn.Params[i].Type()
+	case i-len(s.fn.Params) < len(s.fn.FreeVars):
+		return s.fn.FreeVars[i-len(s.fn.Params)].Type()
+	}
+	return nil
+}
+
+// mayHoldContent reports whether parameter i can bring a file's content:
+// text, bytes, or a handle.
+func (s *fnState) mayHoldContent(i int) bool {
+	t := s.paramType(i)
+	return t != nil && (contentType(t) || s.mayHoldHandle(i))
+}
+
+// mayHoldHandle reports whether what parameter i holds can include a file
+// handle: an interface, an *os.File, or a value with one in it.
+func (s *fnState) mayHoldHandle(i int) bool {
+	return holdsHandle(s.paramType(i), make(map[types.Type]bool))
+}
+
+func holdsHandle(t types.Type, seen map[types.Type]bool) bool {
+	if t == nil || seen[t] {
+		return false
+	}
+	seen[t] = true
+	if n, ok := types.Unalias(t).(*types.Named); ok {
+		if n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "os" && n.Obj().Name() == "File" {
+			return true
+		}
+	}
+	switch tt := t.Underlying().(type) {
+	case *types.Interface:
+		return true
+	case *types.Pointer:
+		return holdsHandle(tt.Elem(), seen)
+	case *types.Slice:
+		return holdsHandle(tt.Elem(), seen)
+	case *types.Array:
+		return holdsHandle(tt.Elem(), seen)
+	case *types.Map:
+		return holdsHandle(tt.Key(), seen) || holdsHandle(tt.Elem(), seen)
+	case *types.Chan:
+		return holdsHandle(tt.Elem(), seen)
+	case *types.Struct:
+		for i := range tt.NumFields() {
+			if holdsHandle(tt.Field(i).Type(), seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // readVia stores the content of the readable handles as holds into dst.
@@ -650,8 +802,9 @@ func valueType(v ssa.Value) types.Type {
 }
 
 // decodeTarget reports whether a value of type t can receive a decoded
-// document: a pointer to something other than a number, text, bytes or a
-// function, that is not itself a reader or writer; a map; an empty
+// document: a pointer to something other than a number, text, bytes, a
+// function or a type of the standard library (a parser's token.FileSet is
+// no document), that is not itself a reader or writer; a map; an empty
 // interface.
 func decodeTarget(t types.Type) bool {
 	if t == nil {
@@ -659,6 +812,9 @@ func decodeTarget(t types.Type) bool {
 	}
 	switch tt := t.Underlying().(type) {
 	case *types.Pointer:
+		if n, ok := types.Unalias(tt.Elem()).(*types.Named); ok && n.Obj().Pkg() != nil && isStd(n.Obj().Pkg()) {
+			return false
+		}
 		switch elem := tt.Elem().Underlying().(type) {
 		case *types.Basic, *types.Signature, *types.Chan:
 			return false
@@ -680,6 +836,9 @@ func decodeTarget(t types.Type) bool {
 // into a decoder: text or bytes (a reader's content is read by a model or
 // a body the analysis sees).
 func contentType(t types.Type) bool {
+	if t == nil {
+		return false
+	}
 	switch tt := t.Underlying().(type) {
 	case *types.Basic:
 		return tt.Info()&types.IsString != 0
@@ -694,6 +853,9 @@ func contentType(t types.Type) bool {
 // bufferType reports whether t is a buffer a call can fill: bytes, or a
 // pointer to a type with a Write method (bytes.Buffer, strings.Builder).
 func bufferType(t types.Type) bool {
+	if t == nil {
+		return false
+	}
 	switch tt := t.Underlying().(type) {
 	case *types.Slice:
 		return isByte(tt.Elem())
@@ -711,6 +873,9 @@ func hasMethod(t types.Type, name string) bool {
 }
 
 func isByte(t types.Type) bool {
+	if t == nil {
+		return false
+	}
 	b, ok := t.Underlying().(*types.Basic)
 	return ok && b.Kind() == types.Byte
 }

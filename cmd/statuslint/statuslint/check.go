@@ -86,8 +86,9 @@ func (s *fnState) summary() *fnFact {
 	for _, e := range s.events {
 		// A function that reads and writes one file is a read-modify-write
 		// of its own (reported here, or under a lock); for its callers it
-		// is neither.
-		both := reads[e.key] && writes[e.key]
+		// is neither. The file behind a parameter is its caller's to judge.
+		_, via := viaIndex(e.key)
+		both := reads[e.key] && writes[e.key] && !via
 		if !isTemplate(e.key) || both {
 			continue
 		}
@@ -114,7 +115,8 @@ func (s *fnState) summary() *fnFact {
 		}
 	}
 	for p := range s.fills {
-		if p < len(s.fn.Params) && decodeTarget(s.fn.Params[p].Type()) {
+		// a decoder that fills by reflection takes its target as any
+		if p < len(s.fn.Params) && isEmptyInterface(s.fn.Params[p].Type()) {
 			f.Fills = append(f.Fills, p)
 		}
 	}
@@ -150,6 +152,11 @@ func (s *fnState) dropPathDecodes(f *fnFact) {
 		i, via := viaIndex(k)
 		return via && isPath(i)
 	})
+}
+
+func isEmptyInterface(t types.Type) bool {
+	i, ok := t.Underlying().(*types.Interface)
+	return ok && i.Empty()
 }
 
 func hasParam(k string) bool {
@@ -260,6 +267,9 @@ func (s *fnState) check() {
 	order := newOrder(s)
 	var reads, writes []event
 	for _, e := range s.events {
+		if _, via := viaIndex(e.key); via {
+			continue // a caller knows which file, if any, its argument is
+		}
 		switch e.kind {
 		case evRead:
 			reads = append(reads, e)

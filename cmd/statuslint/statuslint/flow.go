@@ -26,6 +26,7 @@ type fnState struct {
 	busy    map[ssa.Value]bool
 	depth   int
 	changed bool
+	union   bool // applying the facts of every implementation of an interface method
 
 	events  []event
 	readAt  map[string]ssa.CallInstruction // where each file's content was first read
@@ -134,7 +135,7 @@ func (s *fnState) addTo(o object, as atoms) {
 func (s *fnState) setResult(instr ssa.CallInstruction, i int, as atoms) {
 	if call, ok := instr.(*ssa.Call); ok && len(as) > 0 {
 		if i < resultCount(call) && !noContent(resultType(call, i)) {
-			s.addTo(object{v: call, index: i}, as)
+			s.addTo(object{v: call, index: i}, fitting(as, resultType(call, i)))
 		}
 	}
 }
@@ -154,6 +155,31 @@ func resultType(call *ssa.Call, i int) types.Type {
 		return t.At(i).Type()
 	}
 	return call.Type()
+}
+
+// fitting drops the handles from as when a value of type t cannot hold
+// one (a []string of paths computed from a struct that holds a handle).
+func fitting(as atoms, t types.Type) atoms {
+	if !as.has(aHandle) && !as.has(aParam) || holdsHandle(t, make(map[types.Type]bool)) {
+		return as
+	}
+	return withoutHandles(as)
+}
+
+// withoutHandles drops the handles from as and marks its parameters as
+// bringing no handle.
+func withoutHandles(as atoms) atoms {
+	var out atoms
+	for _, a := range as {
+		switch a.Kind {
+		case aHandle:
+			continue
+		case aParam:
+			a.NoHandle = true
+		}
+		out.add(a)
+	}
+	return out
 }
 
 // noContent reports whether a value of type t cannot carry a file's
@@ -192,7 +218,7 @@ func (s *fnState) atomsOf(v ssa.Value) atoms {
 	for _, o := range s.roots(v) {
 		out.add(s.memOf(o)...)
 	}
-	return out
+	return fitting(out, v.Type())
 }
 
 // memOf returns what an object holds.

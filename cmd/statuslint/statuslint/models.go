@@ -237,7 +237,7 @@ func rename(from, to int) model {
 	return func(s *fnState, m *modelCall) {
 		src := s.term(m.arg(from))
 		s.renamed[src] = true
-		for _, k := range s.viaKeys(s.atomsOf(m.arg(from))) {
+		for _, k := range s.viaKeys(s.atomsOf(m.arg(from)), evWrite) {
 			s.renamed[k] = true
 		}
 		k := s.pathKey(m.arg(to), m.instr)

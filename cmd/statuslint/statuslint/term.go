@@ -72,12 +72,12 @@ func (s *fnState) makeTerm(v ssa.Value) string {
 	case *ssa.Field:
 		return s.term(v.X) + "." + fieldName(v.X.Type(), v.Field)
 	case *ssa.IndexAddr:
-		return s.term(v.X) + "[" + s.term(v.Index) + "]"
+		return s.term(v.X) + s.indexTerm(v.Index)
 	case *ssa.Index:
-		return s.term(v.X) + "[" + s.term(v.Index) + "]"
+		return s.term(v.X) + s.indexTerm(v.Index)
 	case *ssa.Lookup:
 		if !v.CommaOk {
-			return s.term(v.X) + "[" + s.term(v.Index) + "]"
+			return s.term(v.X) + s.indexTerm(v.Index)
 		}
 	case *ssa.Convert:
 		return s.term(v.X)
@@ -131,6 +131,16 @@ func (s *fnState) loadTerm(addr ssa.Value) string {
 		return s.localTerm(a)
 	}
 	return s.term(addr)
+}
+
+// indexTerm keys an index: a constant by value, any other index as any
+// element ([*]), so that the files of a list (read in one loop, written in
+// another) meet.
+func (s *fnState) indexTerm(i ssa.Value) string {
+	if c, ok := i.(*ssa.Const); ok {
+		return "[" + constTerm(c) + "]"
+	}
+	return "[*]"
 }
 
 // singleStore returns the value stored in a local variable that is
@@ -226,7 +236,11 @@ func (s *fnState) varargs(sl *ssa.Slice) (string, bool) {
 	if !ok || sl.Low != nil || sl.High != nil {
 		return "", false
 	}
-	arr, ok := a.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Array)
+	ptr, ok := a.Type().Underlying().(*types.Pointer)
+	if !ok {
+		return "", false
+	}
+	arr, ok := ptr.Elem().Underlying().(*types.Array)
 	if !ok || arr.Len() > 16 {
 		return "", false
 	}
@@ -339,7 +353,7 @@ func (s *fnState) extractTerm(e *ssa.Extract) string {
 		}
 	case *ssa.Lookup:
 		if e.Index == 0 {
-			return s.term(t.X) + "[" + s.term(t.Index) + "]"
+			return s.term(t.X) + s.indexTerm(t.Index)
 		}
 	}
 	return s.localTerm(e)
@@ -396,6 +410,9 @@ func callArgs(cc *ssa.CallCommon) []ssa.Value {
 }
 
 func isString(t types.Type) bool {
+	if t == nil {
+		return false
+	}
 	b, ok := t.Underlying().(*types.Basic)
 	return ok && b.Info()&types.IsString != 0
 }
