@@ -184,6 +184,10 @@ func (s *fnState) invoke(instr ssa.CallInstruction, cc *ssa.CallCommon, args []s
 	if s.flagged(instr, cc.Method, args) {
 		return true
 	}
+	if m := models[funcKey(cc.Method)]; m != nil {
+		m(s, &modelCall{instr: instr, args: args, fn: cc.Method})
+		return true
+	}
 	handled := s.fileMethod(instr, cc.Method.Name(), args)
 	s.union = true
 	for _, impl := range s.c.implementations(cc.Method) {
@@ -320,6 +324,17 @@ func (s *fnState) apply(instr ssa.CallInstruction, f *fnFact, args []ssa.Value, 
 			s.within(inner, evWrite, k)
 		}
 	}
+	union := s.union
+	s.union = true
+	for _, k := range f.MayWrites {
+		if s.skipVia(k, args) {
+			continue
+		}
+		for _, key := range s.substKeys(k, args, evWrite) {
+			s.event(evWrite, key, instr, s.describe(instr, k, args, f.Recv))
+		}
+	}
+	s.union = union
 	for _, t := range f.Truncs {
 		flag := s.substFlag(t.Flag, args)
 		for _, key := range s.substKeys(t.Key, args, evWrite) {
@@ -383,7 +398,7 @@ func (s *fnState) substAtoms(instr ssa.CallInstruction, in atoms, args []ssa.Val
 		switch a.Kind {
 		case aParam:
 			if a.NoHandle {
-				out.add(withoutHandles(s.argAtoms(args, a.Param))...)
+				out.add(s.c.withoutHandles(s.argAtoms(args, a.Param))...)
 				continue
 			}
 			out.add(s.argAtoms(args, a.Param)...)

@@ -21,6 +21,7 @@ type event struct {
 	desc  string // the path as written at the call, if known
 	lock  lockOp
 	pos   token.Pos // where to report it, if not at the call (inside a function literal)
+	maybe bool      // a write that only some implementation of an interface makes
 }
 
 type eventKind uint8
@@ -37,7 +38,8 @@ func (s *fnState) event(kind eventKind, key string, instr ssa.CallInstruction, d
 	if key == "" {
 		return
 	}
-	s.events = append(s.events, event{kind: kind, key: key, instr: instr, desc: desc})
+	s.events = append(s.events, event{kind: kind, key: key, instr: instr, desc: desc,
+		maybe: s.union && kind == evWrite})
 }
 
 // truncate records an open with flags: a truncating write (in place) when
@@ -76,10 +78,10 @@ func (s *fnState) summary() *fnFact {
 	}
 	reads, writes := make(map[string]bool), make(map[string]bool)
 	for _, e := range s.events {
-		switch e.kind {
-		case evRead:
+		switch {
+		case e.kind == evRead:
 			reads[e.key] = true
-		case evWrite:
+		case e.kind == evWrite && !e.maybe:
 			writes[e.key] = true
 		}
 	}
@@ -96,7 +98,11 @@ func (s *fnState) summary() *fnFact {
 		case evRead:
 			f.Reads = append(f.Reads, e.key)
 		case evWrite:
-			if !s.renamed[e.key] {
+			switch {
+			case s.renamed[e.key]:
+			case e.maybe:
+				f.MayWrites = append(f.MayWrites, e.key)
+			default:
 				f.Writes = append(f.Writes, e.key)
 			}
 		case evTrunc:
@@ -274,7 +280,9 @@ func (s *fnState) check() {
 		case evRead:
 			reads = append(reads, e)
 		case evWrite:
-			writes = append(writes, e)
+			if !e.maybe {
+				writes = append(writes, e)
+			}
 		case evInPlace:
 			if isJSONKey(e.key) && s.concurrent(order, e) {
 				s.c.reportf(s.c.eventPos(e), "not atomic: %s %s in place, so a concurrent reader can see an empty "+

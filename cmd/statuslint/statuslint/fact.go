@@ -12,17 +12,18 @@ import (
 // package and in every package that imports it. Keys in it are templates
 // (see key.go). Every list is bounded, so facts are finite.
 type fnFact struct {
-	Recv    bool       // parameter 0 is the receiver (for display)
-	Paths   []string   // Paths[i]: every return gives result i this key
-	Results []atoms    // Results[i]: what result i may hold
-	Stores  []paramSet // what the function stores where parameter Param points
-	Reads   []string   // files it reads and decodes
-	Writes  []string   // files it writes
-	Truncs  []trunc    // files it opens for writing with flags its caller may give
-	InPlace []trunc    // truncating whole-file writes whose file the caller names
-	Locks   []lockOp   // file locks it takes or releases and keeps so
-	Fills   []int      // parameters that code the analysis cannot see receives
-	Moves   []int      // parameters naming files it renames over another file
+	Recv      bool       // parameter 0 is the receiver (for display)
+	Paths     []string   // Paths[i]: every return gives result i this key
+	Results   []atoms    // Results[i]: what result i may hold
+	Stores    []paramSet // what the function stores where parameter Param points
+	Reads     []string   // files it reads and decodes
+	Writes    []string   // files it writes
+	MayWrites []string   // files that some implementation of an interface it calls writes
+	Truncs    []trunc    // files it opens for writing with flags its caller may give
+	InPlace   []trunc    // truncating whole-file writes whose file the caller names
+	Locks     []lockOp   // file locks it takes or releases and keeps so
+	Fills     []int      // parameters that code the analysis cannot see receives
+	Moves     []int      // parameters naming files it renames over another file
 }
 
 // A paramSet is what a function stores where parameter Param points.
@@ -80,7 +81,7 @@ func (f *varFact) empty() bool {
 func (f *fnFact) empty() bool {
 	return !slices.ContainsFunc(f.Paths, func(p string) bool { return p != "" }) &&
 		!slices.ContainsFunc(f.Results, func(a atoms) bool { return len(a) > 0 }) &&
-		len(f.Stores) == 0 && len(f.Reads) == 0 && len(f.Writes) == 0 && len(f.Truncs) == 0 &&
+		len(f.Stores) == 0 && len(f.Reads) == 0 && len(f.Writes) == 0 && len(f.MayWrites) == 0 && len(f.Truncs) == 0 &&
 		len(f.InPlace) == 0 && len(f.Locks) == 0 && len(f.Fills) == 0 && len(f.Moves) == 0
 }
 
@@ -115,6 +116,9 @@ func (f *fnFact) String() string {
 	for _, k := range f.Writes {
 		parts = append(parts, "writes "+show(k, r))
 	}
+	for _, k := range f.MayWrites {
+		parts = append(parts, "may write "+show(k, r))
+	}
 	for _, t := range f.Truncs {
 		parts = append(parts, fmt.Sprintf("opens %s with flags %s", show(t.Key, r), show(t.Flag.String(), r)))
 	}
@@ -137,6 +141,7 @@ func (f *fnFact) String() string {
 func (f *fnFact) normalize() {
 	sortBound(&f.Reads, strings.Compare)
 	sortBound(&f.Writes, strings.Compare)
+	sortBound(&f.MayWrites, strings.Compare)
 	cmpTrunc := func(a, b trunc) int {
 		return cmp.Or(strings.Compare(a.Key, b.Key), strings.Compare(a.What, b.What), cmp.Compare(a.Flag.String(), b.Flag.String()))
 	}
@@ -198,6 +203,7 @@ func (f *fnFact) merge(g *fnFact) {
 	}
 	f.Reads = append(f.Reads, g.Reads...)
 	f.Writes = append(f.Writes, g.Writes...)
+	f.MayWrites = append(f.MayWrites, g.MayWrites...)
 	f.Truncs = append(f.Truncs, g.Truncs...)
 	f.InPlace = append(f.InPlace, g.InPlace...)
 	f.Locks = append(f.Locks, g.Locks...)

@@ -2,6 +2,7 @@ package statuslint
 
 import (
 	"go/types"
+	"slices"
 
 	"golang.org/x/tools/go/ssa"
 )
@@ -21,6 +22,7 @@ type fnState struct {
 	index   map[ssa.Value]int // parameters and free variables
 	nparams int               // parameters (the receiver first)
 	mem     map[object]atoms
+	points  map[object][]object // objects whose address or reference an object holds
 	rootsOf map[ssa.Value][]object
 	terms   map[ssa.Value]string
 	busy    map[ssa.Value]bool
@@ -51,6 +53,7 @@ func newFnState(c *checker, fn *ssa.Function) *fnState {
 		fn:      fn,
 		index:   make(map[ssa.Value]int),
 		mem:     make(map[object]atoms),
+		points:  make(map[object][]object),
 		rootsOf: make(map[ssa.Value][]object),
 		terms:   make(map[ssa.Value]string),
 		busy:    make(map[ssa.Value]bool),
@@ -91,6 +94,7 @@ func (s *fnState) run() {
 func (s *fnState) step(instr ssa.Instruction) {
 	switch instr := instr.(type) {
 	case *ssa.Store:
+		s.link(instr.Addr, instr.Val)
 		s.store(instr.Addr, s.atomsOf(instr.Val))
 	case *ssa.MapUpdate:
 		s.store(instr.Map, union(s.atomsOf(instr.Key), s.atomsOf(instr.Value)))
@@ -101,13 +105,46 @@ func (s *fnState) step(instr ssa.Instruction) {
 	}
 }
 
-// store adds as to the objects that addr points into.
+// store adds as to the objects that addr points into, and to the objects
+// that those hold references to (a decoder given &m fills the map m).
 func (s *fnState) store(addr ssa.Value, as atoms) {
 	if len(as) == 0 {
 		return
 	}
-	for _, o := range s.roots(addr) {
+	seen := make(map[object]bool)
+	var visit func(o object, depth int)
+	visit = func(o object, depth int) {
+		if seen[o] || depth > 4 {
+			return
+		}
+		seen[o] = true
 		s.addTo(o, as)
+		for _, p := range s.points[o] {
+			visit(p, depth+1)
+		}
+	}
+	for _, o := range s.roots(addr) {
+		visit(o, 0)
+	}
+}
+
+// link records that the objects addr points into hold a reference to
+// val's objects, when val is a reference (a pointer, map, slice...).
+func (s *fnState) link(addr, val ssa.Value) {
+	if !reference(val.Type()) {
+		return
+	}
+	if _, ok := val.Type().Underlying().(*types.Struct); ok {
+		return
+	}
+	targets := s.roots(val)
+	for _, o := range s.roots(addr) {
+		for _, t := range targets {
+			if t != o && !slices.Contains(s.points[o], t) && len(s.points[o]) < maxAtoms {
+				s.points[o] = append(s.points[o], t)
+				s.changed = true
+			}
+		}
 	}
 }
 
@@ -135,7 +172,7 @@ func (s *fnState) addTo(o object, as atoms) {
 func (s *fnState) setResult(instr ssa.CallInstruction, i int, as atoms) {
 	if call, ok := instr.(*ssa.Call); ok && len(as) > 0 {
 		if i < resultCount(call) && !noContent(resultType(call, i)) {
-			s.addTo(object{v: call, index: i}, fitting(as, resultType(call, i)))
+			s.addTo(object{v: call, index: i}, s.c.fitting(as, resultType(call, i)))
 		}
 	}
 }
@@ -159,21 +196,25 @@ func resultType(call *ssa.Call, i int) types.Type {
 
 // fitting drops the handles from as when a value of type t cannot hold
 // one (a []string of paths computed from a struct that holds a handle).
-func fitting(as atoms, t types.Type) atoms {
+func (c *checker) fitting(as atoms, t types.Type) atoms {
 	if !as.has(aHandle) && !as.has(aParam) || holdsHandle(t, make(map[types.Type]bool)) {
 		return as
 	}
-	return withoutHandles(as)
+	return c.withoutHandles(as)
 }
 
-// withoutHandles drops the handles from as and marks its parameters as
-// bringing no handle.
-func withoutHandles(as atoms) atoms {
+// withoutHandles turns the handles in as into their content (a value
+// computed from a handle holds what was read from it) and marks its
+// parameters as bringing no handle.
+func (c *checker) withoutHandles(as atoms) atoms {
 	var out atoms
 	for _, a := range as {
 		switch a.Kind {
 		case aHandle:
-			continue
+			if !c.readable(a.Flag) {
+				continue
+			}
+			a = atom{Kind: aContent, Key: a.Key}
 		case aParam:
 			a.NoHandle = true
 		}
@@ -218,7 +259,7 @@ func (s *fnState) atomsOf(v ssa.Value) atoms {
 	for _, o := range s.roots(v) {
 		out.add(s.memOf(o)...)
 	}
-	return fitting(out, v.Type())
+	return s.c.fitting(out, v.Type())
 }
 
 // memOf returns what an object holds.

@@ -97,6 +97,53 @@ func init() {
 		s.store(m.arg(1), s.decode(m.instr, s.file(aContent, m.arg(0), m.instr)))
 	}
 
+	// Libraries services use to touch files, whose file systems are
+	// interfaces with implementations in other packages than the helpers
+	// that call them (so the helpers' facts cannot see them). A file is
+	// keyed by its name, whatever the file system (an OsFs, a chroot).
+	const afero, billy, billyUtil = "github.com/spf13/afero", "github.com/go-git/go-billy/v5", "github.com/go-git/go-billy/v5/util"
+	models[key(afero, "ReadFile")] = readFile(1)
+	models[key(afero, "Afero.ReadFile")] = readFile(1)
+	models[key(afero, "WriteFile")] = writeNamed(1, "afero.WriteFile truncates")
+	models[key(afero, "Afero.WriteFile")] = writeNamed(1, "afero.WriteFile truncates")
+	models[key(billyUtil, "ReadFile")] = readFile(1)
+	models[key(billyUtil, "WriteFile")] = writeNamed(1, "util.WriteFile truncates")
+	for _, iface := range []string{afero + keySep + "Fs", billy + keySep + "Basic", billy + keySep + "Filesystem"} {
+		models[iface+".Open"] = openFile(1, func(s *fnState, _ *modelCall) intArg {
+			return intArg{Known: true, Val: s.c.os.rdonly}
+		}, "")
+		models[iface+".Create"] = openFile(1, func(s *fnState, _ *modelCall) intArg {
+			return intArg{Known: true, Val: s.c.os.rdwr | s.c.os.create | s.c.os.trunc}
+		}, "Create truncates")
+		models[iface+".OpenFile"] = openFile(1, func(s *fnState, m *modelCall) intArg {
+			return s.intArg(m.arg(2))
+		}, "OpenFile with O_TRUNC truncates")
+		models[iface+".Rename"] = rename(1, 2)
+	}
+
+	// viper keeps the configuration file's name in its instance (the
+	// package-level functions use the instance v).
+	const viper = "github.com/spf13/viper"
+	for _, name := range []string{"ReadInConfig", "MergeInConfig"} {
+		models[key(viper, "Viper."+name)] = viperRead(false)
+		models[key(viper, name)] = viperRead(true)
+	}
+	for _, name := range []string{"WriteConfig", "SafeWriteConfig"} {
+		models[key(viper, "Viper."+name)] = viperWrite(false)
+		models[key(viper, name)] = viperWrite(true)
+	}
+	for _, name := range []string{"WriteConfigAs", "SafeWriteConfigAs"} {
+		models[key(viper, "Viper."+name)] = writeNamed(1, "")
+		models[key(viper, name)] = writeNamed(0, "")
+	}
+
+	// koanf: a file provider holds the file's content; Load decodes what
+	// the provider holds into the instance.
+	models[key("github.com/knadh/koanf/providers/file", "Provider")] = readFile(0)
+	for _, pkg := range []string{"github.com/knadh/koanf", "github.com/knadh/koanf/v2"} {
+		models[key(pkg, "Koanf.Load")] = decodeArg(1, 0)
+	}
+
 	// File locks.
 	for _, pkg := range []string{"syscall", "golang.org/x/sys/unix"} {
 		models[key(pkg, "Flock")] = func(s *fnState, m *modelCall) {
@@ -254,6 +301,39 @@ func passContent(from int) model {
 	}
 }
 
+// writeNamed models a whole-file write of the file named by argument
+// path, truncating when what is set.
+func writeNamed(path int, what string) model {
+	return func(s *fnState, m *modelCall) {
+		k := s.pathKey(m.arg(path), m.instr)
+		s.event(evWrite, k, m.instr, s.descs[k])
+		s.inPlace(m.instr, k, what, s.descs[k])
+	}
+}
+
+// viperRead models viper's ReadInConfig: the decoded configuration file of
+// the instance (the receiver, or the package's instance v).
+func viperRead(global bool) model {
+	return func(s *fnState, m *modelCall) {
+		k := viperFile(s, m, global)
+		s.event(evRead, k, m.instr, "the configuration file")
+	}
+}
+
+func viperWrite(global bool) model {
+	return func(s *fnState, m *modelCall) {
+		k := viperFile(s, m, global)
+		s.event(evWrite, k, m.instr, "the configuration file")
+	}
+}
+
+func viperFile(s *fnState, m *modelCall, global bool) string {
+	if global {
+		return "github.com/spf13/viper.v.configFile"
+	}
+	return s.term(m.arg(0)) + ".configFile"
+}
+
 // passValue models a call whose result is computed from argument from.
 func passValue(from int) model {
 	return func(s *fnState, m *modelCall) { s.setResult(m.instr, 0, s.atomsOf(m.arg(from))) }
@@ -374,12 +454,12 @@ func objectName(obj types.Object) string {
 // osConsts are the values of the open flags and lock operations as the
 // analysed code sees them (they differ between systems).
 type osConsts struct {
-	rdonly, wronly, rdwr, create, trunc int64
-	lockUn, fUnlck                      int64
+	rdonly, wronly, rdwr, create, trunc, append int64
+	lockUn, fUnlck                              int64
 }
 
 func findOSConsts(imports map[string]*types.Package) osConsts {
-	c := osConsts{rdonly: 0, wronly: 1, rdwr: 2, create: 0x40, trunc: 0x200, lockUn: 8, fUnlck: 2}
+	c := osConsts{rdonly: 0, wronly: 1, rdwr: 2, create: 0x40, trunc: 0x200, append: 0x400, lockUn: 8, fUnlck: 2}
 	get := func(pkg, name string, dst *int64) {
 		p := imports[pkg]
 		if p == nil {
@@ -396,20 +476,25 @@ func findOSConsts(imports map[string]*types.Package) osConsts {
 	get("os", "O_RDWR", &c.rdwr)
 	get("os", "O_CREATE", &c.create)
 	get("os", "O_TRUNC", &c.trunc)
+	get("os", "O_APPEND", &c.append)
 	get("syscall", "LOCK_UN", &c.lockUn)
 	get("syscall", "F_UNLCK", &c.fUnlck)
 	return c
 }
 
+// readable reports whether a handle opened with f reads a document: not
+// one that truncates it, nor a log opened for appending.
 func (c *checker) readable(f intArg) bool {
 	if !f.Known {
 		return true
 	}
-	return f.Val&(c.os.rdonly|c.os.wronly|c.os.rdwr) != c.os.wronly && f.Val&c.os.trunc == 0
+	return f.Val&(c.os.rdonly|c.os.wronly|c.os.rdwr) != c.os.wronly && f.Val&(c.os.trunc|c.os.append) == 0
 }
 
+// writable reports whether a handle opened with f writes a document over:
+// appending to a log loses nothing another writer appended.
 func (c *checker) writable(f intArg) bool {
-	return !f.Known || f.Val&(c.os.wronly|c.os.rdwr) != 0
+	return !f.Known || f.Val&(c.os.wronly|c.os.rdwr) != 0 && f.Val&c.os.append == 0
 }
 
 func (c *checker) truncates(f intArg) bool {

@@ -18,9 +18,10 @@ type order struct {
 	ops     map[ssa.Instruction][]lockOp
 	acquire map[ssa.Instruction]int // acquisitions' ids
 	held    map[ssa.Instruction]uint64
-	before  map[ssa.Instruction]uint64
-	exit    uint64
-	exitSet bool
+	before  map[ssa.Instruction]uint64 // held just before, on every path
+	mayHeld map[ssa.Instruction]uint64 // held just before, on some path
+	exit    uint64 // held when the function returns, on every path
+	mayExit uint64 // held when it returns, on some path
 }
 
 func newOrder(s *fnState) *order {
@@ -32,6 +33,7 @@ func newOrder(s *fnState) *order {
 		acquire: make(map[ssa.Instruction]int),
 		held:    make(map[ssa.Instruction]uint64),
 		before:  make(map[ssa.Instruction]uint64),
+		mayHeld: make(map[ssa.Instruction]uint64),
 	}
 	for _, b := range s.fn.Blocks {
 		for i, instr := range b.Instrs {
@@ -53,30 +55,44 @@ func newOrder(s *fnState) *order {
 		}
 	}
 	if len(o.ops) > 0 {
-		o.solveLocks()
+		o.mayExit = o.solveLocks(false)
+		for instr, h := range o.before {
+			o.mayHeld[instr] = h
+		}
+		o.exit = o.solveLocks(true)
 	}
 	return o
 }
 
 func (o *order) releases(op lockOp) bool { return op.How.Known && op.How.Val == op.Unlock }
 
-// solveLocks computes the locks held after each instruction.
-func (o *order) solveLocks() {
+// solveLocks computes the locks held after each instruction, on every
+// path (must) or on some path, and returns those held at the function's
+// returns.
+func (o *order) solveLocks(must bool) uint64 {
 	blocks := o.s.fn.Blocks
 	in := make([]uint64, len(blocks))
 	out := make([]uint64, len(blocks))
+	top := uint64(0)
+	if must {
+		top = ^uint64(0)
+	}
 	for i := range out {
-		out[i] = ^uint64(0)
+		out[i] = top
 	}
 	for changed, rounds := true, 0; changed && rounds < 4*len(blocks)+8; rounds++ {
 		changed = false
 		for _, b := range blocks {
-			state := ^uint64(0)
+			state := top
 			if len(b.Preds) == 0 {
 				state = 0
 			}
 			for _, p := range b.Preds {
-				state &= out[p.Index]
+				if must {
+					state &= out[p.Index]
+				} else {
+					state |= out[p.Index]
+				}
 			}
 			in[b.Index] = state
 			for _, instr := range b.Instrs {
@@ -96,16 +112,21 @@ func (o *order) solveLocks() {
 			}
 		}
 	}
-	o.exit, o.exitSet = ^uint64(0), false
+	exit, set := top, false
 	for _, b := range blocks {
 		if _, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok {
-			o.exit &= out[b.Index]
-			o.exitSet = true
+			if must {
+				exit &= out[b.Index]
+			} else {
+				exit |= out[b.Index]
+			}
+			set = true
 		}
 	}
-	if !o.exitSet {
-		o.exit = 0
+	if !set {
+		return 0
 	}
+	return exit
 }
 
 // heldAt returns the locks held when instr has run (for a deferred call,
@@ -156,7 +177,16 @@ func (o *order) reaches(a, b ssa.Instruction) bool {
 func (s *fnState) netLocks() []lockOp {
 	var out []lockOp
 	var o *order
+	deferredRelease := false
 	for _, e := range s.events {
+		if _, ok := e.instr.(*ssa.Defer); ok && e.kind == evLock && e.lock.How.Known && e.lock.How.Val == e.lock.Unlock {
+			deferredRelease = true
+		}
+	}
+	for _, e := range s.events {
+		if _, ok := e.instr.(*ssa.Defer); ok {
+			continue // runs when the function returns
+		}
 		if e.kind != evLock {
 			continue
 		}
@@ -168,12 +198,16 @@ func (s *fnState) netLocks() []lockOp {
 			o = newOrder(s)
 		}
 		if o.releases(e.lock) {
-			if o.before[e.instr] == 0 {
+			// releasing a lock that no path here took: the caller's
+			if o.mayHeld[e.instr] == 0 {
 				out = append(out, e.lock)
 			}
 			continue
 		}
-		if id, ok := o.acquire[e.instr]; ok && o.exit&(1<<id) != 0 {
+		// a lock held when the function returns on some path (TryLock on
+		// success), and not released by a deferred call, is taken for its
+		// callers
+		if id, ok := o.acquire[e.instr]; ok && o.mayExit&(1<<id) != 0 && !deferredRelease {
 			out = append(out, e.lock)
 		}
 	}

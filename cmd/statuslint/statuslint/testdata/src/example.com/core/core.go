@@ -404,7 +404,7 @@ func (m *Fs) WriteMode(p, content string, mode FileMode) Result {
 }
 
 // WriteAtomic writes a temp file and renames it over p.
-func (m *Fs) WriteAtomic(p, content string) Result { // want WriteAtomic:`^result 0: \$recv \(no handle\), \$0 \(no handle\); writes example.com/core.Fs.validatePath\(\$recv, \$0\).Value$`
+func (m *Fs) WriteAtomic(p, content string) Result { // want WriteAtomic:`; writes example.com/core.Fs.validatePath\(\$recv, \$0\).Value$`
 	vp := m.validatePath(p)
 	if !vp.OK {
 		return vp
