@@ -20,8 +20,8 @@ type order struct {
 	held    map[ssa.Instruction]uint64
 	before  map[ssa.Instruction]uint64 // held just before, on every path
 	mayHeld map[ssa.Instruction]uint64 // held just before, on some path
-	exit    uint64 // held when the function returns, on every path
-	mayExit uint64 // held when it returns, on some path
+	exit    uint64                     // held when the function returns, on every path
+	mayExit uint64                     // held when it returns, on some path
 }
 
 func newOrder(s *fnState) *order {
