@@ -319,10 +319,17 @@ func (s *fnState) apply(instr ssa.CallInstruction, f *fnFact, args []ssa.Value, 
 		if s.skipVia(k, args) {
 			continue
 		}
+		// through an interface, a write of what a file-like argument holds
+		// is made whatever the implementation; one by name may not be
+		union := s.union
+		if _, via := viaIndex(k); via {
+			s.union = false
+		}
 		for _, key := range s.substKeys(k, args, evWrite) {
 			s.event(evWrite, key, instr, s.describe(instr, k, args, f.Recv))
 			s.within(inner, evWrite, k)
 		}
+		s.union = union
 	}
 	union := s.union
 	s.union = true
