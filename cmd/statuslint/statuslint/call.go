@@ -350,7 +350,12 @@ func (s *fnState) apply(instr ssa.CallInstruction, f *fnFact, args []ssa.Value, 
 	}
 	for _, t := range f.InPlace {
 		for _, key := range s.substKeys(t.Key, args, evWrite) {
-			s.inPlace(instr, key, s.c.callWhat(instr, t.What), s.describe(instr, t.Key, args, f.Recv))
+			what := t.What
+			if inner == nil {
+				what = s.c.callWhat(instr, t.What)
+			}
+			s.inPlace(instr, key, what, s.describe(instr, t.Key, args, f.Recv))
+			s.within(inner, evInPlace, t.Key)
 		}
 	}
 	for _, l := range f.Locks {

@@ -325,6 +325,9 @@ func (s *fnState) concurrent(order *order, e event) bool {
 	if !s.c.isTestFile(e.instr.Pos()) || s.c.goes[s.fn] {
 		return true
 	}
+	if _, ok := e.instr.(*ssa.Go); ok {
+		return true // made by the goroutine it starts
+	}
 	for _, b := range s.fn.Blocks {
 		for _, instr := range b.Instrs {
 			if g, ok := instr.(*ssa.Go); ok && order.reaches(g, e.instr) {
