@@ -286,7 +286,7 @@ func (s *fnState) check() {
 		case evInPlace:
 			if isJSONKey(e.key) && s.concurrent(order, e) {
 				s.c.reportf(s.c.eventPos(e), "not atomic: %s %s in place, so a concurrent reader can see an empty "+
-					"or partial file (use fs.WriteAtomic)", e.what, firstNonEmpty(e.desc, show(e.key, false)))
+					"or partial file (use fs.WriteAtomic)", e.what, firstNonEmpty(e.desc, pretty(e.key)))
 			}
 		}
 	}
@@ -304,7 +304,7 @@ func (s *fnState) check() {
 				break
 			}
 			done[w.key] = true
-			desc := firstNonEmpty(w.desc, firstNonEmpty(r.desc, show(w.key, false)))
+			desc := firstNonEmpty(w.desc, firstNonEmpty(r.desc, pretty(w.key)))
 			readPos := s.c.eventPos(r)
 			if at := s.readAt[r.key]; at != nil && r.pos == token.NoPos && s.c.callStart(at) < readPos {
 				readPos = s.c.callStart(at)

@@ -125,6 +125,64 @@ func paramName(i int, recv bool) string {
 	return "$" + strconv.Itoa(i)
 }
 
+// pretty renders a key for a message, in Go's syntax where it can:
+// filepath.Join(config.ConfigDir(), "config.yml") for a key that names
+// functions by import path and a variadic call's arguments in braces.
+func pretty(k string) string {
+	s := show(k, false)
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			// copy a string literal as it is
+			j := i + 1
+			for j < len(s) && s[j] != '"' {
+				if s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(s) {
+				j = len(s) - 1
+			}
+			b.WriteString(s[i : j+1])
+			i = j
+		case c == '{' || c == '}':
+			// the slice of a variadic call: its elements are the arguments
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return shortPaths(b.String())
+}
+
+// shortPaths writes import paths as the last element of the path:
+// github.com/cli/go-gh/v2/pkg/config.ConfigDir as config.ConfigDir.
+func shortPaths(s string) string {
+	var b strings.Builder
+	word := 0 // start of the current run of path characters
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && isPathByte(s[i]) {
+			continue
+		}
+		w := s[word:i]
+		if j := strings.LastIndexByte(w, '/'); j >= 0 && strings.Contains(w[j:], ".") {
+			w = w[j+1:]
+		}
+		b.WriteString(w)
+		if i < len(s) {
+			b.WriteByte(s[i])
+		}
+		word = i + 1
+	}
+	return b.String()
+}
+
+func isPathByte(c byte) bool {
+	return c == '/' || c == '.' || c == '-' || c == '_' || c == '~' ||
+		'0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
 // lastConst returns the last string constant in a key: the file name of a
 // path such as Join(dir, "status.json") or dir + "/status.json".
 func lastConst(k string) (string, bool) {
