@@ -5,13 +5,22 @@ GO      ?= go
 NESTED  := $(patsubst %/go.mod,%,$(shell find . -mindepth 2 -name go.mod -not -path './.git/*' -not -path '*/testdata/*' | sort))
 GOFILES  = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 
-.PHONY: test deps fmt-check tidy-check vet lint crash cross unit bench bench-peers fuzz demo soak powerloss
+.PHONY: test deps fmt-check tidy-check vet lint crash cross python unit bench bench-peers fuzz demo soak powerloss
 
-test: deps fmt-check tidy-check vet lint crash cross unit
+test: deps fmt-check tidy-check vet lint crash cross python unit
+
+# The cross-language tests run python3 from PATH. The Python package's own
+# steps run the system's python3 (Debian's, where setuptools, wheel and mypy
+# come from its packages) when there is one.
+PYTHON ?= $(shell if [ -x /usr/bin/python3 ]; then echo /usr/bin/python3; else echo python3; fi)
+MYPY   ?= $(PYTHON) -m mypy
 
 # Tools some tests need (strace for the syscall-order test, python3 for the
-# cross-language lock test). CI runs as root on a clean machine: install them
-# instead of letting the tests skip.
+# cross-language tests, jq for the flock(1)+jq client of the transaction
+# tests, and for the Python package: venv, pip, setuptools and wheel to
+# install it, mypy to type-check it). CI runs as root on a clean Debian
+# machine: install them instead of letting the tests skip. Nothing comes
+# from a Python package registry.
 deps:
 	@if ! command -v strace >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 		echo "installing strace"; \
@@ -21,11 +30,46 @@ deps:
 		echo "installing python3"; \
 		(apt-get update -qq && apt-get install -y -qq python3) >/dev/null; \
 	fi
+	@if ! command -v jq >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing jq"; \
+		(apt-get update -qq && apt-get install -y -qq jq) >/dev/null; \
+	fi
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		pkgs=""; \
+		$(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || pkgs="$$pkgs python3-venv"; \
+		$(PYTHON) -m pip --version >/dev/null 2>&1 || pkgs="$$pkgs python3-pip"; \
+		$(PYTHON) -c 'import setuptools' 2>/dev/null || pkgs="$$pkgs python3-setuptools"; \
+		$(PYTHON) -c 'import wheel' 2>/dev/null || pkgs="$$pkgs python3-wheel"; \
+		$(MYPY) --version >/dev/null 2>&1 || pkgs="$$pkgs python3-mypy"; \
+		if [ -n "$$pkgs" ]; then \
+			echo "installing$$pkgs"; \
+			(apt-get update -qq && apt-get install -y -qq $$pkgs) >/dev/null; \
+		fi; \
+	fi
+
+# The Python package: its unit tests against the source tree; mypy --strict
+# under the rules of its oldest Python (python/pyproject.toml), for Linux,
+# macOS and Windows (where it imports and reads, and refuses to lock); then the
+# install users do, from a copy of python/ into a fresh venv with one pip
+# install and no network (the build backend is the system's setuptools),
+# and the unit tests again against the installed package. With CI=true a
+# skipped Python test fails the run, as for Go (python/tests/run.py).
+python:
+	@echo "python: the Python package (python/): its tests, mypy --strict, an install into a fresh venv and its tests again"
+	$(PYTHON) python/tests/run.py
+	cd python && for platform in linux darwin win32; do $(MYPY) --platform $$platform src/agentstate || exit 1; done
+	@tmp=$$(mktemp -d) && chmod 755 $$tmp && trap 'rm -rf $$tmp' EXIT && \
+		cp -R python $$tmp/checkout && rm -rf $$tmp/checkout/build $$tmp/checkout/src/*.egg-info && \
+		$(PYTHON) -m venv --system-site-packages $$tmp/venv && \
+		$$tmp/venv/bin/python -m pip install --quiet --no-build-isolation --no-index $$tmp/checkout && \
+		echo "python: installed $$($$tmp/venv/bin/python -m pip show agentstate-core | grep -E '^(Name|Version)' | tr '\n' ' ')" && \
+		cd $$tmp && $$tmp/venv/bin/python checkout/tests/run.py --installed
 
 # Every module's go.mod and go.sum as go mod tidy leaves them: the nested
 # modules replace core with this checkout, so a change to core's requirements
 # must be carried into theirs in the same commit.
 tidy-check:
+	@echo "tidy-check: go mod tidy -diff in each module ($(words . $(NESTED)); downloads their requirements the first time)"
 	@for m in . $(NESTED); do (cd $$m && $(GO) mod tidy -diff) || { echo "go mod tidy would change $$m"; exit 1; }; done
 
 fmt-check:
@@ -33,6 +77,7 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 vet:
+	@echo "vet: go vet in each module (on an empty build cache a few minutes: it compiles every package and its dependencies)"
 	$(GO) vet ./...
 	@for m in $(NESTED); do echo "vet $$m"; (cd $$m && $(GO) vet ./...) || exit 1; done
 
@@ -41,6 +86,7 @@ vet:
 # hold deliberate controls of the unsafe patterns, which run concurrently,
 # hence -test=false.)
 lint:
+	@echo "lint: statuslint over the module's own code"
 	$(GO) build -o $(CURDIR)/.bin/statuslint ./cmd/statuslint
 	$(CURDIR)/.bin/statuslint -test=false ./...
 
@@ -55,6 +101,7 @@ CRASH_MODULES = golang.org/x/tools/... code.gitea.io/sdk/gitea/... github.com/go
 	github.com/gofrs/flock/... github.com/knadh/koanf/... github.com/rogpeppe/go-internal/... \
 	statuslint.test/corpus/...
 crash:
+	@echo "crash: statuslint over the standard library and real modules (the first time, the go command downloads them); fails on a panic or a package that does not load"
 	$(GO) build -o $(CURDIR)/.bin/statuslint ./cmd/statuslint
 	@cd cmd/statuslint/testdata/corpus && for set in "-std std" "$(CRASH_MODULES)"; do \
 		start=$$(date +%s); \
@@ -66,22 +113,24 @@ crash:
 		fi; \
 	done
 
-# The agent services also run on macOS (and some tools on Windows): build
-# everything, tests included, for both.
+# The agent services also run on macOS (and some tools on Windows): the
+# module's packages are built for both, which catches a build break there.
+# Not in every run: go vet of the tests for both systems (which compiles
+# their test-only dependencies too: about 1.6 times the build on an empty
+# build cache), nor the nested modules, whose per-system code is test
+# support and the Linux-only peer benchmark, and whose check compiled the
+# etcd client's dependencies twice.
 cross:
-	GOOS=darwin  GOARCH=arm64 $(GO) vet ./...
-	GOOS=windows GOARCH=amd64 $(GO) vet ./...
+	@echo "cross: go build of the module for darwin and windows (the first time, compiles the standard library for each: a few minutes)"
 	GOOS=darwin  GOARCH=arm64 $(GO) build ./...
 	GOOS=windows GOARCH=amd64 $(GO) build ./...
-	@for m in $(NESTED); do echo "cross $$m"; \
-		(cd $$m && GOOS=darwin GOARCH=arm64 $(GO) vet ./... && GOOS=windows GOARCH=amd64 $(GO) vet ./...) || exit 1; \
-	done
 
 # Every module's tests through internal/cmd/testsummary: one line per package
 # (passed, failed, skipped), failed tests with their output, every skip with its
 # reason, and a last line "total: N passed, N failed, N skipped". With CI=true
 # (.ci/run) a skipped test not listed in .ci/allowed-skips fails the run.
 unit:
+	@echo "unit: every test of every module under -race; each module's test binaries are built first (on an empty build cache, minutes before its first result), then one line per package"
 	$(GO) build -o $(CURDIR)/.bin/testsummary ./internal/cmd/testsummary
 	$(CURDIR)/.bin/testsummary -allow .ci/allowed-skips $(foreach m,. $(NESTED),-dir $(m)) -- \
 		$(GO) test -json -race -shuffle=on -count=1 ./...

@@ -239,7 +239,9 @@ func (c *Config) Enabled(name string) bool { return c.Snapshot().Enabled(name) }
 // EnabledFeatures returns the enabled feature flags, sorted.
 func (c *Config) EnabledFeatures() []string { return c.Snapshot().EnabledFeatures() }
 
-// A Getter is what [Decode] reads from: *Config and *Snapshot.
+// A Getter is what [Decode] and [DecodeAll] read from: *Config and
+// *Snapshot.
 type Getter interface {
 	Get(key string) (any, bool)
+	All() map[string]any
 }

@@ -42,13 +42,18 @@ import (
 //
 // A stored nil (JSON null, an empty YAML value) gives the zero value.
 // Errors are *Error values naming the key and, in Path, where inside it
-// the problem is: ErrNotFound for a missing key (or a nil g),
-// ErrConversion for a value that does not fit, ErrUnsupported for a T that
-// cannot be decoded into (func, chan, map with non-string keys, ...).
+// the problem is: ErrInvalidKey for a key that is not one (see Keys in the
+// package doc; "" too: [DecodeAll] decodes the whole configuration),
+// ErrNotFound for a missing key (or a nil g), ErrConversion for a value
+// that does not fit, ErrUnsupported for a T that cannot be decoded into
+// (func, chan, map with non-string keys, ...).
 //
 // Decode is a function because Go methods cannot have type parameters.
 func Decode[T any](g Getter, key string) (T, error) {
 	var out T
+	if _, err := splitKey(key); err != nil {
+		return out, &Error{Op: "decode", Key: key, Err: err}
+	}
 	if g == nil {
 		return out, &Error{Op: "decode", Key: key, Err: fmt.Errorf("%w: nil Getter", ErrNotFound)}
 	}
@@ -59,6 +64,34 @@ func Decode[T any](g Getter, key string) (T, error) {
 	if err := decodeValue(reflect.ValueOf(&out).Elem(), v); err != nil {
 		var zero T
 		return zero, err.toError("decode", key, key, ErrConversion)
+	}
+	return out, nil
+}
+
+// DecodeAll returns the whole configuration converted to a T, as [Decode]
+// converts a section (viper and koanf call this Unmarshal):
+//
+//	type Config struct {
+//		Dispatch Dispatch `config:"dispatch"`
+//		DB       struct{ Host string }
+//	}
+//	all, err := config.DecodeAll[Config](c)
+//
+// An empty configuration gives a T whose fields are all missing, and so
+// keep their zero values. Errors are those of Decode, with the path from
+// the top ("dispatch.max_workers"); a nil g gives ErrNotFound.
+func DecodeAll[T any](g Getter) (T, error) {
+	var out T
+	if g == nil {
+		return out, &Error{Op: "decode", Err: fmt.Errorf("%w: nil Getter", ErrNotFound)}
+	}
+	all := g.All()
+	if all == nil {
+		all = map[string]any{}
+	}
+	if err := decodeValue(reflect.ValueOf(&out).Elem(), all); err != nil {
+		var zero T
+		return zero, err.toError("decode", "", "", ErrConversion)
 	}
 	return out, nil
 }

@@ -11,7 +11,8 @@
 // callbacks (ExampleConfig_OnChange); JSON and YAML files
 // (ExampleConfig_Load, ExampleConfig_Save, ExampleConfig_LoadYAML);
 // environment overrides (ExampleConfig_FromEnv); a section into a struct
-// (ExampleDecode); feature flags (ExampleConfig_Enabled). pkg.go.dev and
+// (ExampleDecode), the whole configuration (ExampleDecodeAll); feature
+// flags (ExampleConfig_Enabled). pkg.go.dev and
 // go doc -http show them; plain go doc does not.
 //
 // # Guarantees
@@ -70,8 +71,12 @@
 // model, the one JSON gives: sections (map[string]any), lists ([]any),
 // strings, bools, nil, int64 for integers that fit and float64 for other
 // numbers; a YAML file and its JSON translation load into equal values.
-// What that model cannot hold (non-string mapping keys, .inf and .nan,
-// !!binary, custom tags) is refused with the file, the key and the line.
+// What that model cannot hold (non-string mapping keys, .inf and .nan, a
+// number beyond the float64 range such as 1e400, !!binary, custom tags) is
+// refused with the file, the key and the line. So is, in either format and
+// in environment values, a string that another program would read
+// differently: bytes that are not UTF-8, a \u escape of a lone surrogate
+// (encoding/json reads both as U+FFFD) and NUL.
 // YAML goes through go.yaml.in/yaml/v3, the YAML organisation's maintained
 // module (no dependencies of its own, anchors, merge keys, a guard against
 // alias bombs); it is this package's only dependency outside the standard
@@ -79,9 +84,11 @@
 //
 // [Config.FromEnv] then overrides keys from environment variables
 // (AGENTS_DISPATCH__MAX_WORKERS for "dispatch.max_workers"), each typed
-// like the value it replaces, all in one write. [Decode] turns a section
-// into a struct, or any other type, as a copy. [Config.WatchFile] reloads
-// the file (and, with [WithEnv], its overrides) whenever it changes.
+// like the value it replaces, all in one write. [Decode] turns a section,
+// and [DecodeAll] the whole configuration, into a struct, or any other
+// type, as a copy. [Config.WatchFile] reloads the file (and, with
+// [WithEnv], its overrides) whenever it, or the target of a symbolic link
+// at its path, changes.
 //
 // # Not guaranteed
 //

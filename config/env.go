@@ -39,8 +39,9 @@ import (
 //     decodes;
 //   - a new key, or one holding nil, gets the string as it is.
 //
-// A value that does not parse, or that [Config.Set] would refuse (NaN,
-// say), is an error naming the variable.
+// A value that does not parse, that [Config.Set] would refuse (NaN,
+// say), or that holds bytes that are not UTF-8, a NUL, or (in JSON) a \u
+// escape of a lone surrogate, is an error naming the variable and the key.
 //
 // Precedence is the order of writes: FromEnv overrides what is stored
 // when it runs, so call it after LoadFile; a later Load replaces
@@ -182,6 +183,9 @@ func lookupPath(root map[string]any, segs []string) any {
 // envValue parses s as a value of the same type as old (see FromEnv).
 // depth is the number of segments of its key.
 func envValue(old any, s string, depth int) (any, error) {
+	if verr := checkString(s); verr != nil {
+		return nil, fmt.Errorf("%w: %s", ErrUnsupported, verr.msg)
+	}
 	switch o := old.(type) {
 	case nil, string:
 		return s, nil
@@ -257,11 +261,23 @@ func envJSON(s string, depth int, want string, ok func(any) bool) (any, error) {
 	if err != nil || !ok(v) {
 		return nil, fmt.Errorf("%w: want JSON: %s", ErrConversion, want)
 	}
-	if _, verr := normalize(v, depth); verr != nil {
-		return nil, fmt.Errorf("%w: %s", ErrUnsupported, verr.msg)
+	verr := checkJSONStrings([]byte(s))
+	if verr == nil {
+		_, verr = normalize(v, depth)
+	}
+	if verr != nil {
+		return nil, fmt.Errorf("%w: %s%s", ErrUnsupported, at(verr), verr.msg)
 	}
 	return v, nil
 }
 
 func isSection(v any) bool { _, ok := v.(map[string]any); return ok }
 func isList(v any) bool    { _, ok := v.([]any); return ok }
+
+// at is "at PATH: " for an error inside a JSON value, or "".
+func at(e *valueError) string {
+	if p := e.path(""); p != "" {
+		return "at " + p + ": "
+	}
+	return ""
+}

@@ -75,3 +75,28 @@ agents:
 	// [high low]
 	// config: decode agents.dispatch.timeout: cannot convert: string to int
 }
+
+// The whole configuration into one struct (viper's and koanf's Unmarshal).
+func ExampleDecodeAll() {
+	c := config.New()
+	_ = c.LoadYAML(strings.NewReader(`
+db: {host: localhost, port: 5432}
+agents:
+  dispatch: {max_workers: 8}
+`))
+	type Settings struct {
+		DB struct {
+			Host string
+			Port int
+		}
+		Agents struct {
+			Dispatch struct {
+				MaxWorkers int `config:"max_workers"`
+			}
+		}
+	}
+	s, err := config.DecodeAll[Settings](c)
+	fmt.Printf("%+v %v\n", s, err)
+	// Output:
+	// {DB:{Host:localhost Port:5432} Agents:{Dispatch:{MaxWorkers:8}}} <nil>
+}

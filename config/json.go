@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,16 +21,26 @@ import (
 //
 // On any error — unreadable input, not a JSON object, trailing data, an
 // object key that is empty or contains '.' inside a section, nesting
-// deeper than 256 levels — Load returns an *Error and c is unchanged.
+// deeper than 256 levels, a number beyond the float64 range, a string or
+// key with bytes that are not UTF-8, a \u escape of a lone surrogate or a
+// NUL — Load returns an *Error naming the key and c is unchanged.
 func (c *Config) Load(r io.Reader) error {
 	return c.load(r, "", decodeJSON)
 }
 
-// decodeJSON reads one JSON object and nothing after it.
+// decodeJSON reads one JSON object and nothing after it, refusing the
+// strings that decoding would change (see checkJSONStrings).
 func decodeJSON(r io.Reader) (map[string]any, error) {
-	v, err := decodeJSONValue(r)
+	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
+	}
+	v, err := decodeJSONValue(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	if verr := checkJSONStrings(data); verr != nil {
+		return nil, verr
 	}
 	m, ok := v.(map[string]any)
 	if !ok {

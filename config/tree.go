@@ -9,11 +9,14 @@ import (
 // normalize turns a freshly decoded document (from JSON or YAML) into the
 // one data model that Load produces, in place, and validates it: integers
 // that fit become int64, other numbers float64; sections must have valid
-// key segments; nothing may nest deeper than maxDepth. depth is the number
-// of levels above v. Decoded data cannot hold cycles, so none are checked.
+// key segments; strings, keys included, must pass checkString; nothing may
+// nest deeper than maxDepth. depth is the number of levels above v.
+// Decoded data cannot hold cycles, so none are checked.
 func normalize(v any, depth int) (any, *valueError) {
 	switch x := v.(type) {
-	case nil, bool, string, int64:
+	case string:
+		return v, checkString(x)
+	case nil, bool, int64:
 		return v, nil
 	case int:
 		return int64(x), nil
@@ -39,6 +42,9 @@ func normalize(v any, depth int) (any, *valueError) {
 		for k, e := range x {
 			if msg := checkSegment(k); msg != "" {
 				return nil, &valueError{msg: msg, segs: []string{"." + k}}
+			}
+			if err := checkKey(k); err != nil {
+				return nil, err
 			}
 			n, err := normalize(e, depth)
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,10 +33,12 @@ func WithEnv(prefix string, environ []string) WatchOption {
 	return func(o *watchOptions) { o.envPrefix, o.environ = prefix, environ }
 }
 
-// WatchFile keeps c loaded from the file at path: it loads it when the
-// iteration starts and again each time the file changes, until ctx ends or
-// the loop stops. A load replaces the whole content, as [Config.LoadFile]
-// does (keys set with Set since are dropped unless the file has them), and
+// WatchFile keeps c loaded from the file at path, following a symbolic
+// link at path (or on the way to it) to its target's directory, wherever
+// that is: it loads the file when the iteration starts and again each time
+// the file, its target or a link on the way changes, until ctx ends or the
+// loop stops. A load replaces the whole content, as [Config.LoadFile] does
+// (keys set with Set since are dropped unless the file has them), and
 // publishes only a content that differs from the current one, so that
 // [Config.OnChange] callbacks run once per real change and never for a
 // rewrite of the same content, a touch or a failed load. The sequence
@@ -50,21 +53,24 @@ func WithEnv(prefix string, environ []string) WatchOption {
 //		}
 //	}()
 //
-// Changes are seen through the file's directory (inotify on Linux, polling
-// every 500ms elsewhere, as for status.Watch): a replace by rename, as
-// [Config.SaveFile], editors and configuration tools write, is one
-// change. A file written in place is read when it is closed, but a read
-// for an earlier event still being handled, a poll, or (with inotify) a
-// change of a ".." name can come between its truncation and its write:
-// that load fails and is yielded, or, if the truncated file still parses,
-// it is published, and the complete file follows. Write configuration by
-// rename. A file that
-// is a symbolic link is reloaded when the link or a name in its directory
-// starting with ".." changes, which covers Kubernetes ConfigMap volumes
-// (their "..data" link is swapped), but not when the link's target is
-// written in place elsewhere. The first load happens after the watch is in
-// place, so no change made after an earlier LoadFile is missed. When the
-// directory is removed or moved, WatchFile yields an error matching
+// Changes are seen through directories (inotify on Linux, polling every
+// 500ms elsewhere, as for status.Watch): path's directory, and, when path
+// is a symbolic link or goes through one, the directory of each link on
+// the way and of the file it resolves to, followed again after each
+// change. So a replace by rename, as [Config.SaveFile], editors and
+// configuration tools write, is one change, whether it replaces path, a
+// link's target in another directory, or a link (Kubernetes swaps the
+// "..data" link of a ConfigMap volume; any name in path's directory that
+// starts with ".." counts too). A file written in place is read when it is
+// closed, but a read for an earlier event still being handled, a poll, or
+// (with inotify) a change of a ".." name can come between its truncation
+// and its write: that load fails and is yielded, or, if the truncated file
+// still parses, it is published, and the complete file follows. Write
+// configuration by rename. A link to something that does not exist yet is
+// followed once the missing directory or file is created. The first load
+// happens after the watch is in
+// place, so no change made after an earlier LoadFile is missed. When
+// path's directory is removed or moved, WatchFile yields an error matching
 // [os.ErrNotExist] and ends. It starts no goroutine: run the loop in one.
 func (c *Config) WatchFile(ctx context.Context, path string, opts ...WatchOption) iter.Seq[error] {
 	var o watchOptions
@@ -82,40 +88,179 @@ func (c *Config) WatchFile(ctx context.Context, path string, opts ...WatchOption
 		if ctx.Err() != nil {
 			return
 		}
-		base := filepath.Base(path)
 		w := watch.New(o.poll)
 		defer w.Close()
-		if err := w.Add(filepath.Dir(path)); err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = fmt.Errorf("directory %s: %w", pe.Path, pe.Err)
-			}
+		t, err := newTargets(w, path)
+		if err != nil {
 			fail(err)
 			return
 		}
 		if err := c.reload(path, &o); err != nil && !yield(err) {
 			return
 		}
-		// The file's name, or a name starting with "..": Kubernetes swaps
-		// its "..data" link to update a ConfigMap volume.
-		match := func(n string) bool { return n == base || strings.HasPrefix(n, "..") }
 		for {
-			gone, err := w.WaitFor(ctx, match)
+			evs, err := w.Next(ctx)
 			if err != nil {
 				if ctx.Err() == nil {
 					fail(err)
 				}
 				return
 			}
+			changed, gone := t.affected(evs)
 			if gone {
 				fail(fmt.Errorf("directory removed or moved: %w", os.ErrNotExist))
 				return
 			}
+			if !changed {
+				continue
+			}
+			t.follow()
 			if err := c.reload(path, &o); err != nil && !yield(err) {
 				return
 			}
 		}
 	}
+}
+
+// targets are the directory entries whose change can change what a
+// watched path names: the path itself, each symbolic link met while
+// resolving it, and the file it resolves to. Directories are named by
+// their real paths, so that the watcher watches each once.
+type targets struct {
+	w       *watch.Watcher
+	path    string
+	dir     string // the real path of path's directory, watched until it is gone
+	base    string // path's last element
+	names   map[entry]bool
+	watched map[string]bool // directories added for names, besides dir
+}
+
+// An entry is a name in a directory.
+type entry struct{ dir, name string }
+
+// maxLinks bounds the links followed while resolving a path, as the
+// kernel's limit (40) does.
+const maxLinks = 40
+
+func newTargets(w *watch.Watcher, path string) (*targets, error) {
+	dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err == nil {
+		dir, err = filepath.Abs(dir)
+	}
+	if err == nil {
+		err = w.Add(dir)
+	}
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("directory %s: %w", filepath.Dir(path), pe.Err)
+		}
+		return nil, err
+	}
+	t := &targets{w: w, path: path, dir: dir, base: filepath.Base(path), watched: map[string]bool{}}
+	t.follow()
+	return t, nil
+}
+
+// follow resolves the path again and watches the directories of what it
+// found, dropping those no longer needed. A link that changes while its
+// directory is being added is caught by resolving until nothing changes.
+func (t *targets) follow() {
+	for range maxLinks {
+		names := resolve(t.path)
+		want := map[string]bool{}
+		for e := range names {
+			if e.dir != t.dir && (t.watched[e.dir] || t.w.Add(e.dir) == nil) {
+				want[e.dir] = true
+			}
+		}
+		for d := range t.watched {
+			if !want[d] {
+				t.w.Remove(d)
+			}
+		}
+		t.watched = want
+		if maps.Equal(names, t.names) {
+			return
+		}
+		t.names = names
+	}
+}
+
+// affected reports whether evs can have changed what path names, and
+// whether path's own directory is gone.
+func (t *targets) affected(evs []watch.Event) (changed, gone bool) {
+	for _, ev := range evs {
+		switch {
+		case ev.Op&watch.Overflow != 0:
+			changed = true
+		case ev.Op&watch.Gone != 0:
+			gone = gone || ev.Dir == t.dir
+			changed = true // a target's directory went: look again
+		case ev.Dir == t.dir && (ev.Name == t.base || strings.HasPrefix(ev.Name, "..")):
+			changed = true
+		case t.names[entry{ev.Dir, ev.Name}]:
+			changed = true
+		}
+	}
+	return changed, gone
+}
+
+// resolve returns the entries that decide what path names (see targets),
+// walking it one element at a time as the kernel does, so that ".." after
+// a link leaves the link's target. Elements that do not exist end the
+// walk: the missing one is an entry, as its creation changes the result.
+func resolve(path string) map[entry]bool {
+	found := map[entry]bool{}
+	cur := string(filepath.Separator)
+	if !filepath.IsAbs(path) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return found
+		}
+		path = wd + string(filepath.Separator) + path
+	}
+	if vol := filepath.VolumeName(path); vol != "" {
+		cur, path = vol+cur, path[len(vol):]
+	}
+	todo := strings.Split(path, string(filepath.Separator))
+	for links := 0; len(todo) > 0; {
+		elem := todo[0]
+		todo = todo[1:]
+		switch elem {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, elem)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			found[entry{cur, elem}] = true
+			return found
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			if len(todo) == 0 {
+				found[entry{cur, elem}] = true
+			}
+			cur = next
+			continue
+		}
+		found[entry{cur, elem}] = true
+		target, err := os.Readlink(next)
+		if links++; err != nil || links > maxLinks {
+			return found
+		}
+		if filepath.IsAbs(target) {
+			cur = string(filepath.Separator)
+			if vol := filepath.VolumeName(target); vol != "" {
+				cur, target = vol+cur, target[len(vol):]
+			}
+		}
+		todo = append(strings.Split(target, string(filepath.Separator)), todo...)
+	}
+	return found
 }
 
 // reload loads the file, with the environment overrides if any, in one

@@ -3,6 +3,7 @@ package config
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -321,5 +322,94 @@ func TestWatchFileErrors(t *testing.T) {
 				t.Errorf("got %q, want one error starting %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// A link to a file in another directory is reloaded when that file is
+// replaced by rename there, when the link is re-pointed to a third
+// directory, and then when the new target changes; a chain of links and a
+// relative target with ".." are followed the same way. (WatchFile used to
+// watch only the link's own directory: the first replace was never seen.)
+func TestWatchFileLinkTargetElsewhere(t *testing.T) {
+	watchModes(t, func(t *testing.T, opts ...WatchOption) {
+		root := t.TempDir()
+		for _, d := range []string{"etc", "srv", "srv2", "chain"} {
+			os.Mkdir(filepath.Join(root, d), 0o755)
+		}
+		target := filepath.Join(root, "srv", "agents.json")
+		save(t, target, `{"workers": 1}`)
+		// etc/agents.json -> chain/link.json -> ../srv/agents.json
+		if err := os.Symlink("../srv/agents.json", filepath.Join(root, "chain", "link.json")); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(root, "etc", "agents.json")
+		if err := os.Symlink(filepath.Join(root, "chain", "link.json"), path); err != nil {
+			t.Fatal(err)
+		}
+		c := New()
+		if err := c.LoadFile(path); err != nil {
+			t.Fatal(err)
+		}
+		r := startReloader(t, c, path, nil, opts...)
+		save(t, target, `{"workers": 2}`) // a replace by rename, in srv
+		if ch := r.next(); !slices.Equal(ch.Keys, []string{"workers"}) || c.Int("workers") != 2 {
+			t.Fatalf("after the target's replace: %v workers=%d", ch.Keys, c.Int("workers"))
+		}
+		os.WriteFile(target, []byte(`{"workers": 3}`), 0o644) // in place
+		if r.nextSkippingLoadErrors(); c.Int("workers") != 3 {
+			t.Fatalf("after an in-place write of the target: workers=%d", c.Int("workers"))
+		}
+		// Re-point the middle link, by rename, to srv2.
+		other := filepath.Join(root, "srv2", "agents.json")
+		save(t, other, `{"workers": 4}`)
+		tmp := filepath.Join(root, "chain", "link.tmp")
+		if err := os.Symlink(other, tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(root, "chain", "link.json")); err != nil {
+			t.Fatal(err)
+		}
+		if r.next(); c.Int("workers") != 4 {
+			t.Fatalf("after the link moved: workers=%d", c.Int("workers"))
+		}
+		save(t, other, `{"workers": 5}`)
+		if r.next(); c.Int("workers") != 5 {
+			t.Fatalf("after the new target's replace: workers=%d", c.Int("workers"))
+		}
+	})
+}
+
+// resolve lists the entries that decide what a path names: the path, each
+// link on the way (in any directory), and the file at the end, as the
+// kernel walks it (".." after a link leaves the link's target).
+func TestResolveFollowsLinks(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"a", "b/deep", "vol/..v1"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+	}
+	os.Symlink("b/deep", filepath.Join(root, "a", "l")) // dangling from a/: resolved against a/
+	os.Symlink(filepath.Join(root, "b", "deep"), filepath.Join(root, "dl"))
+	os.Symlink("..v1", filepath.Join(root, "vol", "..data"))
+	os.Symlink("..data/x.json", filepath.Join(root, "vol", "x.json"))
+	for _, tc := range []struct {
+		path string
+		want []entry
+	}{
+		{"vol/x.json", []entry{{"vol", "x.json"}, {"vol", "..data"}, {"vol/..v1", "x.json"}}},
+		{"dl/../c.json", []entry{{".", "dl"}, {"b", "c.json"}}}, // .. of b/deep is b
+		{"a/l/y.json", []entry{{"a", "l"}, {"a", "b"}}},         // a/b is missing: the walk stops there
+		{"plain.json", []entry{{".", "plain.json"}}},
+	} {
+		got := resolve(root + string(filepath.Separator) + filepath.FromSlash(tc.path)) // not Join: it would clean ".."
+		want := map[entry]bool{}
+		for _, e := range tc.want {
+			want[entry{filepath.Join(root, e.dir), e.name}] = true
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("resolve(%s) = %v, want %v", tc.path, got, want)
+		}
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -17,7 +19,11 @@ import (
 //
 //   - integers that fit an int64 become int64 (0x1F and 1_000 included),
 //     other numbers float64; .inf and .nan are refused, as JSON cannot
-//     hold them;
+//     hold them, and so is a number beyond the float64 range (1e400),
+//     which YAML would read as a string and JSON refuses (quote it for
+//     the string);
+//   - a string holding NUL is refused, as Load refuses it (YAML itself
+//     refuses bytes that are not UTF-8);
 //   - timestamps (an unquoted 2026-01-02) stay strings, exactly as
 //     written, as they would be in JSON; the Time getter and [Decode] parse
 //     RFC 3339 strings;
@@ -107,7 +113,17 @@ func checkYAML(n *yaml.Node) *valueError {
 		}
 	case yaml.ScalarNode:
 		switch tag := n.ShortTag(); tag {
-		case "!!str", "!!int", "!!float", "!!bool", "!!null":
+		case "!!str":
+			if err := checkString(n.Value); err != nil {
+				err.msg = fmt.Sprintf("line %d: %s", n.Line, err.msg)
+				return err
+			}
+			if n.Style == 0 && outOfRange(n.Value) {
+				// YAML reads a number beyond float64 as a string; JSON
+				// refuses it (see normalize), and so does LoadYAML.
+				return &valueError{msg: fmt.Sprintf("line %d: number %s is out of the float64 range (quote it for a string)", n.Line, n.Value)}
+			}
+		case "!!int", "!!float", "!!bool", "!!null":
 		case "!!timestamp":
 			n.Tag = "!!str"
 		default:
@@ -167,4 +183,19 @@ func yamlValue(v any) any {
 		}
 	}
 	return v
+}
+
+// yamlFloat is the syntax of a YAML 1.2 float that go.yaml.in/yaml/v3
+// resolves as a number when strconv can hold it (underscores removed).
+var yamlFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+
+// outOfRange reports whether a plain scalar is written as a number but
+// lies beyond the float64 range, so that the YAML decoder made it a string.
+func outOfRange(v string) bool {
+	v = strings.ReplaceAll(v, "_", "")
+	if !yamlFloat.MatchString(v) {
+		return false
+	}
+	_, err := strconv.ParseFloat(v, 64)
+	return errors.Is(err, strconv.ErrRange)
 }

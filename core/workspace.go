@@ -61,8 +61,9 @@ func (c *Core) StatusPath(org, repo, task string) (string, error) {
 	return filepath.Join(c.root, org, repo, task, StatusFile), nil
 }
 
-// Status returns the status store of the workspace <root>/<org>/<repo>/<task>,
-// with the same validation as StatusPath. Every Mutate through it takes the
+// Status returns the status Store (not a Status value: call its Load or
+// Mutate) of the workspace <root>/<org>/<repo>/<task>, with the same
+// validation as StatusPath. Every Mutate through it takes the
 // document's cross-process lock and sets updated_at when it changes anything,
 // exactly like [status.Mutate] on the same path:
 //

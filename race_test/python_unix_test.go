@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// A Python agent joins the fleet through the documented locking protocol
-// (flock on PATH.lock, atomic replace): two Go servers run the workload
-// while testdata/qa_agent.py updates every workspace. Nothing it commits
+// A Python agent joins the fleet through the locking protocol (the Python
+// package in python/): two Go servers run the workload while
+// testdata/qa_agent.py updates every workspace. Nothing it commits
 // may be lost, and its field qa.checked, which no Go struct declares, must
 // survive every Go write.
 

@@ -13,10 +13,11 @@
 // [Load] returns the current document without locking. [Create] stores a
 // document only if there is none yet (otherwise its error matches
 // [os.ErrExist]), so that of several creators exactly one wins. [Store]
-// does the same for any JSON document type; with the type [Document] it
-// keeps a status document as its raw members, for programs that change
-// members [Status] does not declare (a CLI, a migration), and
-// [Store.LoadExisting] tells a missing document from an empty one. [MutateAll] changes several documents
+// does the same for any JSON document type: with the type [Document] it
+// keeps any JSON object as its raw members, and with [StatusDocument] a
+// status document, under Status's rules, for programs that change members
+// [Status] does not declare (a CLI, a migration); [Store.LoadExisting]
+// tells a missing document from an empty one. [MutateAll] changes several documents
 // all or nothing (see Transactions). [List] and [WatchDir] find and follow
 // the documents under a root, [Watch] follows one, and [Quarantine] moves a
 // corrupt one aside so that work can resume.
@@ -28,7 +29,7 @@
 // (ExampleMutate), refusing a stale state change (ExampleTransition), one of
 // two creators winning (ExampleCreate), keeping fields Status does not
 // declare (ExampleLoad), any JSON document (ExampleNewStore), a document
-// whose members are kept as raw JSON (ExampleDocument), another program's own
+// whose members are kept as raw JSON (ExampleDocument, ExampleStatusDocument), another program's own
 // document type with updated_at kept current (ExampleStamper), a truncated
 // file left untouched (ExampleCorruptError). pkg.go.dev and go doc -http show
 // them; plain go doc does not. docs/MIGRATION.md shows whole handlers moved
@@ -112,11 +113,7 @@
 //     to one file have different locks.
 //   - A third-party tool that takes the lock is safe only if it follows the
 //     protocol below; see Third-party lockers.
-//   - Fairness between processes is best effort. flock keeps no queue; on
-//     Linux, processes using this package queue for it first come, first
-//     served and wake when the lock file is closed (see Waiting for the
-//     lock), but programs that take the flock directly, and other systems
-//     (which poll with a backoff of up to 5ms), may overtake a waiter.
+//   - Fairness between processes is best effort; see Waiting for the lock.
 //   - fn runs under the lock, always on its caller's goroutine, with every
 //     backend: the goroutine that called Mutate, also when another runs the
 //     batch (see Group commit), and each time a backend runs it again (the
@@ -277,28 +274,141 @@
 //     document writes it as Mutate does; two or more cost three shared
 //     syncs (see [fs.BeginSync]), however many calls joined.
 //   - Not supported: removing a document in a transaction; documents on
-//     different backends; two names of one file ([os.ErrInvalid]); document
-//     paths that are not valid UTF-8; a document name longer than 247
-//     bytes (PATH.txn.tmp must fit). fn may run more than once on the
-//     etcd backend. The recovery needs write access to the directories.
+//     different backends; two names of one file, hard links included
+//     ([os.ErrInvalid]); document paths that are not valid UTF-8 or hold a
+//     newline; a document name longer than 247 bytes (PATH.txn.tmp must
+//     fit). fn may run more than once on the etcd backend. The recovery
+//     needs write access to the directories.
+//
+// # Transactions: recovery and what it trusts
+//
+// A commit that crashes leaves files next to its documents (the protocol
+// below): PATH.txn, PATH.txn.tmp and a journal .txn-<16 hex
+// digits>.journal. The next caller that locks a document with a marker
+// completes the transaction (its journal exists: it committed) or undoes it
+// (no journal), before it reads. Because another user of a shared
+// directory can plant such files, recovery acts only on what it can trust:
+//
+//   - It opens only the document's marker, its new content, the document
+//     itself (to compare it, below), the journal the marker names and that
+//     journal's directory, and, read-only, the markers of the other
+//     documents the journal lists (to know whether the journal is still
+//     needed). Nothing else a journal names is opened, synced or removed.
+//     Every file is opened without following a symbolic link, without
+//     blocking, and only if it is a regular file (checked before it is
+//     opened, so that no device is ever opened, and again on the
+//     descriptor); a directory only as a directory (O_DIRECTORY), to sync
+//     it.
+//   - Limits: a marker 4 KiB, a journal 1 MiB and 1024 documents, a new
+//     content the document's size limit ([WithMaxSize]). Paths in markers
+//     and journals must be absolute, clean (no ".."), valid UTF-8, without
+//     NUL or newline; the journal's name must have the shape above, lie in
+//     the directory of a document it lists, and list the document. ctx is
+//     checked between steps.
+//   - The trust rule: a marker, new content or journal F in a directory D
+//     is used only if it is a regular file with one hard link and either D
+//     has no sticky bit, or F's owner is the document's owner, the caller
+//     (its effective uid) or D's owner. Whoever can create F in a
+//     directory without the sticky bit can also rename over the document
+//     directly, so installing F gives them nothing they did not have; this
+//     keeps the recommended group workspaces (below), where documents
+//     change owner with every writer, recoverable after a member's crash.
+//     In a sticky directory (1777, like /tmp) other users cannot replace
+//     the document, and recovery refuses their files. The stricter rule
+//     "F's owner must be the document's" would refuse a member's crashed
+//     commit in a group workspace for good; it is not used.
+//   - A state it cannot trust is an error matching [ErrTxUntrusted] that
+//     names the file; the document and the transaction's files are left as
+//     they are, every locker of the document fails with that error, and
+//     corestate fsck lists the file (exit 3) until an operator removes it
+//     (after reading it: a transaction file planted by another user is
+//     theirs to explain). [CheckTxFile] gives the same verdict without a
+//     lock.
+//   - Conflicts. The marker records the document's SHA-256 as the
+//     transaction read it (or that it did not exist). A program that knows
+//     only the basic protocol (lock, read, replace, unlock: flock(1) and jq,
+//     an agent older than transactions) may replace or remove a document
+//     after a crash past the commit point and before anyone recovers it.
+//     Recovery then does not install the transaction's copy over that
+//     acknowledged write: it keeps the document, moves the copy to
+//     PATH.conflict-<UTC time>, finishes the transaction's cleanup and
+//     returns an error matching [ErrTxConflict] naming both (the call's fn
+//     does not run; a retry proceeds). The transaction's other documents
+//     hold its new contents. An operator compares the copy with the
+//     document, applies by hand (corestate set, under the lock) whatever of
+//     the transaction's change to this document is still wanted, and
+//     deletes the copy; fsck lists copies (exit 3) until then.
+//   - Conforming clients are those that follow the whole protocol below,
+//     recovery included: this package (every call that takes a lock),
+//     corestate (through this package), and the Python package in the
+//     repository's python directory. Clients of the basic protocol keep
+//     their acknowledged writes (the conflict above) but see a crashed
+//     transaction's documents as they were until a conforming client locks
+//     them. Versions of this package before the BEFORE line read a marker
+//     of this format as foreign and undo it: upgrade all the writers of a
+//     set of documents together.
+//   - A marker that is empty or an unfinished prefix of one (a crash or a
+//     power loss between its creation and its sync) is undone: a commit
+//     makes every marker durable before it writes its journal, so none can
+//     exist for it. A marker of the earlier one-line format is recovered
+//     without the conflict check.
+//   - Deleting: [Store.Remove] first completes the whole pending
+//     transaction of the document, if any: every document whose marker
+//     names its journal, under their locks taken in the canonical order,
+//     and every transaction whose journal lies in the document's directory
+//     and lists it. Then it removes the document. So removing the
+//     directory afterwards deletes no journal another document still needs,
+//     and no later caller sees half a transaction, a blocked document, or a
+//     false [fs.ErrDurabilityUnknown] (which still means only that the
+//     call's own new document replaced the old one and a later sync
+//     failed).
+//   - A crash between the last two steps of a recovery can leave a journal
+//     that no marker names: it can never be needed again (markers are
+//     created before their journal and removed after it). fsck lists it
+//     (orphan, exit 3) and corestate sweep ([SweepJournals]) removes it.
 //
 // # Waiting for the lock
 //
-// The lock is polled with LOCK_NB, so that waiting honours ctx without a
-// helper goroutine (a blocking flock cannot be cancelled). On Linux a
-// waiting process also holds an open file description (OFD) read lock on
-// one byte of PATH.lock, at an offset given by the time it started to wait;
-// only the oldest waiter tries the flock, and a caller that finds waiters
-// queues behind them instead of racing them. Waiters watch PATH.lock with
-// inotify and try again as soon as any descriptor of it is closed, polling
-// only as a fallback. OFD locks and flock do not interact on Linux, so
-// this is invisible to the protocol below and to programs that follow it;
-// they simply do not queue.
+// A caller that finds the lock taken waits in its own goroutine and
+// honours ctx (a blocking flock could not be cancelled). On Linux it sleeps
+// on the lock file's bell: a futex word in a shared mapping of the first
+// page of PATH.lock, which a waiter first extends to four zero bytes if it
+// is empty; nobody writes them after that. A process of this package that
+// releases the lock wakes the process that has slept longest, so waiters
+// are served in the order they went to sleep (a waiter whose timeout ran
+// out sleeps again behind the others), and a release wakes one process,
+// not all of them. A process whose release woke a waiter goes to sleep
+// behind the others before it tries again. Each waiter also tries the lock
+// at its own timeouts: 20ms, then as long as it has waited so far, at most
+// 200ms.
+//
+// So a waiter gets a lock that has been freed within its current timeout
+// at most, whatever other processes do, short of holding the flock: the
+// bell only ever makes it try sooner. A stopped waiter (SIGSTOP, a paused
+// container, a debugger) leaves the bell's queue; a reader that sleeps on
+// the bell takes the rings meant for the next waiter, who then has its
+// timeout; a reader that rings it for nothing wakes a waiter at most four
+// times per timeout, after which the waiter ignores the bell until the
+// next one; byte-range locks held on the lock file, opens and closes of
+// it, and other time namespaces change nothing. Only a process that holds
+// the flock keeps a waiter out, as with any flock-based tool.
+//
+// Not guaranteed: a release by a program that does not ring (another
+// language, flock(1), a version of this package before the bell) reaches a
+// sleeping waiter only at its next timeout; such programs poll or block in
+// flock themselves, and take the lock meanwhile. The kernel's close of
+// PATH.lock, which every locker makes, takes time in proportion to the
+// byte-range locks that others hold on it (about 0.1µs each). Where there
+// is no bell (systems other than Linux, a lock file that a waiter may
+// neither extend nor map) waiters poll with a backoff of up to 5ms, in no
+// order. docs/BENCHMARKS.md has the measured delays.
 //
 // # Locking protocol (for programs in any language)
 //
-// To change a document at PATH (internal/proof/status/testdata/interop_counter.py
-// in the repository follows it):
+// Python programs use the package in the repository's python directory
+// (import agentstate), which follows this protocol, recovery of
+// transactions included, and writes the layout above; shell scripts use
+// corestate. To change a document at PATH:
 //
 //  1. Open PATH.lock (the document's path with ".lock" appended) with a
 //     fresh open(2) for this acquisition, with O_RDWR|O_CREAT|O_NOFOLLOW|
@@ -307,9 +417,10 @@
 //     regular file. If you create it and PATH exists, give it PATH's
 //     permission bits (fchmod, so that whoever may write PATH may open its
 //     lock) and, as root, PATH's owner; otherwise create it with the mode
-//     PATH will get. Never rename or truncate PATH.lock, never delete it
-//     except as in [Remove] below, and never lock PATH itself: PATH is
-//     replaced by rename, so a lock on it would be lost.
+//     PATH will get. Never rename, truncate or write PATH.lock (it may hold
+//     four zero bytes, see Waiting for the lock), never delete it except as
+//     in [Remove] below, and never lock PATH itself: PATH is replaced by
+//     rename, so a lock on it would be lost.
 //  2. Take flock(2) LOCK_EX on that descriptor (Python:
 //     fcntl.flock(fd, fcntl.LOCK_EX)). flock, not fcntl/lockf record locks:
 //     those are per process and would not exclude our goroutines.
@@ -318,7 +429,8 @@
 //     device or inode, a tool deleted it (and someone may hold a lock on a
 //     new file of that name): close the descriptor and go back to step 1.
 //  4. If PATH.txn exists, complete or undo the transaction it belongs to
-//     (Recovery, below). Then read PATH without following a symbolic link
+//     (Recovery, below; a client that skips this step is a basic client,
+//     see Transactions). Then read PATH without following a symbolic link
 //     and only if it is a regular file. A missing PATH means no document
 //     yet: a writer starts from the empty document (in Go the zero T, in
 //     Python {}).
@@ -336,8 +448,8 @@
 // LockFileEx on the first byte of PATH.lock, and steps 1 and 3 do not
 // apply.
 //
-// To change several documents in one transaction
-// (internal/proof/status/testdata/txn_agent.py follows it):
+// To change several documents in one transaction (agentstate.mutate_all
+// in Python):
 //
 //  1. Open every document's PATH.lock (step 1) and fstat it; take the
 //     locks in the order of (st_dev, st_ino), steps 2 and 3 for each. Two
@@ -350,37 +462,51 @@
 //  4. Release the locks (step 6).
 //
 // To commit two or more changed documents, pick a fresh journal name
-// J = DIR/.txn-<16 random hex digits>.journal, an absolute path, DIR being
-// the directory of one of them:
+// J = DIR/.txn-<16 random hex digits>.journal, an absolute clean path, DIR
+// being the directory of one of them:
 //
-//  1. For each changed PATH: create PATH.txn exclusively (O_CREAT|O_EXCL)
-//     holding J and a newline; remove any PATH.txn.tmp, create it
-//     exclusively with PATH's permission bits (and owner, if you may) and
-//     write the new document to it.
-//  2. fsync every PATH.txn, every PATH.txn.tmp and their directories (or
-//     call syncfs(2) once per file system).
-//  3. Create J exclusively, write {"documents": [...]} listing the changed
-//     documents' absolute paths, fsync J and DIR: the transaction is
-//     committed.
+//  1. For each changed PATH: BEFORE is the lowercase hex SHA-256 of PATH's
+//     bytes as read under the lock, or the word none if PATH did not
+//     exist. Create PATH.txn exclusively (O_CREAT|O_EXCL|O_NOFOLLOW)
+//     holding exactly two lines, J and BEFORE ("J\nBEFORE\n"). Unlink any
+//     PATH.txn.tmp (never a directory: a directory there fails the commit),
+//     create it exclusively with PATH's permission bits (and owner, if you
+//     may) and write the new document to it. Write {"documents": [...]},
+//     the changed documents' absolute clean paths, to a new temp file in
+//     DIR named as in step 5 of the protocol above.
+//  2. fsync every PATH.txn, every PATH.txn.tmp, the journal's temp file
+//     and their directories (or call syncfs(2) once per file system).
+//  3. Rename the temp file to J and fsync DIR: the transaction is
+//     committed. A J that exists is complete.
 //  4. Rename every PATH.txn.tmp over its PATH; fsync the directories.
 //  5. Remove J, then every PATH.txn.
 //
-// Recovery, by whoever holds PATH's lock and finds PATH.txn (if it is not
-// a regular file, stop with an error). Read J from it. The transaction is
-// committed if J is an absolute path whose name has the shape above, J is
-// a JSON object, and one of the documents it lists has a PATH.txn that is
-// the same file (st_dev, st_ino) as the one found; a missing or
-// incomplete J means it is not. If J cannot be read for another reason
-// (permissions, I/O), stop with an error: the outcome is unknown.
+// Recovery, by whoever holds PATH's lock and finds PATH.txn, opening every
+// file by the rules of Transactions (no final symbolic link, no blocking,
+// regular files only, the size limits, the trust rule) and checking ctx
+// between steps. A state those rules refuse is an error naming the file,
+// and nothing changes.
 //
-//   - Committed: fsync J, its directory, every listed document's
-//     PATH.txn.tmp and PATH.txn that still exist and their directories
-//     (the writer may have died before its syncs); if PATH.txn.tmp
-//     exists, rename it over PATH and fsync the directory. Then, unless
-//     another listed document still has a PATH.txn naming J, remove J.
-//   - Not committed: remove PATH.txn.tmp if it exists, and J if it exists
-//     but is not complete JSON.
-//   - Remove PATH.txn.
+//  1. Read PATH.txn: line 1 is J, line 2 BEFORE. An empty marker, or a
+//     prefix of one without a newline, was never completed: undo (step 2).
+//  2. Open J. If it does not exist, the transaction did not commit: unlink
+//     PATH.txn.tmp if present (never a directory), then PATH.txn. Done.
+//  3. J exists: parse it strictly (one member, documents). It must list
+//     PATH (or a path whose PATH.txn is the same file as the one found) and
+//     lie in the directory of a document it lists.
+//  4. Committed: fsync J and its directory (the writer may have died before
+//     J's rename was durable). If PATH.txn.tmp exists: if PATH now is not
+//     what BEFORE says (absent for none, else a regular file with that
+//     SHA-256), a basic client replaced or removed it after the commit
+//     point: rename PATH.txn.tmp to PATH.conflict-<UTC time>, fsync the
+//     directory, finish step 5 and report the conflict. Otherwise fsync
+//     PATH.txn.tmp, rename it over PATH, check that PATH is the file opened
+//     (device and inode), fsync the directory.
+//  5. If no other listed document has a PATH.txn naming J (a regular file
+//     whose first line is J), unlink J, then PATH.txn. Otherwise unlink
+//     PATH.txn, look at the other markers again, and unlink J if none names
+//     it now: of two recoverers of one transaction at once, the later to
+//     look removes J.
 //
 // Why this holds: J exists, complete, only after every marker and new
 // content is durable, and the documents are replaced only after J is; so
@@ -390,9 +516,9 @@
 // already installed). Each document is completed only under its own lock,
 // so single-document serialisation holds. A commit that crashed before J
 // leaves markers that undo; one that crashed after J, markers that
-// complete. The syncs order the steps for a power loss too, but the tests
-// kill processes (SIGKILL at every step); no power-loss test covers the
-// transactions.
+// complete. The tests kill commits at every step (SIGKILL) and cut the
+// power under them (LazyFS, which drops unsynced data but cannot lose a
+// directory entry).
 //
 // A document's own name may be at most 250 bytes where a file name may have
 // 255 (ext4, XFS, Btrfs, tmpfs, APFS): its lock file needs five more
@@ -425,7 +551,8 @@
 //
 // To delete a workspace: put its document in a final state (a later
 // [Transition] without an explicit from list then fails with [ErrConflict]),
-// stop its writers, Remove the document, then remove the directory. Remove
+// stop its writers, Remove the document (which first completes any
+// transaction pending on it, see Transactions), then remove the directory. Remove
 // takes its turn under the lock, so no writer is half-way through; a writer
 // that arrives after the directory is gone fails (its lock file cannot be
 // created) instead of recreating anything. One that arrives between Remove

@@ -35,17 +35,17 @@ func readDocFile(t *testing.T, path string) string {
 	return string(b)
 }
 
-func setMember(name, value string) func(*status.Document) error {
-	return func(d *status.Document) error { return d.Set(name, json.RawMessage(value)) }
+func setStatusMember(name, value string) func(*status.StatusDocument) error {
+	return func(d *status.StatusDocument) error { return d.Set(name, json.RawMessage(value)) }
 }
 
 // A change lays the document out as Store[Status] does, keeping every
 // other value byte for byte: numbers beyond float64, nested layout, and
 // members Status does not declare.
-func TestDocumentKeepsValuesAndLaysOut(t *testing.T) {
+func TestStatusDocumentKeepsValuesAndLaysOut(t *testing.T) {
 	path := docFile(t, `{"zeta": {"b":1,  "a":[1, 2]}, "big": 9007199254740993, "runs": 1, "status": "queued", "updated_at": "2001-02-03T04:05:06Z"}`)
 	ctx := context.Background()
-	if _, err := status.NewStore[status.Document](path).Mutate(ctx, setMember("agent", `"x"`)); err != nil {
+	if _, err := status.NewStore[status.StatusDocument](path).Mutate(ctx, setStatusMember("agent", `"x"`)); err != nil {
 		t.Fatal(err)
 	}
 	got := readDocFile(t, path)
@@ -56,20 +56,20 @@ func TestDocumentKeepsValuesAndLaysOut(t *testing.T) {
 	}
 }
 
-// The same change through Store[Status] and Store[Document] writes the
+// The same change through Store[Status] and Store[StatusDocument] writes the
 // same bytes: one layout, whichever type a program uses.
-func TestDocumentLayoutMatchesStatus(t *testing.T) {
+func TestStatusDocumentLayoutMatchesStatus(t *testing.T) {
 	const start = `{"status":"running","agent":"a","repo":"r","task":"t","started_at":"2020-01-01T00:00:00Z","updated_at":"2020-01-01T00:00:00Z","runs":2,"extra":[1,2],"a_note":"x"}`
 	viaStatus, viaDoc := docFile(t, start), docFile(t, start)
 	ctx := context.Background()
 	if _, err := status.Mutate(ctx, viaStatus, func(s *status.Status) error { s.Runs = 3; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := status.NewStore[status.Document](viaDoc).Mutate(ctx, setMember("runs", "3")); err != nil {
+	if _, err := status.NewStore[status.StatusDocument](viaDoc).Mutate(ctx, setStatusMember("runs", "3")); err != nil {
 		t.Fatal(err)
 	}
-	var a, b status.Document
-	for p, d := range map[string]*status.Document{viaStatus: &a, viaDoc: &b} {
+	var a, b status.StatusDocument
+	for p, d := range map[string]*status.StatusDocument{viaStatus: &a, viaDoc: &b} {
 		if err := json.Unmarshal([]byte(readDocFile(t, p)), d); err != nil {
 			t.Fatal(err)
 		}
@@ -78,22 +78,22 @@ func TestDocumentLayoutMatchesStatus(t *testing.T) {
 	x, _ := a.MarshalJSON()
 	y, _ := b.MarshalJSON()
 	if !bytes.Equal(x, y) {
-		t.Errorf("Store[Status] wrote\n%s\nStore[Document] wrote\n%s", x, y)
+		t.Errorf("Store[Status] wrote\n%s\nStore[StatusDocument] wrote\n%s", x, y)
 	}
 }
 
 // Setting values a document already holds (in another spelling of the same
 // JSON text) writes nothing; CONTROL: a real change writes.
-func TestDocumentNoChangeNoWrite(t *testing.T) {
+func TestStatusDocumentNoChangeNoWrite(t *testing.T) {
 	const content = `{"runs":  3, "tags": [ "a" ], "status": "queued"}`
 	path := docFile(t, content)
-	store := status.NewStore[status.Document](path)
+	store := status.NewStore[status.StatusDocument](path)
 	ctx := context.Background()
 	before, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = store.Mutate(ctx, func(d *status.Document) error {
+	_, err = store.Mutate(ctx, func(d *status.StatusDocument) error {
 		return errors.Join(d.Set("runs", json.RawMessage("3")), d.Set("tags", json.RawMessage(`["a"]`)))
 	})
 	if err != nil {
@@ -106,7 +106,7 @@ func TestDocumentNoChangeNoWrite(t *testing.T) {
 	if got := readDocFile(t, path); got != content || !os.SameFile(before, after) {
 		t.Errorf("an unchanged document was rewritten:\n%s", got)
 	}
-	if _, err := store.Mutate(ctx, setMember("runs", "4")); err != nil {
+	if _, err := store.Mutate(ctx, setStatusMember("runs", "4")); err != nil {
 		t.Fatal(err)
 	}
 	if readDocFile(t, path) == content {
@@ -114,7 +114,7 @@ func TestDocumentNoChangeNoWrite(t *testing.T) {
 	}
 	// A missing document that fn leaves empty is not created.
 	missing := filepath.Join(t.TempDir(), "status.json")
-	if _, err := status.NewStore[status.Document](missing).Mutate(ctx, func(d *status.Document) error { d.Delete("x"); return nil }); err != nil {
+	if _, err := status.NewStore[status.StatusDocument](missing).Mutate(ctx, func(d *status.StatusDocument) error { d.Delete("x"); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
@@ -122,12 +122,12 @@ func TestDocumentNoChangeNoWrite(t *testing.T) {
 	}
 }
 
-func TestDocumentStamp(t *testing.T) {
+func TestStatusDocumentStamp(t *testing.T) {
 	path := docFile(t, `{"runs": 1, "updated_at": "2001-02-03T04:05:06Z"}`)
-	store := status.NewStore[status.Document](path)
+	store := status.NewStore[status.StatusDocument](path)
 	ctx := context.Background()
 	start := time.Now()
-	doc, err := store.Mutate(ctx, setMember("runs", "2"))
+	doc, err := store.Mutate(ctx, setStatusMember("runs", "2"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,13 +139,13 @@ func TestDocumentStamp(t *testing.T) {
 		t.Errorf("updated_at = %v, want the time of the write in UTC", at)
 	}
 	// An explicit updated_at wins, and so does deleting it.
-	doc, err = store.Mutate(ctx, func(d *status.Document) error {
+	doc, err = store.Mutate(ctx, func(d *status.StatusDocument) error {
 		return errors.Join(d.Set("runs", json.RawMessage("3")), d.Set("updated_at", json.RawMessage(`"2030-01-01T00:00:00Z"`)))
 	})
 	if v, _ := doc.Get("updated_at"); err != nil || string(v) != `"2030-01-01T00:00:00Z"` {
 		t.Errorf("explicit updated_at: %s, %v", v, err)
 	}
-	doc, err = store.Mutate(ctx, func(d *status.Document) error {
+	doc, err = store.Mutate(ctx, func(d *status.StatusDocument) error {
 		d.Delete("updated_at")
 		return d.Set("runs", json.RawMessage("4"))
 	})
@@ -154,9 +154,9 @@ func TestDocumentStamp(t *testing.T) {
 	}
 }
 
-// Every document that Store[Status] refuses, Store[Document] refuses, and
+// Every document that Store[Status] refuses, Store[StatusDocument] refuses, and
 // the file is left as it is. CONTROL: each fixed spelling decodes.
-func TestDocumentRefusesWhatStatusRefuses(t *testing.T) {
+func TestStatusDocumentRefusesWhatStatusRefuses(t *testing.T) {
 	for _, tc := range []struct{ name, bad, fixed string }{
 		{"null", "null", "{}"},
 		{"array", "[1]", "{}"},
@@ -173,9 +173,9 @@ func TestDocumentRefusesWhatStatusRefuses(t *testing.T) {
 			for _, content := range []string{tc.bad, tc.fixed} {
 				path := docFile(t, content)
 				_, errStatus := status.Load(context.Background(), path)
-				_, errDoc := status.NewStore[status.Document](path).Mutate(context.Background(), setMember("note", `"n"`))
+				_, errDoc := status.NewStore[status.StatusDocument](path).Mutate(context.Background(), setStatusMember("note", `"n"`))
 				if got, want := errDoc != nil, content == tc.bad; got != want || (errStatus != nil) != want {
-					t.Fatalf("%q: Store[Document]: %v, Store[Status]: %v; want both refused: %v", content, errDoc, errStatus, want)
+					t.Fatalf("%q: Store[StatusDocument]: %v, Store[Status]: %v; want both refused: %v", content, errDoc, errStatus, want)
 				}
 				if errDoc != nil && !errors.Is(errDoc, status.ErrCorrupt) {
 					t.Errorf("%q: %v, want ErrCorrupt", content, errDoc)
@@ -188,12 +188,12 @@ func TestDocumentRefusesWhatStatusRefuses(t *testing.T) {
 	}
 }
 
-func TestDocumentSetRefuses(t *testing.T) {
+func TestStatusDocumentSetRefuses(t *testing.T) {
 	for _, tc := range []struct{ name, value string }{
 		{"runs", `"3"`}, {"runs", "1.5"}, {"status", "1"}, {"started_at", `"yesterday"`},
 		{"Runs", "1"}, {"\xff", "1"}, {"x", "\"\xff\""}, {"x", `"\udc00"`}, {"x", "{"}, {"x", "1 2"},
 	} {
-		var d status.Document
+		var d status.StatusDocument
 		if err := d.Set("keep", json.RawMessage("1")); err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +205,7 @@ func TestDocumentSetRefuses(t *testing.T) {
 		}
 	}
 	// CONTROL: the same names take values of the right type.
-	var d status.Document
+	var d status.StatusDocument
 	for name, value := range map[string]string{"runs": "3", "status": `"queued"`, "x": `"\u00e9"`, "started_at": `"2020-01-01T00:00:00Z"`} {
 		if err := d.Set(name, json.RawMessage(value)); err != nil {
 			t.Errorf("Set(%q, %s): %v", name, value, err)
@@ -213,8 +213,8 @@ func TestDocumentSetRefuses(t *testing.T) {
 	}
 }
 
-func TestDocumentGet(t *testing.T) {
-	var d status.Document
+func TestStatusDocumentGet(t *testing.T) {
+	var d status.StatusDocument
 	if err := json.Unmarshal([]byte(`{"x": 1, "runs": 2}`), &d); err != nil {
 		t.Fatal(err)
 	}
@@ -239,14 +239,14 @@ func TestDocumentGet(t *testing.T) {
 // LoadExisting tells a missing document from an empty one; Load does not.
 func TestLoadExisting(t *testing.T) {
 	ctx := context.Background()
-	missing := status.NewStore[status.Document](filepath.Join(t.TempDir(), "status.json"))
+	missing := status.NewStore[status.StatusDocument](filepath.Join(t.TempDir(), "status.json"))
 	if _, err := missing.LoadExisting(ctx); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing.Name()) {
 		t.Errorf("missing: %v, want os.ErrNotExist naming the file", err)
 	}
 	if d, err := missing.Load(ctx); err != nil || d.Len() != 0 {
 		t.Errorf("LoadContext of a missing document: %v, %v; want empty, nil", d, err)
 	}
-	empty := status.NewStore[status.Document](docFile(t, "{}"))
+	empty := status.NewStore[status.StatusDocument](docFile(t, "{}"))
 	if d, err := empty.LoadExisting(ctx); err != nil || d.Len() != 0 {
 		t.Errorf("empty object: %v, %v", d, err)
 	}
@@ -256,17 +256,110 @@ func TestLoadExisting(t *testing.T) {
 }
 
 // The file backend's limits hold for Documents: the size cap and links.
-func TestDocumentHostileFiles(t *testing.T) {
+func TestStatusDocumentHostileFiles(t *testing.T) {
 	ctx := context.Background()
 	big := docFile(t, `{"x": "`+strings.Repeat("a", 100)+`"}`)
-	if _, err := status.NewStore[status.Document](big, status.WithMaxSize(50)).LoadExisting(ctx); !errors.Is(err, fs.ErrTooLarge) {
+	if _, err := status.NewStore[status.StatusDocument](big, status.WithMaxSize(50)).LoadExisting(ctx); !errors.Is(err, fs.ErrTooLarge) {
 		t.Errorf("over the cap: %v, want fs.ErrTooLarge", err)
 	}
 	link := filepath.Join(t.TempDir(), "status.json")
 	if err := os.Symlink(big, link); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := status.NewStore[status.Document](link).Mutate(ctx, setMember("x", "1")); !errors.Is(err, fs.ErrNotRegular) {
+	if _, err := status.NewStore[status.StatusDocument](link).Mutate(ctx, setStatusMember("x", "1")); !errors.Is(err, fs.ErrNotRegular) {
 		t.Errorf("link: %v, want fs.ErrNotRegular", err)
+	}
+}
+
+// A Document is any JSON object: members that share a name with a Status
+// field hold whatever their program put there, the layout sorts every
+// member by name, and nothing is stamped. (A registry with "runs": "n/a"
+// was refused as corrupt when Document applied Status's types.)
+func TestDocumentAnyObject(t *testing.T) {
+	const content = `{"task": 7, "pid": "host:1", "active_count": 2, "runs": "n/a", "status": {"ok": true}, "started_at": "yesterday", "Runs": 1}`
+	path := filepath.Join(t.TempDir(), "registry.json")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store := status.NewStore[status.Document](path)
+	ctx := context.Background()
+	doc, err := store.LoadExisting(ctx)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if v, ok := doc.Get("runs"); !ok || string(v) != `"n/a"` {
+		t.Errorf(`Get("runs") = %s, %v; want "n/a", true`, v, ok)
+	}
+	if v, ok := doc.Get("agent"); ok || v != nil {
+		t.Errorf(`Get("agent") of an absent member = %s, %v; want nil, false`, v, ok)
+	}
+	if _, err := store.Mutate(ctx, func(d *status.Document) error {
+		return errors.Join(d.Set("active_count", json.RawMessage("3")), d.Set("pid", json.RawMessage(`"host:2"`)))
+	}); err != nil {
+		t.Fatalf("Mutate: %v", err)
+	}
+	const want = "{\n  \"Runs\": 1,\n  \"active_count\": 3,\n  \"pid\": \"host:2\",\n  \"runs\": \"n/a\",\n  \"started_at\": \"yesterday\",\n  \"status\": {\"ok\": true},\n  \"task\": 7\n}\n"
+	if got := readDocFile(t, path); got != want {
+		t.Errorf("after the change:\n%s\nwant (sorted, verbatim, no updated_at):\n%s", got, want)
+	}
+	// CONTROL: the same file is corrupt as a status document.
+	if _, err := status.NewStore[status.StatusDocument](path).LoadExisting(ctx); !errors.Is(err, status.ErrCorrupt) {
+		t.Errorf("Store[StatusDocument]: %v, want ErrCorrupt", err)
+	}
+}
+
+// What a Document still refuses: what no reader can take the same way,
+// whatever the members mean. CONTROL: each fixed spelling decodes.
+func TestDocumentRefuses(t *testing.T) {
+	for _, tc := range []struct{ name, bad, fixed string }{
+		{"null", "null", "{}"},
+		{"array", "[1]", "{}"},
+		{"string", `"x"`, "{}"},
+		{"empty", " ", "{}"},
+		{"duplicate", `{"x": 1, "x": 2}`, `{"x": 1, "y": 2}`},
+		{"name not UTF-8", "{\"\xff\": 1}", `{"a": 1}`},
+		{"lone surrogate in a name", `{"\ud800": 1}`, `{"\u00e9": 1}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, content := range []string{tc.bad, tc.fixed} {
+				path := filepath.Join(t.TempDir(), "doc.json")
+				if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				_, err := status.NewStore[status.Document](path).Mutate(context.Background(), func(d *status.Document) error {
+					return d.Set("note", json.RawMessage(`"n"`))
+				})
+				if (err != nil) != (content == tc.bad) {
+					t.Fatalf("%q: %v; want refused: %v", content, err, content == tc.bad)
+				}
+				if err != nil && (!errors.Is(err, status.ErrCorrupt) || readDocFile(t, path) != content) {
+					t.Errorf("%q: %v, want ErrCorrupt and the file untouched", content, err)
+				}
+			}
+		})
+	}
+}
+
+// Document.Set takes any JSON value for any name, and refuses only what
+// is not one JSON value or not UTF-8. CONTROL: StatusDocument refuses the
+// values that do not fit Status.
+func TestDocumentSet(t *testing.T) {
+	var d status.Document
+	var sd status.StatusDocument
+	for name, value := range map[string]string{"runs": `"n/a"`, "status": "1", "started_at": `"yesterday"`, "Runs": "1"} {
+		if err := d.Set(name, json.RawMessage(value)); err != nil {
+			t.Errorf("Document.Set(%q, %s): %v", name, value, err)
+		}
+		if err := sd.Set(name, json.RawMessage(value)); err == nil {
+			t.Errorf("CONTROL: StatusDocument.Set(%q, %s) accepted", name, value)
+		}
+	}
+	for _, tc := range []struct{ name, value string }{{"\xff", "1"}, {"x", "\"\xff\""}, {"x", `"\udc00"`}, {"x", "{"}, {"x", "1 2"}} {
+		if err := d.Set(tc.name, json.RawMessage(tc.value)); err == nil {
+			t.Errorf("Document.Set(%q, %q) accepted", tc.name, tc.value)
+		}
+	}
+	if d.Len() != 4 {
+		t.Errorf("Len = %d, want 4", d.Len())
 	}
 }

@@ -4,7 +4,19 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/agentstate/core/status/internal/journal"
 )
+
+// The names of a commit's files and its simulated crash, for the tests.
+const (
+	markerSuffix  = journal.MarkerSuffix
+	txTempSuffix  = journal.TempSuffix
+	journalPrefix = ".txn-"
+	journalSuffix = ".journal"
+)
+
+var errCrashed = journal.ErrCrashed
 
 // setWriteFile makes the file backend write documents with w until tb ends.
 // To call through to the real write, capture writeFile before.
@@ -17,8 +29,8 @@ func setWriteFile(tb testing.TB, w func(path string, data []byte, perm os.FileMo
 // setTxCrash calls crash after each step of every commit until tb ends
 // (see crashAt).
 func setTxCrash(tb testing.TB, crash func(step string) bool) {
-	txCrash = crash
-	tb.Cleanup(func() { txCrash = nil })
+	journal.Seams.Crash = crash
+	tb.Cleanup(func() { journal.Seams.Crash = nil })
 }
 
 // setWatchPoll makes watches poll every d instead of using inotify until tb

@@ -343,7 +343,8 @@ func (e *entry) lead(r *request) {
 		return
 	}
 
-	batch := e.take(func(q *request) bool { return q.op != "" })
+	// A removal is a batch of its own (see removeDoc).
+	batch := e.take(func(q *request) bool { return q.op != "" && q.op != "remove" && r.op != "remove" })
 	joined(r, batch, lock)
 
 	completed := false
@@ -424,7 +425,7 @@ var errGoexit = errors.New("batch abandoned: a mutate function called runtime.Go
 // runBatch reads the document once, applies each request of the batch in
 // order, and writes once if the bytes changed. The flock is held.
 func (e *entry) runBatch(leader *request, batch []*request) {
-	orig, err := e.read(leader)
+	orig, pending, err := e.read(leader)
 	if err != nil {
 		for _, q := range batch {
 			q.err = err
@@ -437,7 +438,7 @@ func (e *entry) runBatch(leader *request, batch []*request) {
 	}
 	write := func() error { return writeFile(e.key, cur, leader.b.perm) }
 	if cur == nil {
-		write = func() error { return removeDoc(e.key) }
+		write = func() error { return removeDoc(leader.ctx, e.key, pending) }
 	}
 	if err := e.traced(batch, write); err != nil {
 		failApplied(batch, err)
@@ -445,12 +446,14 @@ func (e *entry) runBatch(leader *request, batch []*request) {
 }
 
 // read completes a transaction that a crashed process left on the
-// document (see recoverDoc) and reads it. The flock is held.
-func (e *entry) read(leader *request) ([]byte, error) {
-	if err := recoverDoc(e.key); err != nil {
-		return nil, pathError(leader.opName(), leader.b.path, err)
+// document (see recoverDoc) and reads it. The flock is held. pending lists
+// the transaction's other documents that still wait for their lockers.
+func (e *entry) read(leader *request) (data []byte, pending []string, err error) {
+	if pending, err = recoverDoc(leader.ctx, e.key, leader.b.maxSize); err != nil {
+		return nil, nil, pathError(leader.opName(), leader.b.path, err)
 	}
-	return readDoc(leader.b.path, e.key, leader.b.maxSize)
+	data, err = readDoc(leader.b.path, e.key, leader.b.maxSize)
+	return data, pending, err
 }
 
 // applyAll applies each request of batch in order, starting from cur, and

@@ -58,8 +58,10 @@ func NewDir[T any](root, pattern string, opts ...Option) *Dir[T] {
 	return &Dir[T]{root: root, pattern: pattern, maxSize: o.maxSize, codec: codecFor[T]()}
 }
 
-// List yields every status document ([StatusFile]) under root, in the order
-// of [Dir.All]: NewDir[Status](root, StatusFile).All().
+// List yields every status.json ([StatusFile]) under root, decoded as a
+// [Status] only; documents of another type or name are listed by
+// NewDir[T](root, pattern).All(). The order is that of [Dir.All]: List is
+// NewDir[Status](root, StatusFile).All().
 func List(root string) iter.Seq2[Entry[Status], error] {
 	return NewDir[Status](root, StatusFile).All()
 }
@@ -140,11 +142,16 @@ type walker[T any] struct {
 // walk visits dir and the directories under it (see [Dir] for which) and
 // reports whether it went to the end.
 func (d *Dir[T]) walk(dir string, w walker[T]) bool {
-	if err := w.enter(dir); err != nil {
-		return w.fail(dir, listError(dir, err))
+	err := w.enter(dir)
+	var ents []os.DirEntry
+	if err == nil {
+		ents, err = os.ReadDir(dir)
 	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
+	switch {
+	case err == nil:
+	case errors.Is(err, os.ErrNotExist) && dir != filepath.Clean(d.root):
+		return true // removed since its parent was listed
+	default:
 		return w.fail(dir, listError(dir, err))
 	}
 	var subdirs []string

@@ -69,6 +69,11 @@ func (s *Store[T]) Quarantine(ctx context.Context) (moved string, err error) {
 		return "", pathError("quarantine", name, err)
 	}
 	defer unlock()
+	// Like every locker: a transaction a crash left completes (and may make
+	// the document usable) or is undone first.
+	if _, err := recoverDoc(ctx, key, b.maxSize); err != nil {
+		return "", pathError("quarantine", name, err)
+	}
 	data, err := readDoc(name, key, b.maxSize)
 	switch {
 	case errors.Is(err, fs.ErrTooLarge):

@@ -33,12 +33,13 @@ func (s State) Final() bool {
 }
 
 // Status is the workspace status document kept in
-// <workspace-root>/<org>/<repo>/<task>/status.json.
+// <workspace-root>/<org>/<repo>/<task>/status.json; its State field is the
+// JSON member "status".
 //
 // Fields written by other programs that Status does not know are preserved
 // by [Mutate] (see the package doc); they are not visible in the struct.
 type Status struct {
-	State     State     `json:"status"`
+	State     State     `json:"status"` // the JSON member "status"
 	Agent     string    `json:"agent"`
 	Repo      string    `json:"repo"`
 	Org       string    `json:"org,omitempty"`
@@ -56,9 +57,10 @@ type Status struct {
 	Runtime   string    `json:"runtime,omitempty"`
 }
 
-// Transition moves s to state to if its current state is one of from; with
-// no from states, it allows any state that is not Final. Otherwise it leaves
-// s unchanged and returns a *ConflictError (errors.Is(err, [ErrConflict])).
+// Transition (the method; the function [Transition] wraps it for Mutate)
+// moves s to state to if its current state is one of from; with no from
+// states, it allows any state that is not Final. Otherwise it leaves s
+// unchanged and returns a *ConflictError (errors.Is(err, [ErrConflict])).
 //
 // Use it inside a [Mutate] function, where the check and the change happen
 // under the document's lock.
@@ -74,8 +76,8 @@ func (s *Status) Transition(to State, from ...State) error {
 	return nil
 }
 
-// Transition returns a [Mutate] function that performs s.Transition(to,
-// from...):
+// Transition (the function) returns a [Mutate] function that calls the
+// method [Status.Transition]: s.Transition(to, from...).
 //
 //	st, err := status.Mutate(ctx, path, status.Transition(status.Running, status.Queued))
 func Transition(to State, from ...State) func(*Status) error {

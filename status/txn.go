@@ -112,9 +112,12 @@ func (tx *Tx) fail(err error) {
 // documents or all of the old ones; see Transactions in the package doc for
 // what lock-free readers see and how the file backend does it.
 //
-// The documents must be distinct (not two names of one file), non-nil, and
-// kept by one backend that implements [TxBackend]; otherwise MutateAll
-// returns an error matching [os.ErrInvalid] and changes nothing. Locks are
+// The documents must be distinct (not two names of one file, hard links
+// included), non-nil, and kept by one backend that implements [TxBackend];
+// otherwise MutateAll returns an error matching [os.ErrInvalid] and changes
+// nothing. A transaction a crash left on a document is completed or undone
+// first (see Transactions in the package doc); when that cannot be done
+// safely MutateAll fails with [ErrTxUntrusted] or [ErrTxConflict]. Locks are
 // taken in one canonical order, so transactions over overlapping sets never
 // deadlock, in one process or across several. fn may run more than once
 // on a backend that retries (etcd), so it should have no effect other than

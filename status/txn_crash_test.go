@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentstate/core/fs"
+	"github.com/agentstate/core/status/internal/journal"
 )
 
 // commitSteps records the steps of one commit of n documents.
@@ -19,8 +20,8 @@ func commitSteps(t *testing.T, n int) []string {
 	dir := t.TempDir()
 	docs, _ := crashDocs(t, dir, n)
 	var steps []string
-	txCrash = func(step string) bool { steps = append(steps, step); return false }
-	defer func() { txCrash = nil }()
+	journal.Seams.Crash = func(step string) bool { steps = append(steps, step); return false }
+	defer func() { journal.Seams.Crash = nil }()
 	if _, err := MutateAll(context.Background(), docs, bumpAll(docs)); err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +84,9 @@ func crashThenRecover(t *testing.T, n int, step string, committed bool, first st
 	dir := t.TempDir()
 	docs, stores := crashDocs(t, dir, n)
 	ctx := context.Background()
-	txCrash = func(s string) bool { return s == step }
+	journal.Seams.Crash = func(s string) bool { return s == step }
 	_, err := MutateAll(ctx, docs, bumpAll(docs))
-	txCrash = nil
+	journal.Seams.Crash = nil
 	if !errors.Is(err, errCrashed) {
 		t.Fatalf("MutateAll: %v, want the simulated crash", err)
 	}
@@ -136,7 +137,9 @@ func crashThenRecover(t *testing.T, n int, step string, committed bool, first st
 }
 
 // The recovery's decisions on markers that no complete commit of this
-// package would leave.
+// package would leave: a torn marker (a crash between its creation and its
+// write) and a marker of the earlier one-line format are recovered; every
+// other odd state is an error that names the file and changes nothing.
 func TestRecoverOddMarkers(t *testing.T) {
 	ctx := context.Background()
 	setup := func(t *testing.T) (string, *Store[txReg], string) {
@@ -148,7 +151,7 @@ func TestRecoverOddMarkers(t *testing.T) {
 		}
 		return dir, stores[0], key
 	}
-	check := func(t *testing.T, s *Store[txReg], want int) {
+	recovered := func(t *testing.T, s *Store[txReg], want int) {
 		t.Helper()
 		got, err := s.Mutate(ctx, func(*txReg) error { return nil })
 		if err != nil || got.Active != want {
@@ -158,43 +161,76 @@ func TestRecoverOddMarkers(t *testing.T) {
 			t.Fatal("marker left")
 		}
 	}
+	refused := func(t *testing.T, s *Store[txReg], file string, also error) {
+		t.Helper()
+		called := false
+		_, err := s.Mutate(ctx, func(*txReg) error { called = true; return nil })
+		if !errors.Is(err, ErrTxUntrusted) || also != nil && !errors.Is(err, also) || called || !strings.Contains(err.Error(), " "+file+": ") {
+			t.Fatalf("Mutate = %v (fn called %v), want ErrTxUntrusted (and %v) naming %s", err, called, also, file)
+		}
+		if b, _ := os.ReadFile(s.Name()); !strings.Contains(string(b), `"active_count": 0`) {
+			t.Fatalf("the document changed: %s", b)
+		}
+		for _, name := range []string{s.Name() + markerSuffix, s.Name() + txTempSuffix} {
+			if _, err := os.Lstat(name); err != nil {
+				t.Fatalf("%s is gone: %v", name, err)
+			}
+		}
+	}
+	journalIn := func(dir string) string { return filepath.Join(dir, journalPrefix+"0123456789abcdef"+journalSuffix) }
+	t.Run("torn marker", func(t *testing.T) {
+		_, s, key := setup(t)
+		os.WriteFile(key+markerSuffix, nil, 0o644)
+		recovered(t, s, 0)
+		if _, err := os.Lstat(key + txTempSuffix); !errors.Is(err, os.ErrNotExist) {
+			t.Fatal("new content left")
+		}
+	})
+	t.Run("earlier format, committed", func(t *testing.T) {
+		_, s, key := setup(t)
+		j := journalIn(filepath.Dir(key))
+		os.WriteFile(j, []byte(`{"documents": ["`+key+`"]}`), 0o644)
+		os.WriteFile(key+markerSuffix, []byte(j+"\n"), 0o644)
+		recovered(t, s, 9)
+	})
 	t.Run("not a journal name", func(t *testing.T) {
 		_, s, key := setup(t)
 		os.WriteFile(key+markerSuffix, []byte("/etc/passwd\n"), 0o644)
-		check(t, s, 0)
+		refused(t, s, key+markerSuffix, nil)
 		if _, err := os.Stat("/etc/passwd"); err != nil {
 			t.Fatal("recovery removed what a marker named")
 		}
 	})
 	t.Run("torn journal", func(t *testing.T) {
-		dir, s, key := setup(t)
-		j := filepath.Join(dir, journalPrefix+"0123456789abcdef"+journalSuffix)
+		_, s, key := setup(t)
+		j := journalIn(filepath.Dir(key))
 		os.WriteFile(j, []byte(`{"documents": ["`+key), 0o644)
-		os.WriteFile(key+markerSuffix, []byte(j+"\n"), 0o644)
-		check(t, s, 0)
-		if _, err := os.Lstat(j); !errors.Is(err, os.ErrNotExist) {
-			t.Fatal("a torn journal was left")
+		os.WriteFile(key+markerSuffix, []byte(j+"\nnone\n"), 0o644)
+		refused(t, s, j, nil)
+		if _, err := os.Lstat(j); err != nil {
+			t.Fatal("recovery removed a journal it could not read")
 		}
 	})
 	t.Run("journal of other documents", func(t *testing.T) {
-		dir, s, key := setup(t)
-		j := filepath.Join(dir, journalPrefix+"0123456789abcdef"+journalSuffix)
-		os.WriteFile(j, []byte(`{"documents": ["/elsewhere/doc.json"]}`), 0o644)
-		os.WriteFile(key+markerSuffix, []byte(j+"\n"), 0o644)
-		check(t, s, 0)
+		_, s, key := setup(t)
+		j := journalIn(filepath.Dir(key))
+		os.WriteFile(j, []byte(`{"documents": ["/elsewhere/doc.json", "`+filepath.Join(filepath.Dir(key), "b.json")+`"]}`), 0o644)
+		os.WriteFile(key+markerSuffix, []byte(j+"\nnone\n"), 0o644)
+		refused(t, s, j, nil)
 		if _, err := os.Lstat(j); err != nil {
 			t.Fatal("another transaction's journal was removed")
 		}
 	})
 	t.Run("committed, named by another spelling", func(t *testing.T) {
 		dir, s, key := setup(t)
-		if err := os.Symlink(filepath.Dir(key), filepath.Join(dir, "alias")); err != nil {
+		alias := filepath.Join(dir, "alias")
+		if err := os.Symlink(filepath.Dir(key), alias); err != nil {
 			t.Fatal(err)
 		}
-		j := filepath.Join(dir, journalPrefix+"0123456789abcdef"+journalSuffix)
-		os.WriteFile(j, []byte(`{"documents": ["`+filepath.Join(dir, "alias", "doc.json")+`"]}`), 0o644)
-		os.WriteFile(key+markerSuffix, []byte(j+"\n"), 0o644)
-		check(t, s, 9)
+		j := journalIn(alias)
+		os.WriteFile(j, []byte(`{"documents": ["`+filepath.Join(alias, "doc.json")+`"]}`), 0o644)
+		os.WriteFile(key+markerSuffix, []byte(j+"\n"+Before(t, key)+"\n"), 0o644)
+		recovered(t, s, 9)
 		if _, err := os.Lstat(j); !errors.Is(err, os.ErrNotExist) {
 			t.Fatal("a finished journal was left")
 		}
@@ -202,11 +238,7 @@ func TestRecoverOddMarkers(t *testing.T) {
 	t.Run("marker is a directory", func(t *testing.T) {
 		_, s, key := setup(t)
 		os.Mkdir(key+markerSuffix, 0o755)
-		called := false
-		_, err := s.Mutate(ctx, func(*txReg) error { called = true; return nil })
-		if !errors.Is(err, fs.ErrNotRegular) || called || !strings.Contains(err.Error(), "transaction marker "+key+markerSuffix+": not a regular file") {
-			t.Fatalf("Mutate with a directory as marker: %v (fn called %v)", err, called)
-		}
+		refused(t, s, key+markerSuffix, fs.ErrNotRegular)
 	})
 	t.Run("leftover new content without marker", func(t *testing.T) {
 		dir, s, key := setup(t)
@@ -218,9 +250,22 @@ func TestRecoverOddMarkers(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		check(t, s, 2)
+		recovered(t, s, 2)
 		if _, err := os.Lstat(key + txTempSuffix); !errors.Is(err, os.ErrNotExist) {
 			t.Fatal("temp left")
 		}
 	})
+}
+
+// Before is the BEFORE line of a marker for the document at path as it is.
+func Before(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return journal.Before(nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return journal.Before(data)
 }

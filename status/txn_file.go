@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentstate/core/status/internal/journal"
 )
 
 // A txPart is one document of a transaction on the file backend.
@@ -100,9 +102,10 @@ func txParts(docs []Backend) ([]*txPart, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", fb.path, err)
 		}
-		if !utf8.ValidString(key) {
-			// The journal names documents in JSON, which holds only UTF-8.
-			return nil, fmt.Errorf("%w: %q: a transaction's document paths must be valid UTF-8", os.ErrInvalid, key)
+		if !utf8.ValidString(key) || strings.ContainsRune(key, '\n') {
+			// The journal names documents in JSON, which holds only
+			// UTF-8, and recovery refuses a name with a newline.
+			return nil, fmt.Errorf("%w: %q: a transaction's document paths must be valid UTF-8, without a newline", os.ErrInvalid, key)
 		}
 		parts[i] = &txPart{b: fb, idx: i, key: key}
 	}
@@ -296,11 +299,16 @@ func closeLocks(parts []*txPart) {
 func runTx(parts []*txPart, entries []*entry, n int, apply func(cur [][]byte) ([][]byte, error), lock time.Duration) error {
 	for _, p := range parts {
 		var err error
-		if p.orig, err = p.e.read(p.turn); err != nil {
+		if p.orig, _, err = p.e.read(p.turn); err != nil {
 			closeLocks(parts)
 			giveBackTurns(parts)
 			return err
 		}
+	}
+	if err := oneFileEach(parts); err != nil {
+		closeLocks(parts)
+		giveBackTurns(parts)
+		return err
 	}
 	taken, completed := false, false
 	defer func() {
@@ -384,6 +392,34 @@ func runApply(lead *request, parts []*txPart, n int, apply func(cur [][]byte) ([
 	return out, checkOut(out, cur, parts)
 }
 
+// refuseLinks is false only in the control of a test that shows what
+// oneFileEach prevents.
+var refuseLinks = true
+
+// oneFileEach refuses documents of which two are one file (hard links, or
+// a name that another document's lock file did not catch): a commit would
+// give each name a new file of its own, splitting them. The locks are held.
+func oneFileEach(parts []*txPart) error {
+	if !refuseLinks {
+		return nil
+	}
+	seen := make([]os.FileInfo, 0, len(parts))
+	var of []*txPart
+	for _, p := range parts {
+		fi, err := os.Lstat(p.key)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue // missing: read found none; not regular: read refused it
+		}
+		for i, prev := range seen {
+			if os.SameFile(prev, fi) {
+				return pathError("mutate all", p.b.path, fmt.Errorf("%w: it is the same file as %s (a hard link)", os.ErrInvalid, of[i].b.path))
+			}
+		}
+		seen, of = append(seen, fi), append(of, p)
+	}
+	return nil
+}
+
 // observedClock returns the time if any of the transaction's entries has
 // observed requests (see entry.clock), else zero.
 func observedClock(parts []*txPart) time.Time {
@@ -415,11 +451,11 @@ func tracedCommit(parts []*txPart) (string, error) {
 // commitParts writes the documents that changed: one as [Mutate] does, more
 // with commitAll. It returns their names, for errors.
 func commitParts(parts []*txPart) (string, error) {
-	var ws []txWrite
+	var ws []journal.Write
 	var names []string
 	for _, p := range parts {
 		if !unchanged(p.cur, p.orig) {
-			ws = append(ws, txWrite{key: p.key, data: p.cur, perm: p.b.perm})
+			ws = append(ws, journal.Write{Path: p.key, Data: p.cur, Before: p.orig, Perm: p.b.perm})
 			names = append(names, p.b.path)
 		}
 	}
@@ -427,7 +463,7 @@ func commitParts(parts []*txPart) (string, error) {
 	case 0:
 		return "", nil
 	case 1:
-		return names[0], writeFile(ws[0].key, ws[0].data, ws[0].perm)
+		return names[0], writeFile(ws[0].Path, ws[0].Data, ws[0].Perm)
 	}
 	return strings.Join(names, ", "), commitAll(ws)
 }

@@ -13,10 +13,12 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+
+	"github.com/agentstate/core/status/internal/journal"
 )
 
 // Go children SIGKILLed at every step of a commit, through the commit hook
-// (txCrash), and at the moment between the two Mutate calls of the
+// (journal.Seams.Crash), and at the moment between the two Mutate calls of the
 // CONTROL. After each kill the next locker — LoadAll here, or the Python
 // agent that follows the documented protocol for one document and then
 // LoadAll for the other — must find the registry's count equal to the
@@ -53,7 +55,7 @@ func txnKillChild() {
 		os.Stdout.WriteString("between\n")
 		select {} // the parent kills us here
 	}
-	txCrash = func(s string) bool {
+	journal.Seams.Crash = func(s string) bool {
 		if s == step {
 			os.Stdout.WriteString("dying\n")
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
@@ -73,7 +75,11 @@ func txnKillChild() {
 // checks that SIGKILL ended it after it reported want.
 func killAt(t *testing.T, dir, step, want string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	killAtCmd(t, exec.Command(os.Args[0], "-test.run=^$"), dir, step, want)
+}
+
+func killAtCmd(t *testing.T, cmd *exec.Cmd, dir, step, want string) {
+	t.Helper()
 	cmd.Env = append(os.Environ(), txnKillStep+"="+step, txnKillDir+"="+dir)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -100,7 +106,7 @@ func checkSpawn(t *testing.T, dir string) (int, error) {
 	reg, task := txDocs(t, dir)
 	tx, err := LoadAll(context.Background(), reg, task)
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	r, s := reg.In(tx), task.In(tx)
 	running := 0

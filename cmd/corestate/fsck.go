@@ -21,11 +21,17 @@ import (
 var (
 	errUnusable   = fmt.Errorf("documents cannot be used: %w", status.ErrCorrupt)
 	errNotCorrupt = errors.New("not corrupt")
+	errTxFiles    = fmt.Errorf("transaction files need an operator: %w", status.ErrCorrupt)
 )
 
-// txnSuffix names the marker that a multi-document transaction leaves next
-// to a document until it is recovered: fsck reports it and leaves it.
-const txnSuffix = ".txn"
+// checkTxFile and followRoot are variables only so that the controls of
+// the tests can switch off what they do: the check of transaction files
+// (status.CheckTxFile) and the walk of the tree that a link given as ROOT
+// names.
+var (
+	checkTxFile = status.CheckTxFile
+	followRoot  = true
+)
 
 // A finding is one line of fsck's report.
 type finding struct {
@@ -36,6 +42,7 @@ type finding struct {
 type fsckReport struct {
 	docs, corrupt, refused, unreadable int
 	temps, locks, txns, quarantined    int
+	blocked, conflicts, orphans        int // transaction files that need an operator
 }
 
 func cmdFsck(args []string, stdout io.Writer) error {
@@ -43,6 +50,8 @@ func cmdFsck(args []string, stdout io.Writer) error {
 	name := fl.String("name", status.StatusFile, "documents are the files named like this (path.Match pattern)")
 	var maxSize int64
 	maxSizeFlag(fl, &maxSize)
+	var k kind
+	kindFlag(fl, &k)
 	pos, err := parseFlags(fl, args, stdout)
 	if err != nil {
 		return err
@@ -59,6 +68,12 @@ func cmdFsck(args []string, stdout io.Writer) error {
 	} else if !fi.IsDir() {
 		return fmt.Errorf("%w: fsck: %s is not a directory", errUsage, root)
 	}
+	if fi, err := os.Lstat(root); err == nil && fi.Mode()&os.ModeSymlink != 0 && followRoot {
+		// The tree the link names; links inside it are not followed.
+		if root, err = filepath.EvalSymlinks(root); err != nil {
+			return fmt.Errorf("fsck: %w", err)
+		}
+	}
 	var r fsckReport
 	werr := filepath.WalkDir(root, func(path string, d iofs.DirEntry, err error) error {
 		if err != nil {
@@ -68,6 +83,9 @@ func cmdFsck(args []string, stdout io.Writer) error {
 		if d.IsDir() {
 			if path == root {
 				return nil
+			}
+			if status.IsTxFile(d.Name()) {
+				return report(stdout, r.checkTx(path, maxSize))
 			}
 			if strings.HasPrefix(d.Name(), ".") {
 				return filepath.SkipDir // as status.List: .git, caches
@@ -84,7 +102,7 @@ func cmdFsck(args []string, stdout io.Writer) error {
 			}
 			return nil
 		}
-		f, ok := r.check(path, d.Name(), *name, maxSize)
+		f, ok := r.check(k, path, d.Name(), *name, maxSize)
 		if !ok {
 			return nil
 		}
@@ -93,13 +111,15 @@ func cmdFsck(args []string, stdout io.Writer) error {
 	if werr != nil {
 		return werr // stdout failed
 	}
-	if _, err := fmt.Fprintf(stdout, "checked %d documents: %d corrupt, %d refused, %d unreadable; %d temp files, %d lock files without a document, %d transaction markers, %d quarantined copies\n",
-		r.docs, r.corrupt, r.refused, r.unreadable, r.temps, r.locks, r.txns, r.quarantined); err != nil {
+	if _, err := fmt.Fprintf(stdout, "checked %d documents: %d corrupt, %d refused, %d unreadable; %d temp files, %d lock files without a document, %d transaction files pending, %d quarantined copies; %d transaction files blocking, %d conflict copies, %d orphaned journals\n",
+		r.docs, r.corrupt, r.refused, r.unreadable, r.temps, r.locks, r.txns, r.quarantined, r.blocked, r.conflicts, r.orphans); err != nil {
 		return err
 	}
 	switch {
 	case r.corrupt+r.refused > 0:
 		return fmt.Errorf("fsck %s: %d %w (corestate quarantine FILE moves one aside)", root, r.corrupt+r.refused, errUnusable)
+	case r.blocked+r.conflicts+r.orphans > 0:
+		return fmt.Errorf("fsck %s: %d %w (see corestate help fsck)", root, r.blocked+r.conflicts+r.orphans, errTxFiles)
 	case r.unreadable > 0:
 		return fmt.Errorf("fsck %s: %d files or directories could not be read", root, r.unreadable)
 	}
@@ -108,16 +128,15 @@ func cmdFsck(args []string, stdout io.Writer) error {
 
 // check classifies one file; ok is false for a file that is nothing to
 // report (a usable document, another file).
-func (r *fsckReport) check(path, base, pattern string, maxSize int64) (f finding, ok bool) {
+func (r *fsckReport) check(k kind, path, base, pattern string, maxSize int64) (f finding, ok bool) {
 	switch {
 	case fs.IsTemp(base):
 		r.temps++
 		return finding{"temp", path, "left by an interrupted write " + age(path) + " (corestate sweep removes it)"}, true
 	case strings.HasSuffix(base, status.LockSuffix):
 		return r.checkLock(path)
-	case strings.HasSuffix(base, txnSuffix):
-		r.txns++
-		return finding{"txn", path, "transaction marker: the next writer of its documents recovers it; left in place"}, true
+	case status.IsTxFile(base):
+		return r.checkTx(path, maxSize), true
 	case strings.Contains(base, status.QuarantineSuffix):
 		r.quarantined++
 		return finding{"quarantined", path, "a document moved aside by quarantine; its bytes as they were"}, true
@@ -126,10 +145,10 @@ func (r *fsckReport) check(path, base, pattern string, maxSize int64) (f finding
 		return f, false
 	}
 	r.docs++
-	_, err := status.NewStore[status.Status](path, status.WithMaxSize(maxSize)).Load(context.Background())
+	_, err := newStore(k, path, status.WithMaxSize(maxSize)).load(context.Background())
 	var ce *status.CorruptError
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, os.ErrNotExist): // usable, or removed since the walk
 		return f, false
 	case errors.As(err, &ce):
 		r.corrupt++
@@ -140,6 +159,43 @@ func (r *fsckReport) check(path, base, pattern string, maxSize int64) (f finding
 	}
 	r.unreadable++
 	return finding{"unreadable", path, errText(path, err)}, true
+}
+
+// checkTx classifies a transaction file (status.CheckTxFile): one the next
+// locker of its documents finishes with, or one that needs an operator.
+func (r *fsckReport) checkTx(path string, maxSize int64) finding {
+	err := checkTxFile(path, maxSize)
+	switch {
+	case err == nil:
+		r.txns++
+		what := "transaction marker: the next writer of its documents recovers it"
+		switch base := filepath.Base(path); {
+		case strings.HasSuffix(base, status.TxTempSuffix):
+			what = "new content of an unfinished transaction: the next commit or recovery of its document installs or removes it"
+		case !strings.HasSuffix(base, status.TxMarkerSuffix):
+			what = "journal of a committed transaction: the next writers of its documents finish with it"
+		}
+		return finding{"txn", path, what + "; left in place"}
+	case errors.Is(err, status.ErrTxOrphan):
+		r.orphans++
+		return finding{"orphan", path, "a journal no marker names, never needed again: corestate sweep removes it"}
+	case errors.Is(err, status.ErrTxConflict):
+		r.conflicts++
+		return finding{"conflict", path, txText(path, err) + ": merge it into the document by hand if its change is still wanted, then delete it"}
+	}
+	r.blocked++
+	return finding{"blocked", path, txText(path, err) + ": every writer of its document fails until an operator removes it"}
+}
+
+// txText is a transaction file's error without the words that name the
+// file, which the line shows.
+func txText(path string, err error) string {
+	s := err.Error()
+	abs, _ := filepath.Abs(path)
+	if i := strings.Index(s, abs+": "); i >= 0 && !strings.Contains(s[:i], "/") {
+		return s[i+len(abs)+2:]
+	}
+	return s
 }
 
 // checkLock reports a lock file whose document is missing (harmless: the
@@ -186,6 +242,8 @@ func cmdQuarantine(ctx context.Context, args []string, stdout io.Writer) error {
 	timeout := fl.Duration("timeout", 30*time.Second, "wait at most this long for the lock (0: no limit)")
 	var maxSize int64
 	maxSizeFlag(fl, &maxSize)
+	var k kind
+	kindFlag(fl, &k)
 	pos, err := parseFlags(fl, args, stdout)
 	if err != nil {
 		return err
@@ -199,7 +257,7 @@ func cmdQuarantine(ctx context.Context, args []string, stdout io.Writer) error {
 	path := pos[0]
 	ctx, cancel := withTimeout(ctx, *timeout)
 	defer cancel()
-	moved, err := status.NewStore[status.Status](path, status.WithMaxSize(maxSize)).Quarantine(ctx)
+	moved, err := newStore(k, path, status.WithMaxSize(maxSize)).quarantine(ctx)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("quarantine %s: lock not acquired within --timeout %v: %w", path, *timeout, context.DeadlineExceeded)

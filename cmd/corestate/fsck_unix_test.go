@@ -64,7 +64,7 @@ func TestFsckClean(t *testing.T) {
 		"acme/notes.json":               "not JSON, not a document",
 	})
 	r := corestate(t, "fsck", root).want(t, exitOK)
-	if r.stdout != "checked 3 documents: 0 corrupt, 0 refused, 0 unreadable; 0 temp files, 0 lock files without a document, 0 transaction markers, 0 quarantined copies\n" {
+	if r.stdout != "checked 3 documents: 0 corrupt, 0 refused, 0 unreadable; 0 temp files, 0 lock files without a document, 0 transaction files pending, 0 quarantined copies; 0 transaction files blocking, 0 conflict copies, 0 orphaned journals\n" {
 		t.Errorf("stdout:\n%s", r.stdout)
 	}
 }
@@ -78,6 +78,8 @@ func TestFsckFindings(t *testing.T) {
 		"d/.status.json.0123456789abcdef.tmp":    "{",
 		"e/status.json":                          good,
 		"e/status.json.txn":                      "journal-1",
+		"k/status.json":                          good,
+		"k/status.json.txn":                      "",
 		"f/status.json.corrupt-20260102T150405Z": "{",
 		"g/status.json/":                         "",
 		"h/status.json":                          good,
@@ -96,12 +98,13 @@ func TestFsckFindings(t *testing.T) {
 		"refused\tb/status.json\tnot a regular file",
 		"lock\tc/status.json.lock\tno document beside it (harmless: the next writer uses it)",
 		"temp\td/.status.json.0123456789abcdef.tmp\tleft by an interrupted write",
-		"txn\te/status.json.txn\ttransaction marker: the next writer of its documents recovers it; left in place",
+		"blocked\te/status.json.txn\ttransaction file cannot be trusted: malformed (\"journal-1\"): every writer of its document fails until an operator removes it",
 		"quarantined\tf/status.json.corrupt-20260102T150405Z\ta document moved aside by quarantine; its bytes as they were",
 		"refused\tg/status.json\ta directory where a document belongs: every writer refuses it",
 		"refused\th/status.json.lock\tlock file is not a regular file (d---------): every writer of its document refuses it",
 		"corrupt\ti/status.json\tat byte 12: duplicate name \"runs\"",
-		"checked 6 documents: 2 corrupt, 3 refused, 0 unreadable; 1 temp files, 1 lock files without a document, 1 transaction markers, 1 quarantined copies",
+		"txn\tk/status.json.txn\ttransaction marker: the next writer of its documents recovers it; left in place",
+		"checked 7 documents: 2 corrupt, 3 refused, 0 unreadable; 1 temp files, 1 lock files without a document, 1 transaction files pending, 1 quarantined copies; 1 transaction files blocking, 0 conflict copies, 0 orphaned journals",
 	}
 	got := strings.Split(strings.TrimSuffix(strings.ReplaceAll(r.stdout, root+"/", ""), "\n"), "\n")
 	if len(got) != len(want) {

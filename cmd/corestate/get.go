@@ -14,6 +14,8 @@ func cmdGet(ctx context.Context, args []string, stdout io.Writer) error {
 	asJSON := fl.Bool("json", false, "print a string field JSON-encoded")
 	var maxSize int64
 	maxSizeFlag(fl, &maxSize)
+	var k kind
+	kindFlag(fl, &k)
 	pos, err := parseFlags(fl, args, stdout)
 	if err != nil {
 		return err
@@ -22,17 +24,17 @@ func cmdGet(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("%w: get wants FILE [FIELD], got %d arguments", errUsage, len(pos))
 	}
 	// Without the lock, as status.Load reads; a missing file is not found.
-	doc, err := status.NewStore[status.Document](pos[0], status.WithMaxSize(maxSize)).LoadExisting(ctx)
+	d, err := newStore(k, pos[0], status.WithMaxSize(maxSize)).load(ctx)
 	if err != nil {
 		return err // it names the path
 	}
 	if len(pos) == 1 {
-		_, err = stdout.Write(layout(doc))
+		_, err = stdout.Write(layout(d))
 		return err
 	}
-	// A field of status.Status that the file omits gives the value a Go
-	// reader sees.
-	value, _ := doc.Get(pos[1])
+	// A field of status.Status that a status document omits gives the
+	// value a Go reader sees.
+	value, _ := d.Get(pos[1])
 	if value == nil {
 		return fmt.Errorf("get %s: field %q: %w", pos[0], pos[1], errNotFound)
 	}

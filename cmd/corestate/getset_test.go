@@ -224,7 +224,7 @@ func TestSetUpdatedAt(t *testing.T) {
 	path := tempFile(t, "status.json")
 	as := []assignment{mustParse(t, "runs=1")}
 	start := time.Now()
-	doc, err := set(context.Background(), status.NewStore[status.Document](path), as, nil)
+	doc, err := set(context.Background(), newStore(kindByName, path), as, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestSetUpdatedAt(t *testing.T) {
 	}
 	// An explicit updated_at wins.
 	as = []assignment{mustParse(t, "runs=2"), mustParse(t, "updated_at=2001-02-03T04:05:06Z")}
-	doc, err = set(context.Background(), status.NewStore[status.Document](path), as, nil)
+	doc, err = set(context.Background(), newStore(kindByName, path), as, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestSetContextEnded(t *testing.T) {
 	path := tempFile(t, "status.json")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := set(ctx, status.NewStore[status.Document](path), []assignment{mustParse(t, "runs=1")}, nil)
+	_, err := set(ctx, newStore(kindByName, path), []assignment{mustParse(t, "runs=1")}, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("set with an ended context: %v, want context.Canceled", err)
 	}
@@ -258,7 +258,7 @@ func TestSetContextEnded(t *testing.T) {
 
 func mustParse(t *testing.T, arg string) assignment {
 	t.Helper()
-	a, err := parseAssignment(arg)
+	a, err := parseAssignment(kindStatus, arg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,12 +17,23 @@ import (
 // under the document's lock, so no other writer can come between the check
 // and the write.
 type guard struct {
-	text string            // as given, for messages
-	name string            // the field
-	op   string            // "=", "<", "<=", ">" or ">="
-	alts []json.RawMessage // "=": the alternatives; nil means "absent (or null)"
-	than string            // a comparison's right side: a number, or a field's name
-	ref  bool              // than names a field
+	text string // as given, for messages
+	name string // the field
+	kind kind   // of the document: what an absent or null field reads as
+	op   string // "=", "<", "<=", ">" or ">="
+	alts []alt  // "=": the alternatives
+	than string // a comparison's right side: a number, or a field's name
+	ref  bool   // than names a field
+}
+
+// An alt is one VALUE of FIELD=VALUE[,VALUE...]. A bare number, true or
+// false also matches the JSON string of the same text (run_id=12345
+// holds for "12345"): a shell has no types, and a program in another
+// language may have stored the string. A quoted VALUE ("12345") matches
+// only the string.
+type alt struct {
+	value    json.RawMessage // nil: "absent (or null)"
+	asString json.RawMessage // the string form a bare scalar also matches, or nil
 }
 
 // guardFlags collects the repeatable --if flag as written; the values are
@@ -39,10 +50,10 @@ func (g *guardFlags) String() string {
 
 func (g *guardFlags) Set(s string) error { *g = append(*g, s); return nil }
 
-func (g guardFlags) parse() ([]guard, error) {
+func (g guardFlags) parse(k kind) ([]guard, error) {
 	var gs []guard
 	for _, text := range g {
-		gd, err := parseGuard(text)
+		gd, err := parseGuard(k, text)
 		if err != nil {
 			return nil, err
 		}
@@ -51,35 +62,36 @@ func (g guardFlags) parse() ([]guard, error) {
 	return gs, nil
 }
 
-// parseGuard parses FIELD=VALUE[,VALUE...]. Each VALUE is parsed as set
-// parses its VALUE (JSON if it parses as JSON, else a plain string; the
-// fields of status.Status checked against their types), except that null
-// means "the field is absent". The whole VALUE is one value when it parses
-// as JSON (tags=["a","b"], note="a,b"); otherwise it is split at every
-// comma into alternatives (status=queued,blocked).
-func parseGuard(text string) (guard, error) {
+// parseGuard parses FIELD=VALUE[,VALUE...] for a document of kind k. Each
+// VALUE is parsed as set parses its VALUE (JSON if it parses as JSON, else
+// a plain string; in a status document the fields of status.Status checked
+// against their types), except that null means "the field is absent", and
+// a bare scalar also matches its string form (see alt). The whole VALUE is
+// one value when it parses as JSON (tags=["a","b"], note="a,b"); otherwise
+// it is split at every comma into alternatives (status=queued,blocked).
+func parseGuard(k kind, text string) (guard, error) {
 	i := strings.IndexAny(text, "<>=")
 	if i < 0 {
 		return guard{}, fmt.Errorf("%w: --if %q is not FIELD=VALUE or FIELD<VALUE", errUsage, text)
 	}
 	if text[i] != '=' {
-		return parseComparison(text, i)
+		return parseComparison(k, text, i)
 	}
 	name, value := text[:i], text[i+1:]
 	if name == "" {
 		return guard{}, fmt.Errorf("%w: --if %s: empty field name", errBadField, text)
 	}
-	if err := checkName(name); err != nil {
+	if err := checkName(k, name); err != nil {
 		return guard{}, fmt.Errorf("--if %s: %w", text, err)
 	}
 	parts := []string{value}
 	if !json.Valid([]byte(value)) {
 		parts = strings.Split(value, ",")
 	}
-	g := guard{text: text, name: name, op: "="}
+	g := guard{text: text, name: name, kind: k, op: "="}
 	for _, p := range parts {
 		if strings.TrimSpace(p) == "null" {
-			g.alts = append(g.alts, nil)
+			g.alts = append(g.alts, alt{})
 			continue
 		}
 		if p != "" && strings.ContainsRune(`[{"`, rune(p[0])) && !json.Valid([]byte(p)) {
@@ -87,20 +99,30 @@ func parseGuard(text string) (guard, error) {
 			// rather than compare against a fragment.
 			return guard{}, fmt.Errorf("%w: --if %s: %q is not a JSON value (an alternative list cannot hold composite values)", errUsage, text, p)
 		}
-		a, err := parseAssignment(name + "=" + p)
+		a, err := parseAssignment(k, name+"="+p)
 		if err != nil {
 			return guard{}, fmt.Errorf("--if %s: %w", text, err)
 		}
-		g.alts = append(g.alts, a.value)
+		g.alts = append(g.alts, alt{value: a.value, asString: stringForm(a.value)})
 	}
 	return g, nil
+}
+
+// stringForm returns the JSON string of the text of a number, true or
+// false, or nil for any other value.
+func stringForm(v json.RawMessage) json.RawMessage {
+	if len(v) == 0 || strings.ContainsRune(`"[{n`, rune(v[0])) {
+		return nil
+	}
+	s, _ := json.Marshal(string(v)) // a string always encodes
+	return s
 }
 
 // parseComparison parses FIELD<VALUE, FIELD<=VALUE, FIELD>VALUE or
 // FIELD>=VALUE, whose operator starts at text[i]. VALUE is a JSON number,
 // or else the name of another field of the document.
-func parseComparison(text string, i int) (guard, error) {
-	g := guard{text: text, name: text[:i], op: text[i : i+1]}
+func parseComparison(k kind, text string, i int) (guard, error) {
+	g := guard{text: text, name: text[:i], kind: k, op: text[i : i+1]}
 	if i+1 < len(text) && text[i+1] == '=' {
 		g.op += "="
 	}
@@ -117,7 +139,7 @@ func parseComparison(text string, i int) (guard, error) {
 		fields = append(fields, g.than)
 	}
 	for _, name := range fields {
-		if err := checkNumberField(name); err != nil {
+		if err := checkNumberField(k, name); err != nil {
 			return guard{}, fmt.Errorf("--if %s: %w", text, err)
 		}
 	}
@@ -126,7 +148,7 @@ func parseComparison(text string, i int) (guard, error) {
 
 // number returns the numeric value of field name in d: an absent or null
 // field counts as 0, as incr counts it.
-func number(d status.Document, name string) (json.Number, error) {
+func number(d doc, name string) (json.Number, error) {
 	raw, present := d.Get(name)
 	if !present || string(compactJSON(raw)) == "null" {
 		return "0", nil
@@ -139,7 +161,7 @@ func number(d status.Document, name string) (json.Number, error) {
 }
 
 // compare checks a comparison guard.
-func (g guard) compare(d status.Document) error {
+func (g guard) compare(d doc) error {
 	x, err := number(d, g.name)
 	if err != nil {
 		return err
@@ -163,24 +185,24 @@ func (g guard) compare(d status.Document) error {
 }
 
 // check reports whether g holds on d, as a *conflictError if it does not.
-func (g guard) check(d status.Document) error {
+func (g guard) check(d doc) error {
 	if g.op != "=" {
 		return g.compare(d)
 	}
-	// Absent, a field of status.Status reads as its zero value in every Go
-	// reader (and in get), so it compares as that.
+	// Absent, a field of status.Status in a status document reads as its
+	// zero value in every Go reader (and in get), so it compares as that.
 	got, present := d.Get(g.name)
 	if present && string(compactJSON(got)) == "null" {
-		got, present = status.Document{}.Get(g.name)
+		got, present = g.kind.probe().Get(g.name)
 	}
 	for _, want := range g.alts {
 		switch {
-		case want == nil:
+		case want.value == nil:
 			if !present {
 				return nil
 			}
 		case got != nil:
-			if jsonEqual(got, want) {
+			if jsonEqual(got, want.value) || want.asString != nil && jsonEqual(got, want.asString) {
 				return nil
 			}
 		}
@@ -204,10 +226,13 @@ func (e *conflictError) Error() string {
 	}
 	want := make([]string, len(e.guard.alts))
 	for i, a := range e.guard.alts {
-		if a == nil {
+		switch {
+		case a.value == nil:
 			want[i] = "absent"
-		} else {
-			want[i] = string(a)
+		case a.asString != nil:
+			want[i] = string(a.value) + " or the string " + string(a.asString)
+		default:
+			want[i] = string(a.value)
 		}
 	}
 	got := "absent"
@@ -222,7 +247,7 @@ func (e *conflictError) Error() string {
 
 func (e *conflictError) Is(target error) bool { return target == status.ErrConflict }
 
-func checkGuards(d status.Document, gs []guard) error {
+func checkGuards(d doc, gs []guard) error {
 	for _, g := range gs {
 		if err := g.check(d); err != nil {
 			return err
@@ -242,7 +267,7 @@ func guardedStates(gs []guard) (from []status.State, guarded bool) {
 		guarded = true
 		for _, a := range g.alts {
 			var s string
-			if a != nil && json.Unmarshal(a, &s) != nil {
+			if a.value != nil && json.Unmarshal(a.value, &s) != nil {
 				continue // parseGuard admits only states for status
 			}
 			from = append(from, status.State(s))

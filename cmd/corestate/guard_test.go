@@ -133,17 +133,17 @@ func TestParseGuardAlternatives(t *testing.T) {
 		"branch=12":             {`"12"`}, // a string field, as set takes it
 		"x=null,1":              {"<absent>", "1"},
 	} {
-		g, err := parseGuard(text)
+		g, err := parseGuard(kindStatus, text)
 		if err != nil {
 			t.Errorf("%s: %v", text, err)
 			continue
 		}
 		var got []string
 		for _, a := range g.alts {
-			if a == nil {
+			if a.value == nil {
 				got = append(got, "<absent>")
 			} else {
-				got = append(got, string(a))
+				got = append(got, string(a.value))
 			}
 		}
 		if strings.Join(got, " ") != strings.Join(want, " ") {
@@ -176,15 +176,15 @@ func TestJSONEqual(t *testing.T) {
 func TestConflictErrorMatchesStatusErrConflict(t *testing.T) {
 	path := tempFile(t, "status.json")
 	writeFile(t, path, `{"status": "completed"}`)
-	g, err := parseGuard("status=queued")
+	g, err := parseGuard(kindStatus, "status=queued")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = set(t.Context(), status.NewStore[status.Document](path), []assignment{mustParse(t, "status=running")}, []guard{g})
+	_, err = set(t.Context(), newStore(kindByName, path), []assignment{mustParse(t, "status=running")}, []guard{g})
 	if !errors.Is(err, status.ErrConflict) || exitCode(err) != exitConflict {
 		t.Errorf("guard failure: %v (exit %d), want status.ErrConflict and exit %d", err, exitCode(err), exitConflict)
 	}
-	_, err = set(t.Context(), status.NewStore[status.Document](path), []assignment{mustParse(t, "status=running")}, nil)
+	_, err = set(t.Context(), newStore(kindByName, path), []assignment{mustParse(t, "status=running")}, nil)
 	var ce *status.ConflictError
 	if !errors.As(err, &ce) || ce.Current != status.Completed || exitCode(err) != exitConflict {
 		t.Errorf("transition from completed: %v, want a *status.ConflictError and exit %d", err, exitConflict)

@@ -8,35 +8,43 @@ import (
 	"io"
 )
 
-const helpMain = `corestate reads and changes agent status files with the locking protocol of
-package status, sweeps the temp files that interrupted writes leave behind, and
-checks and quarantines corrupt documents. (The demo of why the protocol exists
-is a program of its own: make demo.)
+const helpMain = `corestate reads and changes agent status files, and any other JSON document,
+with the locking protocol of package status, sweeps the temp files that
+interrupted writes leave behind, and checks and quarantines corrupt documents.
+(The demo of why the protocol exists is a program of its own: make demo.)
 
 Usage:
-  corestate get   [--json] [--max-size N] FILE [FIELD]
-  corestate set   [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
-  corestate incr  [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
-  corestate tx    [--timeout D] [--max-size N] FILE [OP]... [-- FILE [OP]...]...
+  corestate get   [--json] [--kind K] [--max-size N] FILE [FIELD]
+  corestate set   [--timeout D] [--kind K] [--perm MODE] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
+  corestate incr  [--timeout D] [--kind K] [--perm MODE] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
+  corestate tx    [--timeout D] [--kind K] [--perm MODE] [--max-size N] FILE [OP]... [-- FILE [OP]...]...
   corestate sweep [--older-than D] DIR
-  corestate fsck  [--name PATTERN] [--max-size N] ROOT
-  corestate quarantine [--timeout D] [--max-size N] FILE
+  corestate fsck  [--name PATTERN] [--kind K] [--max-size N] ROOT
+  corestate quarantine [--timeout D] [--kind K] [--max-size N] FILE
+  corestate reap  [--timeout D] [--kind K] [--max-size N] [--member NAME] [--in ARRAY] [--count [FILE:]FIELD]... [--set FIELD=VALUE]... [--dead-host HOST]... FILE...
+  corestate owner PID
   corestate help  [COMMAND]
 
-Documents are read by status.Load's rules (status.Document): one that Go reads
-differently from other languages (a name differing from a status.Status field
-only in case, a repeated name, invalid UTF-8 or a lone surrogate in a name or
-a status.Status field), or whose status.Status field does not hold its Go
-type, is corrupt (exit 3) and never overwritten; a link, pipe or device at
-FILE is refused (exit 7), as is a file over --max-size.
+A FILE named status.json is a status document (status.StatusDocument): its
+fields of status.Status must hold their Go types, set and tx apply the status
+transition rule, and updated_at is set when it changes. Any other FILE is a
+JSON object with members of any type (status.Document): nothing is stamped and
+no member has a rule. --kind status or --kind json says which a FILE is,
+whatever its name. A document is corrupt (exit 3) and never overwritten if it
+is not a JSON object, repeats a name, or has invalid UTF-8 or a lone surrogate
+in a name; a status document also if a name differs from a status.Status
+field only in case, or a status.Status field holds such bytes or does not
+hold its Go type. A link, pipe or device at FILE is refused (exit 7), as is a
+file over --max-size.
 
 Exit codes:
   0    success
   1    usage error (unknown command or flag, wrong arguments)
   2    not found (FILE, DIR, or a FIELD that get cannot find)
-  3    corrupt document (left untouched); fsck: a document cannot be used
+  3    corrupt document (left untouched); fsck: a document cannot be used, or
+       a transaction file needs an operator
   4    timeout (set, incr, tx, quarantine: a lock not acquired within --timeout)
-  5    bad field (a name or value that status.Status does not accept)
+  5    bad field (a name or value that the document does not accept)
   7    other error (permission denied, I/O error...)
   8    conflict (an --if did not hold, a cap was reached, or a final status would
        be left); nothing written
@@ -44,7 +52,9 @@ Exit codes:
   130  interrupted (SIGINT or SIGTERM)
 
 Output is plain text without colour, stable for scripts. Errors are one line
-on stderr starting with "corestate: ".
+on stderr starting with "corestate: "; a file name in them that holds a
+control character, bytes that are not UTF-8 or a leading double quote is
+Go-quoted ("a\nb.json"), as sweep prints names.
 
 SIGINT or SIGTERM ends a wait for a lock at once: nothing is written, exit
 130. A command still running one second later (a write already started,
@@ -62,36 +72,39 @@ the rename is not documented atomic and a directory cannot be fsynced (see
 the fs and status package docs).
 `
 
-const helpGet = `Usage: corestate get [--json] [--max-size N] FILE [FIELD]
+const helpGet = `Usage: corestate get [--json] [--kind K] [--max-size N] FILE [FIELD]
 
-Prints the document at FILE, laid out as status.Mutate writes it (two-space
-indent, the fields of status.Status in their declared order, then the others
-sorted by name, every value as the file holds it), or the value of one
-top-level FIELD: a JSON string prints raw (no quotes, no escaping, for shell
-scripts), anything else as compact JSON (3, true, null, {"a":1}). A field of
-status.Status that FILE omits prints its zero value, as a Go reader sees it;
-another missing field exits 2. get takes no lock: writers replace the file by
-rename, so it is always complete.
+Prints the document at FILE, laid out as set writes it (two-space indent; in a
+status document the fields of status.Status first, in their declared order;
+the other members sorted by name; every value as the file holds it), or the
+value of one top-level FIELD: a JSON string prints raw (no quotes, no
+escaping, for shell scripts), anything else as compact JSON (3, true, null,
+{"a":1}). A field of status.Status that a status document omits prints its
+zero value, as a Go reader sees it; another missing field exits 2. get takes
+no lock: writers replace the file by rename, so it is always complete.
 
 Flags:
   --json         print a string FIELD JSON-encoded (quoted) too
+  --kind K       status or json (default: status for a FILE named status.json)
   --max-size N   refuse a FILE larger than N bytes (default 16 MiB; 0 = no limit)
 `
 
-const helpSet = `Usage: corestate set [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
+const helpSet = `Usage: corestate set [--timeout D] [--kind K] [--perm MODE] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
 
 Applies the assignments in one status.Store Mutate, under the document's lock,
 and prints the committed document. VALUE is JSON if it parses as JSON (runs=3,
-ok=true, note="a b", tags=["x"]), else a plain string (status=running). Fields
-of status.Status must fit their Go type (runs an integer, started_at an RFC
-3339 time, status one of queued, running, completed, blocked, failed, merged,
-ready-for-review, rejected); a string field takes VALUE as written unless it
-is a JSON string (branch=123 sets the string "123"). FIELD=null removes FIELD
-(status cannot be removed). FIELD=VALUE must be valid UTF-8 (exit 5). Other
-fields are kept byte for byte and may be set. If anything changed and
+ok=true, note="a b", tags=["x"]), else a plain string (status=running). In a
+status document, fields of status.Status must fit their Go type (runs an
+integer, started_at an RFC 3339 time, status one of queued, running,
+completed, blocked, failed, merged, ready-for-review, rejected); a string
+field takes VALUE as written unless it is a JSON string (branch=123 sets the
+string "123"). FIELD=null removes FIELD (a status document's status cannot be
+removed). FIELD=VALUE must be valid UTF-8 (exit 5). Other fields are kept byte
+for byte and may be set. If anything changed in a status document and
 updated_at was not set explicitly, updated_at is set to the current UTC time;
-if nothing changed, nothing is written. A missing FILE is created (its
-directory must exist).
+if nothing changed, nothing is written. A missing FILE is created, with the
+permission bits of --perm minus the umask (its directory must exist; under
+umask 002, --perm 0664 makes a group-writable document).
 
 Guards are checked under the same lock, before the change, so that "claim the
 task if it is still queued" is one atomic step (get followed by set is not).
@@ -100,44 +113,54 @@ the field, its value and the values wanted. Every --if must hold; one holds if
 FIELD equals any of its comma-separated VALUEs (status=queued,blocked; a VALUE
 that is one JSON value is never split: note="a,b", tags=["a","b"]). VALUEs
 parse as set's, except that null means "absent (or null)". Values compare as
-JSON values: objects regardless of key order, numbers numerically. An absent
-status.Status field compares as its zero value, as get prints it (--if runs=0
-holds on a new file). --if FIELD<VALUE (or <=, >, >=) compares numbers: VALUE
+JSON values: objects regardless of key order, numbers numerically. A VALUE
+that is a bare number, true or false also holds for the JSON string of the
+same text, as another program may have stored it: run_id=12345 holds for
+12345 and for "12345"; a quoted VALUE holds only for the string (--if
+'run_id="12345"'). An absent status.Status field of a status document
+compares as its zero value, as get prints it (--if runs=0 holds on a new
+file). --if FIELD<VALUE (or <=, >, >=) compares numbers: VALUE
 is a number or else the name of another field, and an absent or null field
 counts as 0 (--if 'active_count<max_concurrent'; quote it for the shell); a
 value that is not a number exits 5. A guard's FIELD cannot contain <, > or =.
 
-Changing status away from a final state (completed, failed, merged, rejected)
-also exits 8 unless an --if on status names that state, so a late
-status=running cannot revert a completed task; re-stating the current status
-is allowed. A safe claim from a shell:
+In a status document, changing status away from a final state (completed,
+failed, merged, rejected) also exits 8 unless an --if on status names that
+state, so a late status=running cannot revert a completed task; re-stating
+the current status is allowed. A safe claim from a shell:
 
   corestate set ws/status.json status=running pid=$$ --if status=queued || exit
 
 Flags:
   --timeout D            wait at most D for the lock (default 30s; 0 = no limit;
                          negative: usage error)
+  --kind K               status or json (default: status for a FILE named status.json)
+  --perm MODE            permission bits of a FILE that is created, in octal
+                         (default 0644; the umask is applied)
   --max-size N           refuse a FILE larger than N bytes (default 16 MiB; 0 = no limit)
   --if FIELD=VALUE,...   change only if FIELD is one of the VALUEs (repeatable)
 `
 
-const helpIncr = `Usage: corestate incr [--timeout D] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
+const helpIncr = `Usage: corestate incr [--timeout D] [--kind K] [--perm MODE] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
 
 Adds N (default 1; a negative N goes after --: incr FILE runs -- -1) to the
 integer FIELD under the document's lock, in one read-modify-write, and prints
 the committed document. An absent or null FIELD counts as 0. A current value
-that is not an integer, a field of status.Status that is not an integer, or an
-overflow (of int64 or the field's Go type) exits 5 (bad field); nothing is
-written. updated_at is set as by set. --if works as for set (exit 8 when a
-guard does not hold), comparisons too.
+that is not an integer, a field of status.Status that is not an integer (in a
+status document), or an overflow (of int64 or the field's Go type) exits 5
+(bad field); nothing is written. updated_at is set as by set, in a status
+document. --if works as for set (exit 8 when a guard does not hold),
+comparisons too.
 
 Flags:
   --timeout D            wait at most D for the lock (default 30s; 0 = no limit)
+  --kind K               status or json (default: status for a FILE named status.json)
+  --perm MODE            permission bits of a FILE that is created, in octal (default 0644)
   --max-size N           refuse a FILE larger than N bytes (default 16 MiB; 0 = no limit)
   --if FIELD=VALUE,...   change only if FIELD is one of the VALUEs (repeatable)
 `
 
-const helpTx = `Usage: corestate tx [--timeout D] [--max-size N] FILE [OP]... [-- FILE [OP]...]...
+const helpTx = `Usage: corestate tx [--timeout D] [--kind K] [--perm MODE] [--max-size N] FILE [OP]... [-- FILE [OP]...]...
 
 Changes several documents in one transaction (status.MutateAll): under the
 locks of every FILE (taken in the protocol's canonical order) it checks every
@@ -147,11 +170,13 @@ process dies half-way (the next locker of any of them completes or undoes the
 commit). It prints the committed documents one after another, in the order
 given (a JSON stream: jq -s reads it). The OPs of a FILE:
 
+  --kind K       this FILE's kind, status or json (also --kind=K)
   --if GUARD     as for set, comparisons included (also --if=GUARD)
   FIELD=VALUE    as for set (status transitions included)
   FIELD+=N       add N to an integer field, as incr; FIELD-=N subtracts
 
-updated_at is set to now, one time for all, in each document that changes. If
+updated_at is set to now, one time for all, in each status document that
+changes (the registry below is not one: it is named registry.json). If
 a guard does not hold anywhere, nothing is written and tx exits 8 (conflict).
 Naming one FILE twice, or changing a FIELD twice in one document, is a usage
 error. Claim a task and count it in the registry, refusing at the cap:
@@ -161,6 +186,9 @@ error. Claim a task and count it in the registry, refusing at the cap:
 
 Flags (before the first FILE):
   --timeout D    wait at most D for the locks (default 30s; 0 = no limit)
+  --kind K       the kind of every FILE without a --kind of its own (default:
+                 status for a FILE named status.json, json for any other)
+  --perm MODE    permission bits of a FILE that is created, in octal (default 0644)
   --max-size N   refuse a FILE larger than N bytes (default 16 MiB; 0 = no limit)
 `
 
@@ -168,19 +196,25 @@ const helpSweep = `Usage: corestate sweep [--older-than D] DIR
 
 Removes from DIR (not its subdirectories) the temp files
 (".<name>.<16 hex digits>.tmp") that writes interrupted by a crash left
-behind, when older than D (fs.SweepTemp), and prints each removed path on its
+behind, when older than D (fs.SweepTemp), and the transaction journals
+(".txn-<16 hex digits>.journal") that no marker names, whatever their age
+(status.SweepJournals: a crash between the last two steps of a recovery can
+leave one, and it is never needed again). It prints each removed path on its
 own line. A path with a control character, bytes that are not UTF-8 or a
 leading double quote is printed Go-quoted ("a\nb"), so one line is one path.
+A journal that is still needed is left; one that cannot be read or trusted
+(in a sticky directory, another user's) is left and reported (exit 7).
 
 Flags:
-  --older-than D   minimum age (default 1h)
+  --older-than D   minimum age of a temp file (default 1h)
 `
 
-const helpFsck = `Usage: corestate fsck [--name PATTERN] [--max-size N] ROOT
+const helpFsck = `Usage: corestate fsck [--name PATTERN] [--kind K] [--max-size N] ROOT
 
 Checks every document under ROOT, at any depth, as status.List finds them
 (directories whose name starts with "." are not entered, links are not
-followed), and lists, one per line:
+followed; ROOT itself may be a link, to the tree to check), and lists, one
+per line:
 
   corrupt      PATH  at byte N: why      (does not decode: every writer refuses it)
   refused      PATH  why                 (too large, not a regular file, or a lock
@@ -188,24 +222,37 @@ followed), and lists, one per line:
   unreadable   PATH  why                 (permission denied, I/O error)
   temp         PATH  age                 (left by an interrupted write; see sweep)
   lock         PATH  no document         (harmless)
-  txn          PATH  transaction marker  (the next writer recovers it)
+  txn          PATH  transaction file    (a marker, new content or journal that the
+                                          next writer of its documents finishes with)
+  blocked      PATH  why                 (a transaction file that recovery refuses:
+                                          every writer of its document fails until
+                                          an operator removes it)
+  conflict     PATH  why                 (a transaction's copy kept after a conflict,
+                                          or a marker whose recovery will keep one)
+  orphan       PATH  journal             (no marker names it; sweep removes it)
   quarantined  PATH  a copy moved aside by quarantine
 
 Fields are separated by tabs; PATH is quoted as sweep quotes it. A last line
 counts everything. fsck reads without locking and changes nothing. Documents
-are the files named like PATTERN (path.Match), checked by status.Load's rules
-(as get reads them).
+are the files named like PATTERN (path.Match), checked as get reads them: one
+named status.json as a status document, any other as a JSON object, unless
+--kind names one kind for all. Transaction files are checked by
+status.CheckTxFile. What an operator does with a blocked file or a conflict
+copy is in the status package doc (Transactions).
 
-Exit codes: 0 every document can be used (leftovers alone are not failures); 3
-at least one corrupt or refused (work on it is blocked until it is repaired or
-quarantined); 7 something could not be read; 2 ROOT missing.
+Exit codes: 0 every document can be used and no transaction file needs an
+operator (leftovers alone are not failures); 3 at least one corrupt or
+refused document, or a blocked, conflict or orphan line (work on it is
+blocked until it is repaired, quarantined or removed); 7 something could not
+be read; 2 ROOT missing.
 
 Flags:
   --name PATTERN   documents are the files named like this (default status.json)
+  --kind K         status or json: how every document is checked (default: by name)
   --max-size N     a document larger than N bytes is refused (default 16 MiB; 0 = no limit)
 `
 
-const helpQuarantine = `Usage: corestate quarantine [--timeout D] [--max-size N] FILE
+const helpQuarantine = `Usage: corestate quarantine [--timeout D] [--kind K] [--max-size N] FILE
 
 Moves a document that every writer refuses (status.Quarantine: corrupt, or
 larger than --max-size) aside, so that work can resume: under the document's
@@ -213,11 +260,13 @@ lock, FILE is renamed to FILE.corrupt-<UTC time> (-2, -3... if taken) beside
 it, and the move is fsynced. Its bytes are kept as they were; nothing is ever
 replaced. Prints the new path. The next writer starts from an empty document.
 
-A FILE that decodes (by status.Load's rules) is left in place: exit 9. A
-missing FILE exits 2; a link, pipe or directory at FILE is not moved (exit 7).
+A FILE that decodes (as get reads it: a registry.json as a JSON object, a
+status.json as a status document) is left in place: exit 9. A missing FILE
+exits 2; a link, pipe or directory at FILE is not moved (exit 7).
 
 Flags:
   --timeout D    wait at most D for the lock (default 30s; 0 = no limit)
+  --kind K       status or json (default: status for a FILE named status.json)
   --max-size N   a FILE larger than N bytes counts as unusable (default 16 MiB)
 `
 
@@ -231,6 +280,8 @@ var helpTopics = []struct{ name, text string }{
 	{"sweep", helpSweep},
 	{"fsck", helpFsck},
 	{"quarantine", helpQuarantine},
+	{"reap", helpReap},
+	{"owner", helpOwner},
 }
 
 // printHelp writes the help for topic ("" for the overview) and reports

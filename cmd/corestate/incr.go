@@ -6,8 +6,6 @@ import (
 	"io"
 	"math"
 	"strconv"
-
-	"github.com/agentstate/core/status"
 )
 
 func cmdIncr(ctx context.Context, args []string, stdout io.Writer) error {
@@ -25,35 +23,36 @@ func cmdIncr(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("%w: incr: N must be an integer, got %q (a negative N goes after --)", errUsage, pos[2])
 		}
 	}
-	if err := checkNumberField(name); err != nil {
+	k := wf.kind.of(path)
+	if err := checkNumberField(k, name); err != nil {
 		return fmt.Errorf("incr %s: %w", path, err)
 	}
-	guards, err := wf.ifs.parse()
+	guards, err := wf.ifs.parse(k)
 	if err != nil {
 		return fmt.Errorf("incr %s: %w", path, err)
 	}
 	ctx, cancel := withTimeout(ctx, wf.timeout)
 	defer cancel()
-	doc, err := incr(ctx, wf.store(path), name, n, guards)
+	d, err := incr(ctx, wf.store(path), name, n, guards)
 	if err != nil {
 		return lockError("incr", path, wf.timeout, err)
 	}
-	_, err = stdout.Write(layout(doc))
+	_, err = stdout.Write(layout(d))
 	return err
 }
 
 // incr adds n to the integer field name of the document in one Mutate, if
 // the guards hold, and returns the document as committed.
-func incr(ctx context.Context, store *status.Store[status.Document], name string, n int64, guards []guard) (status.Document, error) {
-	return store.Mutate(ctx, func(d *status.Document) error {
-		return applyChange(d, guards, func(d *status.Document) error { return addInt(d, name, n) })
+func incr(ctx context.Context, st store, name string, n int64, guards []guard) (doc, error) {
+	return st.mutate(ctx, func(d doc) error {
+		return applyChange(d, guards, func(d doc) error { return addInt(d, name, n) })
 	})
 }
 
 // addInt adds n to the integer field name of d; an absent (or null) field
 // counts as 0. A sum that does not fit int64, or the Go type of a
 // status.Status field, is refused.
-func addInt(d *status.Document, name string, n int64) error {
+func addInt(d doc, name string, n int64) error {
 	var cur int64
 	if raw, present := d.Get(name); present && string(compactJSON(raw)) != "null" {
 		var err error

@@ -103,7 +103,7 @@ func runMain(args []string, stdout, stderr io.Writer, exit func(int)) int {
 		fmt.Fprintln(stderr, "corestate: interrupted")
 		return exitInterrupted
 	}
-	fmt.Fprintln(stderr, "corestate: "+oneLine(err.Error()))
+	fmt.Fprintln(stderr, "corestate: "+errorLine(err, args))
 	if errors.Is(err, errUsage) {
 		fmt.Fprintln(stderr, "corestate: run 'corestate help' for usage")
 	}
@@ -131,6 +131,10 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cmdFsck(rest, stdout)
 	case "quarantine":
 		return cmdQuarantine(ctx, rest, stdout)
+	case "reap":
+		return cmdReap(ctx, rest, stdout)
+	case "owner":
+		return cmdOwner(rest, stdout)
 	case "help", "-h", "-help", "--help":
 		topic := ""
 		if len(rest) > 0 {
@@ -168,7 +172,8 @@ func exitCode(err error) int {
 	return exitError
 }
 
-// oneLine keeps an error to one line of stderr so that scripts can log it.
+// oneLine keeps a detail of fsck's report to one line (errors go through
+// errorLine).
 func oneLine(s string) string {
 	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
 }

@@ -32,7 +32,10 @@ func TestSetGetModel(t *testing.T) {
 	n := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		n++
-		path := filepath.Join(dir, fmt.Sprintf("s%d.json", n))
+		path := filepath.Join(dir, fmt.Sprintf("s%d", n), status.StatusFile) // a status document
+		if err := os.Mkdir(filepath.Dir(path), 0o755); err != nil {
+			rt.Fatal(err)
+		}
 		model := map[string]any{}
 		exists := false
 		rt.Repeat(map[string]func(*rapid.T){
@@ -91,7 +94,7 @@ func TestSetGetModel(t *testing.T) {
 				r := corestate(rt, "get", "--json", path, field)
 				want, ok := model[field]
 				if !ok {
-					if zero, _ := (status.Document{}).Get(field); zero == nil {
+					if zero, _ := (status.StatusDocument{}).Get(field); zero == nil {
 						if r.code != exitNotFound {
 							rt.Fatalf("get %s (absent): exit %d, want %d", field, r.code, exitNotFound)
 						}
@@ -207,7 +210,7 @@ func isJSONString(s string) bool {
 
 func zeroOf(field string) any {
 	var v any
-	zero, _ := status.Document{}.Get(field)
+	zero, _ := status.StatusDocument{}.Get(field)
 	json.Unmarshal(zero, &v)
 	return v
 }

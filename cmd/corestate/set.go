@@ -22,25 +22,26 @@ func cmdSet(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("%w: set wants FILE FIELD=VALUE..., got %d arguments", errUsage, len(pos))
 	}
 	path := pos[0]
+	k := wf.kind.of(path)
 	var as []assignment
 	for _, arg := range pos[1:] {
-		a, err := parseAssignment(arg)
+		a, err := parseAssignment(k, arg)
 		if err != nil {
 			return fmt.Errorf("set %s: %w", path, err)
 		}
 		as = append(as, a)
 	}
-	guards, err := wf.ifs.parse()
+	guards, err := wf.ifs.parse(k)
 	if err != nil {
 		return fmt.Errorf("set %s: %w", path, err)
 	}
 	ctx, cancel := withTimeout(ctx, wf.timeout)
 	defer cancel()
-	doc, err := set(ctx, wf.store(path), as, guards)
+	d, err := set(ctx, wf.store(path), as, guards)
 	if err != nil {
 		return lockError("set", path, wf.timeout, err)
 	}
-	_, err = stdout.Write(layout(doc))
+	_, err = stdout.Write(layout(d))
 	return err
 }
 
@@ -50,16 +51,28 @@ type writeFlags struct {
 	timeout time.Duration
 	ifs     guardFlags
 	maxSize int64
+	perm    permFlag
+	kind    kind
 }
 
-// store returns the Store of the document at path.
-func (wf writeFlags) store(path string) *status.Store[status.Document] {
-	return status.NewStore[status.Document](path, status.WithMaxSize(wf.maxSize))
+// store returns the store of the document at path.
+func (wf writeFlags) store(path string) store {
+	return newStore(wf.kind, path, storeOptions(wf.maxSize, wf.perm)...)
 }
 
 // maxSizeFlag defines --max-size: status.WithMaxSize for a command.
 func maxSizeFlag(fl *flag.FlagSet, n *int64) {
 	fl.Int64Var(n, "max-size", status.DefaultMaxSize, "refuse a FILE larger than this many bytes (0: no limit)")
+}
+
+// kindFlag defines --kind: which rules a document follows (see kind).
+func kindFlag(fl *flag.FlagSet, k *kind) {
+	fl.Var(k, "kind", "status or json (default: status for a file named status.json, json for any other)")
+}
+
+// permFlagVar defines --perm: the permission bits of a created FILE.
+func permFlagVar(fl *flag.FlagSet, p *permFlag) {
+	fl.Var(p, "perm", "permission bits of a FILE that is created, in octal (default 0644, minus umask)")
 }
 
 // parseWriteFlags parses the flags of set or incr and returns the
@@ -72,6 +85,8 @@ func parseWriteFlags(cmd string, args []string, out io.Writer) (writeFlags, []st
 	fl.DurationVar(&wf.timeout, "timeout", 30*time.Second, "wait at most this long for the lock (0: no limit)")
 	fl.Var(&wf.ifs, "if", "change only if FIELD=VALUE[,VALUE...] holds (repeatable)")
 	maxSizeFlag(fl, &wf.maxSize)
+	permFlagVar(fl, &wf.perm)
+	kindFlag(fl, &wf.kind)
 	pos, err := parseFlags(fl, args, out)
 	if err == nil && wf.timeout < 0 {
 		err = fmt.Errorf("%w: %s: --timeout must not be negative (0 waits without limit)", errUsage, cmd)
@@ -108,19 +123,21 @@ func named(cmd, path string, err error) string {
 // set applies as to the document in one Mutate, if the guards hold and
 // the status transition (if any) is allowed, and returns the document as
 // committed (or as found, when as changes nothing).
-func set(ctx context.Context, store *status.Store[status.Document], as []assignment, guards []guard) (status.Document, error) {
-	return store.Mutate(ctx, func(d *status.Document) error {
-		return applyChange(d, guards, func(d *status.Document) error {
-			return setFields(d, as, guards)
+func set(ctx context.Context, st store, as []assignment, guards []guard) (doc, error) {
+	return st.mutate(ctx, func(d doc) error {
+		return applyChange(d, guards, func(d doc) error {
+			return setFields(st.kind, d, as, guards)
 		})
 	})
 }
 
 // setFields applies the assignments to d, after the status transition
-// rule (see checkTransition).
-func setFields(d *status.Document, as []assignment, guards []guard) error {
-	if err := checkTransition(*d, as, guards); err != nil {
-		return err
+// rule of a status document (see checkTransition).
+func setFields(k kind, d doc, as []assignment, guards []guard) error {
+	if k.isStatus() {
+		if err := checkTransition(d, as, guards); err != nil {
+			return err
+		}
 	}
 	for _, a := range as {
 		if a.value == nil {
@@ -134,10 +151,11 @@ func setFields(d *status.Document, as []assignment, guards []guard) error {
 
 // applyChange is one document's part of set, incr and tx, run under its
 // lock: it checks the guards, then applies change. If a guard fails or
-// change returns an error, nothing is written; the Store stamps updated_at
-// if anything changed, and writes nothing if nothing did.
-func applyChange(d *status.Document, guards []guard, change func(*status.Document) error) error {
-	if err := checkGuards(*d, guards); err != nil {
+// change returns an error, nothing is written; the Store of a status
+// document stamps updated_at if anything changed, and no Store writes
+// anything if nothing did.
+func applyChange(d doc, guards []guard, change func(doc) error) error {
+	if err := checkGuards(d, guards); err != nil {
 		return err
 	}
 	return change(d)
@@ -146,9 +164,7 @@ func applyChange(d *status.Document, guards []guard, change func(*status.Documen
 // checkTransition applies the status package's transition rule when as
 // changes the status of a status document: a final state (completed,
 // failed, merged, rejected) is left only by a caller whose --if names it.
-// A document whose current status is not a JSON string is not a status
-// document as status.Status reads it; only the guards apply to it.
-func checkTransition(d status.Document, as []assignment, guards []guard) error {
+func checkTransition(d doc, as []assignment, guards []guard) error {
 	var to status.State
 	for _, a := range as {
 		if a.name == "status" {
@@ -160,7 +176,7 @@ func checkTransition(d status.Document, as []assignment, guards []guard) error {
 	}
 	var cur status.State
 	if d.Decode("status", &cur) != nil {
-		return nil
+		return nil // StatusDocument admits only strings
 	}
 	if cur == to {
 		return nil // not a transition: re-stating the state is allowed

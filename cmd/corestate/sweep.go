@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentstate/core/fs"
+	"github.com/agentstate/core/status"
 )
 
 func cmdSweep(args []string, stdout io.Writer) error {
@@ -34,6 +35,8 @@ func cmdSweep(args []string, stdout io.Writer) error {
 		return fmt.Errorf("%w: sweep: %s is not a directory", errUsage, dir)
 	}
 	removed, err := fs.SweepTemp(dir, *olderThan)
+	journals, jerr := status.SweepJournals(dir)
+	removed, err = append(removed, journals...), errors.Join(err, jerr)
 	// Print what was removed even when some removals failed: it happened.
 	for _, name := range removed {
 		if _, werr := fmt.Fprintln(stdout, quoteName(name)); werr != nil {

@@ -15,9 +15,10 @@ import (
 	"github.com/agentstate/core/status"
 )
 
-// A txDoc is one FILE of tx with its guards and changes.
+// A txDoc is one FILE of tx with its kind, guards and changes.
 type txDoc struct {
 	path   string
+	kind   kind
 	guards []guard
 	sets   []assignment
 	incrs  []txIncr
@@ -32,9 +33,13 @@ type txIncr struct {
 func cmdTx(ctx context.Context, args []string, stdout io.Writer) error {
 	var timeout time.Duration
 	var maxSize int64
+	var perm permFlag
+	var k kind
 	fl := newFlags("tx")
 	fl.DurationVar(&timeout, "timeout", 30*time.Second, "wait at most this long for the locks (0: no limit)")
 	maxSizeFlag(fl, &maxSize)
+	permFlagVar(fl, &perm)
+	kindFlag(fl, &k)
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printHelp(stdout, "tx")
@@ -45,13 +50,13 @@ func cmdTx(ctx context.Context, args []string, stdout io.Writer) error {
 	if timeout < 0 {
 		return fmt.Errorf("%w: tx: --timeout must not be negative (0 waits without limit)", errUsage)
 	}
-	docs, err := parseTx(fl.Args())
+	docs, err := parseTx(k, fl.Args())
 	if err != nil {
 		return err
 	}
 	ctx, cancel := withTimeout(ctx, timeout)
 	defer cancel()
-	stores, err := tx(ctx, docs, maxSize)
+	stores, err := tx(ctx, docs, storeOptions(maxSize, perm))
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Errorf("tx: locks not acquired within --timeout %v: %w", timeout, err)
@@ -70,9 +75,9 @@ func cmdTx(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 // parseTx splits tx's arguments at "--" into documents: FILE, then any
-// number of --if GUARD (or --if=GUARD), FIELD=VALUE and FIELD+=N or
-// FIELD-=N.
-func parseTx(args []string) ([]txDoc, error) {
+// number of --kind KIND, --if GUARD (or --if=GUARD), FIELD=VALUE and
+// FIELD+=N or FIELD-=N. k is the --kind given before the first FILE.
+func parseTx(k kind, args []string) ([]txDoc, error) {
 	var docs []txDoc
 	for len(args) > 0 {
 		group := args
@@ -84,7 +89,7 @@ func parseTx(args []string) ([]txDoc, error) {
 		if len(group) == 0 {
 			return nil, fmt.Errorf("%w: tx: a document with no FILE (two -- in a row?)", errUsage)
 		}
-		d, err := parseTxDoc(group)
+		d, err := parseTxDoc(k, group)
 		if err != nil {
 			return nil, err
 		}
@@ -105,25 +110,37 @@ func indexOf(args []string, s string) int {
 	return -1
 }
 
-func parseTxDoc(group []string) (txDoc, error) {
+func parseTxDoc(k kind, group []string) (txDoc, error) {
 	d := txDoc{path: group[0]}
 	if strings.HasPrefix(d.path, "-") {
 		return d, fmt.Errorf("%w: tx: %q where a FILE was expected", errUsage, d.path)
 	}
-	seen := map[string]bool{}
+	// The kind first: it decides how the other OPs parse.
+	var ops []string
 	for i := 1; i < len(group); i++ {
-		arg := group[i]
-		var err error
+		v, last, ok, err := option(d.path, group, i, "kind", "status or json")
 		switch {
-		case arg == "--if" || arg == "-if":
-			if i+1 == len(group) {
-				return d, fmt.Errorf("%w: tx %s: --if wants a guard", errUsage, d.path)
+		case err != nil:
+			return d, err
+		case ok:
+			if err := k.Set(v); err != nil {
+				return d, fmt.Errorf("%w: tx %s: --kind: %v", errUsage, d.path, err)
 			}
-			i++
-			err = d.addGuard(group[i])
-		case strings.HasPrefix(arg, "--if="), strings.HasPrefix(arg, "-if="):
-			_, g, _ := strings.Cut(arg, "=")
+		default:
+			ops = append(ops, group[i:last+1]...)
+		}
+		i = last
+	}
+	d.kind = k.of(d.path)
+	seen := map[string]bool{}
+	for i := 0; i < len(ops); i++ {
+		arg := ops[i]
+		g, last, ok, err := option(d.path, ops, i, "if", "a guard")
+		switch {
+		case err != nil:
+		case ok:
 			err = d.addGuard(g)
+			i = last
 		case strings.HasPrefix(arg, "-"):
 			err = fmt.Errorf("%w: tx %s: unknown flag %s (flags of tx come before the first FILE)", errUsage, d.path, arg)
 		default:
@@ -141,8 +158,27 @@ func parseTxDoc(group []string) (txDoc, error) {
 	return d, nil
 }
 
+// option reports whether args[i] is the OP --name (or -name), with its
+// value in args[i+1] or after "=", and returns the value and the index of
+// the OP's last argument (i when it is not the OP). want says what the
+// value is, for the error of a --name without one.
+func option(path string, args []string, i int, name, want string) (value string, last int, ok bool, err error) {
+	arg := args[i]
+	switch {
+	case arg == "--"+name || arg == "-"+name:
+		if i+1 == len(args) {
+			return "", i, true, fmt.Errorf("%w: tx %s: --%s wants %s", errUsage, path, name, want)
+		}
+		return args[i+1], i + 1, true, nil
+	case strings.HasPrefix(arg, "--"+name+"="), strings.HasPrefix(arg, "-"+name+"="):
+		_, value, _ = strings.Cut(arg, "=")
+		return value, i, true, nil
+	}
+	return "", i, false, nil
+}
+
 func (d *txDoc) addGuard(text string) error {
-	g, err := parseGuard(text)
+	g, err := parseGuard(d.kind, text)
 	if err != nil {
 		return fmt.Errorf("tx %s: %w", d.path, err)
 	}
@@ -165,13 +201,13 @@ func (d *txDoc) addChange(arg string) (string, error) {
 			}
 			n = -n
 		}
-		if err := checkNumberField(name); err != nil {
+		if err := checkNumberField(d.kind, name); err != nil {
 			return name, fmt.Errorf("tx %s: %w", d.path, err)
 		}
 		d.incrs = append(d.incrs, txIncr{name, n})
 		return name, nil
 	}
-	a, err := parseAssignment(arg)
+	a, err := parseAssignment(d.kind, arg)
 	if err != nil {
 		return a.name, fmt.Errorf("tx %s: %w", d.path, err)
 	}
@@ -181,21 +217,21 @@ func (d *txDoc) addChange(arg string) (string, error) {
 
 // tx applies every document's guards and changes in one status.MutateAll:
 // all are written, or none. It returns the documents as committed.
-func tx(ctx context.Context, docs []txDoc, maxSize int64) ([]status.Document, error) {
-	stores := make([]*status.Store[status.Document], len(docs))
+func tx(ctx context.Context, docs []txDoc, opts []status.Option) ([]doc, error) {
+	stores := make([]store, len(docs))
 	list := make([]status.Doc, len(docs))
 	for i, d := range docs {
-		stores[i] = status.NewStore[status.Document](d.path, status.WithMaxSize(maxSize))
-		list[i] = stores[i]
+		stores[i] = newStore(d.kind, d.path, opts...)
+		list[i] = stores[i].Doc
 	}
 	t, err := status.MutateAll(ctx, list, func(t *status.Tx) error {
 		for i, d := range docs {
-			err := applyChange(stores[i].In(t), d.guards, func(doc *status.Document) error {
-				if err := setFields(doc, d.sets, d.guards); err != nil {
+			err := applyChange(stores[i].in(t), d.guards, func(dc doc) error {
+				if err := setFields(d.kind, dc, d.sets, d.guards); err != nil {
 					return err
 				}
 				for _, in := range d.incrs {
-					if err := addInt(doc, in.name, in.n); err != nil {
+					if err := addInt(dc, in.name, in.n); err != nil {
 						return err
 					}
 				}
@@ -210,9 +246,9 @@ func tx(ctx context.Context, docs []txDoc, maxSize int64) ([]status.Document, er
 	if err != nil {
 		return nil, err
 	}
-	out := make([]status.Document, len(docs))
+	out := make([]doc, len(docs))
 	for i, s := range stores {
-		out[i] = *s.In(t)
+		out[i] = s.in(t)
 	}
 	return out, nil
 }

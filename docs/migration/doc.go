@@ -6,5 +6,7 @@
 // etcd backend, an Example of status/etcdstore). The guide's "before" code
 // is in testdata/src (before: the older ReadStatus style; today: the
 // services as they are written now), where a test requires statuslint to
-// report every read-modify-write.
+// report every read-modify-write. docs_test.go checks that every block and
+// command of both documents can be pasted as it is, and that every name of
+// this module they use exists.
 package migration

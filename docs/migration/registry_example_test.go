@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentstate/core/fs"
 	"github.com/agentstate/core/status"
+	"github.com/agentstate/core/status/claim"
 )
 
 // Registry is the dispatcher's AGENT_REGISTRY.json: the agents running,
@@ -24,13 +25,15 @@ type Registry struct {
 	Hierarchy     map[string][]string `json:"hierarchy"` // parent ID -> child IDs
 }
 
-// Agent is one running agent; Task names its task's status.json.
+// Agent is one running agent; Task names its task's status.json, and Owner
+// the dispatcher process that runs it (claim.Self(), recorded at spawn).
 type Agent struct {
-	ID     string `json:"id"`
-	Type   string `json:"type"`
-	Parent string `json:"parent,omitempty"`
-	Depth  int    `json:"depth"`
-	Task   string `json:"task"`
+	ID     string      `json:"id"`
+	Type   string      `json:"type"`
+	Parent string      `json:"parent,omitempty"`
+	Depth  int         `json:"depth"`
+	Task   string      `json:"task"`
+	Owner  claim.Owner `json:"owner,omitzero"`
 }
 
 var (
@@ -83,22 +86,48 @@ func spawn(ctx context.Context, reg *status.Store[Registry], task *status.Store[
 // from running to outcome, together.
 func finish(ctx context.Context, reg *status.Store[Registry], task *status.Store[status.Status], id string, outcome status.State) error {
 	_, err := status.MutateAll(ctx, []status.Doc{task, reg}, func(tx *status.Tx) error {
-		r, t := reg.In(tx), task.In(tx)
-		i := slices.IndexFunc(r.Agents, func(a Agent) bool { return a.ID == id })
-		if i < 0 {
-			return fmt.Errorf("agent %s is not registered", id)
-		}
-		parent := r.Agents[i].Parent
-		r.Agents = slices.Delete(r.Agents, i, i+1)
-		r.ActiveCount--
-		if children := slices.DeleteFunc(r.Hierarchy[parent], func(c string) bool { return c == id }); len(children) > 0 {
-			r.Hierarchy[parent] = children
-		} else {
-			delete(r.Hierarchy, parent) // a no-op for a root agent
-		}
-		return t.Transition(outcome, status.Running)
+		return unregister(tx, reg, id, outcome)
 	})
 	return err
+}
+
+// unregister is finish's change, inside a transaction that holds the
+// registry and the agent's task: reap makes the same one.
+func unregister(tx *status.Tx, reg *status.Store[Registry], id string, outcome status.State) error {
+	r := reg.In(tx)
+	i := slices.IndexFunc(r.Agents, func(a Agent) bool { return a.ID == id })
+	if i < 0 {
+		return fmt.Errorf("agent %s is not registered", id)
+	}
+	a := r.Agents[i]
+	r.Agents = slices.Delete(r.Agents, i, i+1)
+	r.ActiveCount--
+	if children := slices.DeleteFunc(r.Hierarchy[a.Parent], func(c string) bool { return c == id }); len(children) > 0 {
+		r.Hierarchy[a.Parent] = children
+	} else {
+		delete(r.Hierarchy, a.Parent) // a no-op for a root agent
+	}
+	return taskOf(a).In(tx).Transition(outcome, status.Running)
+}
+
+// taskOf is the Store of an agent's task.
+func taskOf(a Agent) *status.Store[status.Status] {
+	return status.NewStore[status.Status](a.Task)
+}
+
+// reap releases the agents whose dispatcher died, each as finish would
+// with the outcome failed, in one transaction with the registry that
+// counts it and its task.
+func reap(ctx context.Context, reg *status.Store[Registry]) (claim.Result, error) {
+	return claim.Reap(ctx, reg, func(r *Registry) []claim.Claim {
+		cs := make([]claim.Claim, 0, len(r.Agents))
+		for _, a := range r.Agents {
+			cs = append(cs, claim.Claim{ID: a.ID, Owner: a.Owner, Docs: []status.Doc{taskOf(a)}})
+		}
+		return cs
+	}, func(tx *status.Tx, c claim.Claim) error {
+		return unregister(tx, reg, c.ID, status.Failed)
+	})
 }
 
 // newDispatcher creates a registry with the given limits and queued tasks

@@ -130,6 +130,20 @@
 // detected (status.ErrNested is the file backend's): it is a side effect
 // of fn, which this backend may run again.
 //
+// # Claims
+//
+// A claim in a document (package github.com/agentstate/core/status/claim)
+// records its owner. On etcd the owner can be a [Lease] rather than a
+// process: NewLease grants one and renews it while the process runs, and
+// the claims recorded with [Lease.Owner] end with it, one TTL after the
+// process dies or is cut off from etcd, whatever its host. claim.Reap with
+// claim.WithCheck(LeaseCheck(cli)) then releases them, with the documents
+// that count them, in one transaction:
+//
+//	l, err := etcdstore.NewLease(ctx, cli, 10*time.Second)
+//	// ... claims record l.Owner(); stop using them when l.Done() is closed
+//	res, err := claim.Reap(ctx, reg, claims, release, claim.WithCheck(etcdstore.LeaseCheck(cli)))
+//
 // # Not guaranteed
 //
 //   - Turns make a hot key fair and keep it from collapsing, not fast: its

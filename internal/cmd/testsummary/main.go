@@ -80,6 +80,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	s := newSummary(stdout, allow, *verbose)
 	for _, dir := range dirs {
+		if len(dirs) > 1 {
+			// Each module builds its test binaries before its first
+			// result: say which one is being built, so a long build is
+			// not a silence.
+			fmt.Fprintf(stdout, "testsummary: go test in %s (building its test binaries first)\n", dir)
+		}
 		cmd := exec.Command(cmdArgs[0], cmdArgs[1:]...)
 		cmd.Dir = dir
 		cmd.Stderr = stderr

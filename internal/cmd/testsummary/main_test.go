@@ -162,6 +162,10 @@ func TestRunsGoTestInEachDir(t *testing.T) {
 	if status != 1 || !strings.Contains(out.String(), "broken") || !strings.HasSuffix(out.String(), "total: 1 passed, 1 failed, 1 skipped\n") {
 		t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", status, out.String(), errOut.String())
 	}
+	// Each module is announced before its (possibly long) build.
+	if !strings.HasPrefix(out.String(), "testsummary: go test in "+filepath.Join(dir, "a")) || !strings.Contains(out.String(), "testsummary: go test in "+filepath.Join(dir, "b")) {
+		t.Errorf("the modules are not announced:\n%s", out.String())
+	}
 	out.Reset()
 	status = run([]string{"-allow", filepath.Join(dir, "allow-nothin"), "-strict", "-dir", filepath.Join(dir, "a"),
 		"--", goBin, "test", "-json", "-count=1", "./..."}, &out, &errOut)

@@ -12,6 +12,14 @@
 // back. Two controls run in the same harness and must lose data: an
 // in-place os.WriteFile, and a temp file renamed without fsync.
 //
+// The transaction variant does the same with status.MutateAll over two
+// documents in two directories, cut at a random moment of a commit, and
+// recovers as the next locker (status.LoadAll): both documents must be
+// whole, at one version, not older than the last acknowledged, with no
+// transaction file left. Its control makes the same change without the
+// journal, one Mutate per document, and must leave a change half-applied in
+// some round.
+//
 // What this does not prove: LazyFS applies create, rename and unlink to
 // its backing directory at once and ignores a directory fsync, so it
 // cannot lose a directory entry. A writer that skipped the directory fsync

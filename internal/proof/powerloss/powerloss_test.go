@@ -68,13 +68,7 @@ func TestPowerLoss(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, uint64(len(name))))
 			res := runVariant(t, bin, dir, name, rounds, rng)
 			t.Logf("%d rounds, %d acknowledged writes, %d rounds lost data", rounds, res.acked, len(res.lost))
-			for i, l := range res.lost {
-				if i == 3 {
-					t.Logf("  ... and %d more", len(res.lost)-3)
-					break
-				}
-				t.Logf("  %s", l)
-			}
+			logLost(t, res.lost)
 			switch {
 			// Every control write is lost in a real power cut; a round in
 			// which the control kept its data is a round in which the
@@ -85,6 +79,18 @@ func TestPowerLoss(t *testing.T) {
 				t.Fatalf("%s lost acknowledged writes in %d of %d rounds (seed %d)", name, len(res.lost), rounds, seed)
 			}
 		})
+	}
+	testTxVariants(t, bin, work, seed, rounds)
+}
+
+// logLost logs the first rounds that lost data.
+func logLost(t *testing.T, lost []string) {
+	for i, l := range lost {
+		if i == 3 {
+			t.Logf("  ... and %d more", len(lost)-3)
+			break
+		}
+		t.Logf("  %s", l)
 	}
 }
 
@@ -137,6 +143,29 @@ type acks struct {
 // made before it died (those still in the pipe included).
 func runWriter(t *testing.T, l *lazyFS, name, newDir string, start, kill int) acks {
 	t.Helper()
+	var a acks
+	runChild(t, l, []string{envVariant + "=" + name, envDir + "=" + l.mnt, envNewDir + "=" + newDir, envStart + "=" + strconv.Itoa(start)},
+		kill, nil, func(line string) {
+			tag, num, ok := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+			v, err := strconv.Atoi(num)
+			if !ok || err != nil || (tag != "R" && tag != "C") {
+				t.Fatalf("writer printed %q", line)
+			}
+			if tag == "R" {
+				a.replaced = append(a.replaced, v)
+			} else {
+				a.created = append(a.created, v)
+			}
+			a.last = max(a.last, v)
+		})
+	return a
+}
+
+// runChild starts a writer child with env, passes each line it prints to
+// record, and after kill lines (and then beforeKill, if not nil) SIGKILLs
+// and reaps it, and passes the lines still in the pipe.
+func runChild(t *testing.T, l *lazyFS, env []string, kill int, beforeKill func(), record func(line string)) {
+	t.Helper()
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -148,8 +177,7 @@ func runWriter(t *testing.T, l *lazyFS, name, newDir string, start, kill int) ac
 	}
 	defer stderr.Close()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envRole+"=writer", envVariant+"="+name, envDir+"="+l.mnt,
-		envNewDir+"="+newDir, envStart+"="+strconv.Itoa(start))
+	cmd.Env = append(append(os.Environ(), envRole+"=writer"), env...)
 	cmd.Stdout, cmd.Stderr = pw, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -167,20 +195,6 @@ func runWriter(t *testing.T, l *lazyFS, name, newDir string, start, kill int) ac
 		t.Fatal(err)
 	}
 	br := bufio.NewReader(pr)
-	var a acks
-	record := func(line string) {
-		tag, num, ok := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || (tag != "R" && tag != "C") {
-			t.Fatalf("writer printed %q", line)
-		}
-		if tag == "R" {
-			a.replaced = append(a.replaced, v)
-		} else {
-			a.created = append(a.created, v)
-		}
-		a.last = max(a.last, v)
-	}
 	for range kill {
 		line, err := br.ReadString('\n')
 		if err != nil {
@@ -188,6 +202,9 @@ func runWriter(t *testing.T, l *lazyFS, name, newDir string, start, kill int) ac
 			t.Fatalf("writer ended early: %v: %s", err, errOut)
 		}
 		record(line)
+	}
+	if beforeKill != nil {
+		beforeKill()
 	}
 	// The cut: kill and reap before touching the cache, so that nothing
 	// the writer does can land after it.
@@ -207,7 +224,6 @@ func runWriter(t *testing.T, l *lazyFS, name, newDir string, start, kill int) ac
 		}
 		record(line)
 	}
-	return a
 }
 
 // verify checks, after the remount, that every acknowledged version

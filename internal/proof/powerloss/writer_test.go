@@ -123,6 +123,9 @@ func ignored(name string) bool {
 // and prints "R v" or "C v" as soon as that call has returned nil. The
 // test SIGKILLs it.
 func writerMain() {
+	if tv, ok := txVariants[os.Getenv(envVariant)]; ok {
+		txWriterMain(tv.commit)
+	}
 	vr, ok := variants[os.Getenv(envVariant)]
 	start, err := strconv.Atoi(os.Getenv(envStart))
 	if !ok || err != nil {

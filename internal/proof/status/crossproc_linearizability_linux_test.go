@@ -98,12 +98,13 @@ var _ = cpRegister("lin", func(a cpArgs, w *cpReporter) error {
 // cpLinHistory runs procs children of clients goroutines each, ops
 // operations per client, and returns the merged history.
 func cpLinHistory(t *testing.T, writer string, procs, clients, ops int) []porcupine.Operation {
-	return cpLinHistoryWithPython(t, writer, procs, clients, 0, ops)
+	return cpLinHistoryWithPython(t, writer, procs, clients, 0, "", ops)
 }
 
 // cpLinHistoryWithPython adds python clients (testdata/interop_lin.py, one
-// client per process) to the Go children.
-func cpLinHistoryWithPython(t *testing.T, writer string, procs, clients, python, ops int) []porcupine.Operation {
+// client per process, in pyMode "lock" or, for a CONTROL, "bare") to the Go
+// children.
+func cpLinHistoryWithPython(t *testing.T, writer string, procs, clients, python int, pyMode string, ops int) []porcupine.Operation {
 	t.Helper()
 	path := linSeed(t)
 	seed := rand.Uint64()
@@ -114,7 +115,7 @@ func cpLinHistoryWithPython(t *testing.T, writer string, procs, clients, python,
 	}
 	for i := range python {
 		client := procs*clients + i
-		cmd := exec.Command("python3", filepath.Join("testdata", "interop_lin.py"), path, strconv.Itoa(ops), strconv.Itoa(client), strconv.FormatUint(seed, 10))
+		cmd := exec.Command("python3", filepath.Join("testdata", "interop_lin.py"), path, strconv.Itoa(ops), strconv.Itoa(client), strconv.FormatUint(seed, 10), pyMode)
 		children = append(children, cpStart(t, fmt.Sprintf("python client %d", client), cmd, false))
 	}
 	cpRelease(t, children)
@@ -192,13 +193,13 @@ func TestCrossprocLinearizableControlBareRMW(t *testing.T) {
 	t.Fatalf("checker never flagged the unlocked read-modify-write across processes in %d histories: the harness cannot see lost updates", attempts)
 }
 
-// Python clients following the documented protocol (interop_lin.py, with
-// the same CLOCK_MONOTONIC stamps) join Go processes in one history: the
-// history must still be linearizable.
+// Python clients of the Python package (interop_lin.py, with the same
+// CLOCK_MONOTONIC stamps) join Go processes in one history: the history
+// must still be linearizable.
 func TestCrossprocLinearizableWithPython(t *testing.T) {
 	cpNeedPython(t)
 	const procs, clients, python, ops = 2, 2, 2, 80
-	history := cpLinHistoryWithPython(t, "mutate", procs, clients, python, ops)
+	history := cpLinHistoryWithPython(t, "mutate", procs, clients, python, "lock", ops)
 	res, info := porcupine.CheckOperationsVerbose(linModel, history, 60*time.Second)
 	if res != porcupine.Ok {
 		t.Errorf("history of %d operations (%d Go processes × %d clients, %d python clients): %v, want Ok", len(history), procs, clients, python, res)
@@ -206,4 +207,19 @@ func TestCrossprocLinearizableWithPython(t *testing.T) {
 		return
 	}
 	t.Logf("history of %d operations (%d from python) linearizable", len(history), python*ops)
+}
+
+// CONTROL: the same history with the Python clients' changes made without
+// the lock must be flagged.
+func TestCrossprocLinearizableWithPythonControlBare(t *testing.T) {
+	cpNeedPython(t)
+	const attempts = 5
+	for a := range attempts {
+		history := cpLinHistoryWithPython(t, "mutate", 2, 2, 3, "bare", 80)
+		if res := porcupine.CheckOperationsTimeout(linModel, history, 60*time.Second); res == porcupine.Illegal {
+			t.Logf("python without the lock flagged Illegal on attempt %d", a+1)
+			return
+		}
+	}
+	t.Fatalf("checker never flagged python clients that skip the lock in %d histories: the harness cannot see what Python's lock prevents", attempts)
 }

@@ -14,5 +14,12 @@
 //     CONTROL that deadlocks (bounded by a context);
 //   - admission control: processes of goroutines and a Python agent
 //     spawning and finishing tasks against a registry's max_concurrent,
-//     watched by an observer that holds the registry's lock.
+//     watched by an observer that holds the registry's lock;
+//   - the Python package (python/, import agentstate; the scripts in
+//     testdata use it) against Go: the bytes it writes equal Go's for
+//     random values and member names (CONTROL: json.dumps), each reads the
+//     other's documents; its transactions in the two-document
+//     linearizability history, 0 lost (CONTROL: two mutate calls); its
+//     commit killed at every step and recovered by Go (CONTROL: two mutate
+//     calls killed between them).
 package status

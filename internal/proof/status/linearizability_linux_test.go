@@ -147,15 +147,20 @@ var txLinModel = porcupine.Model{
 	},
 }
 
-// txLinHistory runs procs children of goroutines clients and returns the
-// merged history.
-func txLinHistory(t *testing.T, variant string, procs, goroutines, ops int) []porcupine.Operation {
+// txLinHistory runs procs children of goroutines clients, and the
+// children that each of extra starts in the documents' directory (with the
+// seed and the first client ID left to them), and returns the merged
+// history.
+func txLinHistory(t *testing.T, variant string, procs, goroutines, ops int, extra ...func(t *testing.T, dir string, seed uint64, client int) *cpChild) []porcupine.Operation {
 	dir := t.TempDir()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	var cs []*cpChild
 	for p := range procs {
 		cs = append(cs, cpStartGo(t, fmt.Sprintf("txlin %d", p), "txlin", cpArgs{Path: dir, Writer: variant, Client: p, Goroutines: goroutines, Iterations: ops, Seed: seed}))
+	}
+	for i, start := range extra {
+		cs = append(cs, start(t, dir, seed, procs*goroutines+i))
 	}
 	cpRelease(t, cs)
 	var hist []porcupine.Operation

@@ -1,27 +1,27 @@
 #!/usr/bin/env python3
-"""A python client in the cross-process linearizability history.
+"""A Python client in the cross-process linearizability history, through the
+repository's Python package (python/, import agentstate).
 
-Usage: interop_lin.py PATH OPS CLIENT SEED
+Usage: interop_lin.py PATH OPS CLIENT SEED [MODE]
 
-Performs OPS random operations on the status document at PATH, following the
-locking protocol of status/doc.go for every change (see interop_counter.py),
-and reads without the lock. Each operation is stamped with
+Performs OPS random operations on the status document at PATH: changes with
+agentstate.mutate (MODE "lock", the default) or, as the control, with the
+same read-modify-write without the lock (MODE "bare"), and reads with
+agentstate.load (no lock). Each operation is stamped with
 clock_gettime(CLOCK_MONOTONIC) before the call and after the return: the
 same machine-wide clock the Go children use, so the Go test can merge the
 histories. Talks over stdout: "ready", then waits for one line on stdin,
 then prints one "op {json}" line per operation (the Go cpLinRecord layout)
-and "end". Standard library only.
+and "end".
 """
 
-import fcntl
 import json
-import os
 import random
 import sys
 import time
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from interop_counter import read_doc, replace  # noqa: E402
+from agentlib import unlocked_mutate
+import agentstate
 
 CYCLE = [("queued", "running"), ("running", "completed"), ("completed", "queued")]
 
@@ -46,36 +46,33 @@ def random_input(rng, client, i):
     return {"Op": "read"}
 
 
-def mutate(path, op):
-    lfd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    try:
-        fcntl.flock(lfd, fcntl.LOCK_EX)
-        doc = read_doc(path)
+def change(op):
+    def fn(doc):
         if op["Op"] == "inc":
             doc["runs"] = doc.get("runs", 0) + 1
         elif op["Op"] == "set":
             doc["note"] = op["Value"]
         elif op["Op"] == "transition":
-            if doc.get("status", "") != op["From"]:
-                return {"Doc": {"Runs": 0, "Note": "", "State": doc.get("status", "")}, "Conflict": True}
-            doc["status"] = op["To"]
-        replace(path, doc)
-        return {"Doc": project(doc)}
-    finally:
-        os.close(lfd)
+            agentstate.transition(doc, op["To"], op["From"])
+    return fn
 
 
-def apply(path, op):
+def apply(path, op, mode):
     try:
         if op["Op"] == "read":
-            return {"Doc": project(read_doc(path))}
-        return mutate(path, op)
+            return {"Doc": project(agentstate.load(path))}
+        if mode == "bare":
+            return {"Doc": project(unlocked_mutate(path, change(op)))}
+        return {"Doc": project(agentstate.mutate(path, change(op)))}
+    except agentstate.TransitionConflict as e:
+        return {"Doc": {"Runs": 0, "Note": "", "State": e.current}, "Conflict": True}
     except Exception as e:  # reported, and illegal in the model
         return {"Err": "%s: %s" % (type(e).__name__, e)}
 
 
 def main():
     path, ops, client, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    mode = sys.argv[5] if len(sys.argv) > 5 else "lock"
     rng = random.Random(seed * 1000 + client)
     print("ready", flush=True)
     sys.stdin.readline()
@@ -83,7 +80,7 @@ def main():
     for i in range(ops):
         op = random_input(rng, client, i)
         call = now()
-        out = apply(path, op)
+        out = apply(path, op, mode)
         ret = now()
         records.append({"Client": client, "In": op, "Out": out, "Call": call, "Return": ret})
     for r in records:

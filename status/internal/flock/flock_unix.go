@@ -1,30 +1,40 @@
 //go:build darwin || dragonfly || freebsd || illumos || linux || netbsd || openbsd
 
-package status
+package flock
 
 import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"syscall"
 
 	"github.com/agentstate/core/fs"
 )
 
-// A lockHandle is one acquisition's descriptor of the lock file.
-type lockHandle struct {
-	fd   int
-	name string
-	perm os.FileMode // for a lock file created while its document is missing
+// A File is one acquisition's descriptor of a lock file.
+type File struct {
+	fd     int
+	name   string
+	doc    string      // the document the lock file guards
+	perm   os.FileMode // for a lock file created while its document is missing
+	locked bool
+	bell   *bell // the lock file's bell while waiting, and holding after a wait
+	bellFD int   // f.fd when the bell was mapped
 }
 
-func openLock(name string, perm os.FileMode) (*lockHandle, error) {
-	h := &lockHandle{fd: -1, name: name, perm: perm}
-	if err := h.open(); err != nil {
+// Open opens the lock file name, which guards the document doc, with a
+// fresh open file description, creating it if it is missing, and refuses it
+// unless it is a regular file. A final symbolic link is never followed and
+// the open never blocks (a named pipe planted as the lock file). A lock file
+// created gets doc's permission bits and, as root, its owner, or perm minus
+// umask when doc is not a regular file. Errors are *os.PathError; a link,
+// directory, pipe or device matches [fs.ErrNotRegular].
+func Open(name, doc string, perm os.FileMode) (*File, error) {
+	f := &File{fd: -1, name: name, doc: doc, perm: perm}
+	if err := f.open(); err != nil {
 		return nil, err
 	}
-	return h, nil
+	return f, nil
 }
 
 // lockFlags: never follow a final symbolic link (a link planted in a shared
@@ -34,19 +44,19 @@ const lockFlags = syscall.O_CLOEXEC | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
 
 // open opens the lock file with a fresh open file description, creating it
 // if it is missing, and checks that it is a regular file.
-func (h *lockHandle) open() error {
-	fd, err := open(h.name, syscall.O_RDWR|lockFlags, 0)
+func (f *File) open() error {
+	fd, err := open(f.name, syscall.O_RDWR|lockFlags, 0)
 	for try := 0; errors.Is(err, syscall.ENOENT) && try < 8; try++ {
-		if fd, err = h.create(); !errors.Is(err, syscall.EEXIST) {
+		if fd, err = f.create(); !errors.Is(err, syscall.EEXIST) {
 			break
 		}
 		// Created by someone else meanwhile: open theirs.
-		fd, err = open(h.name, syscall.O_RDWR|lockFlags, 0)
+		fd, err = open(f.name, syscall.O_RDWR|lockFlags, 0)
 	}
 	if errors.Is(err, syscall.EACCES) {
 		// A lock file we may read but not write still takes a flock. If it
 		// does not exist (we may not create it), the cause stays EACCES.
-		if rfd, rerr := open(h.name, syscall.O_RDONLY|lockFlags, 0); rerr == nil {
+		if rfd, rerr := open(f.name, syscall.O_RDONLY|lockFlags, 0); rerr == nil {
 			fd, err = rfd, nil
 		}
 	}
@@ -57,9 +67,9 @@ func (h *lockHandle) open() error {
 		}
 	}
 	if err != nil {
-		return &os.PathError{Op: "open", Path: h.name, Err: lockOpenError(h.name, err)}
+		return &os.PathError{Op: "open", Path: f.name, Err: lockOpenError(f.name, err)}
 	}
-	h.fd = fd
+	f.fd = fd
 	return nil
 }
 
@@ -67,15 +77,15 @@ func (h *lockHandle) open() error {
 // (so that whoever may open the document may open its lock, as the
 // document's owner decided, not as our umask would), or with perm minus
 // umask when there is no document yet: it will get the same.
-func (h *lockHandle) create() (int, error) {
+func (f *File) create() (int, error) {
 	var doc syscall.Stat_t
-	err := syscall.Lstat(strings.TrimSuffix(h.name, LockSuffix), &doc)
+	err := syscall.Lstat(f.doc, &doc)
 	hasDoc := err == nil && doc.Mode&syscall.S_IFMT == syscall.S_IFREG
-	mode := uint32(h.perm.Perm() & 0o666)
+	mode := uint32(f.perm.Perm() & 0o666)
 	if hasDoc {
 		mode = uint32(doc.Mode) & 0o666
 	}
-	fd, err := open(h.name, syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL|lockFlags, mode)
+	fd, err := open(f.name, syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL|lockFlags, mode)
 	if err != nil || !hasDoc {
 		return fd, err
 	}
@@ -90,9 +100,9 @@ func (h *lockHandle) create() (int, error) {
 	return fd, nil
 }
 
-// lockOpenError explains why the lock file could not be opened. The
-// sentinels let callers tell a planted or foreign lock file (ErrNotRegular)
-// and a name too long for its ".lock" suffix (ErrNameTooLong) apart.
+// lockOpenError explains why the lock file could not be opened: the
+// sentinel lets callers tell a planted or foreign lock file
+// (fs.ErrNotRegular) apart.
 func lockOpenError(name string, err error) error {
 	switch {
 	case errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.EMLINK):
@@ -103,8 +113,6 @@ func lockOpenError(name string, err error) error {
 		}
 	case errors.Is(err, syscall.EISDIR):
 		return fmt.Errorf("%w: a directory (another tool's lock?)", fs.ErrNotRegular)
-	case errors.Is(err, syscall.ENAMETOOLONG):
-		return fmt.Errorf("%w: %w", ErrNameTooLong, err)
 	}
 	return err
 }
@@ -138,23 +146,23 @@ func open(name string, flags int, mode uint32) (int, error) {
 
 // tryLock takes the lock if it is free. A lock taken on a lock file that
 // was removed (and perhaps created anew) since we opened it guards nothing:
-// a newcomer would lock the new file. Then the handle starts over at once
+// a newcomer would lock the new file. Then the file starts over at once
 // with a fresh descriptor (a tool that deletes the file on every release
 // would otherwise make a polling waiter find its file stale every time);
 // after a few such rounds it reports the lock as busy, so the caller's wait
 // goes on and keeps honouring its context.
-func (h *lockHandle) tryLock() (bool, error) {
+func (f *File) tryLock() (bool, error) {
 	for stale := 0; ; {
-		err := syscall.Flock(h.fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		err := syscall.Flock(f.fd, syscall.LOCK_EX|syscall.LOCK_NB)
 		switch err {
 		case nil:
-			same, err := h.current()
+			same, err := f.current()
 			if err != nil || same {
 				return same, err
 			}
-			syscall.Close(h.fd)
-			h.fd = -1
-			if err := h.open(); err != nil || stale == 8 {
+			syscall.Close(f.fd)
+			f.fd = -1
+			if err := f.open(); err != nil || stale == 8 {
 				return false, err
 			}
 			stale++
@@ -164,42 +172,41 @@ func (h *lockHandle) tryLock() (bool, error) {
 		case syscall.EWOULDBLOCK:
 			return false, nil
 		}
-		return false, &os.PathError{Op: "flock", Path: h.name, Err: err}
+		return false, &os.PathError{Op: "flock", Path: f.name, Err: err}
 	}
 }
 
 // current reports whether the descriptor's file is still the one named
-// h.name (same device and inode).
-func (h *lockHandle) current() (bool, error) {
+// f.name (same device and inode).
+func (f *File) current() (bool, error) {
 	var fd, byName syscall.Stat_t
-	if err := syscall.Fstat(h.fd, &fd); err != nil {
-		return false, &os.PathError{Op: "fstat", Path: h.name, Err: err}
+	if err := syscall.Fstat(f.fd, &fd); err != nil {
+		return false, &os.PathError{Op: "fstat", Path: f.name, Err: err}
 	}
-	err := syscall.Lstat(h.name, &byName)
+	err := syscall.Lstat(f.name, &byName)
 	if errors.Is(err, syscall.ENOENT) {
 		return false, nil
 	}
 	if err != nil {
-		return false, &os.PathError{Op: "lstat", Path: h.name, Err: err}
+		return false, &os.PathError{Op: "lstat", Path: f.name, Err: err}
 	}
 	return fd.Dev == byName.Dev && fd.Ino == byName.Ino, nil
 }
 
-// id returns the identity (device and inode) of the file h has open: the
-// canonical order in which transactions take locks.
-func (h *lockHandle) id() (fileID, error) {
+// ID returns the identity (device and inode) of the file f has open.
+func (f *File) ID() (ID, error) {
 	var st syscall.Stat_t
-	if err := syscall.Fstat(h.fd, &st); err != nil {
-		return fileID{}, &os.PathError{Op: "fstat", Path: h.name, Err: err}
+	if err := syscall.Fstat(f.fd, &st); err != nil {
+		return ID{}, &os.PathError{Op: "fstat", Path: f.name, Err: err}
 	}
-	return fileID{uint64(st.Dev), uint64(st.Ino)}, nil
+	return ID{uint64(st.Dev), uint64(st.Ino)}, nil
 }
 
-// close releases the lock: the kernel drops a flock when the last
+// closeFD releases the lock: the kernel drops a flock when the last
 // descriptor of its open file description closes.
-func (h *lockHandle) close() {
-	if h.fd >= 0 {
-		syscall.Close(h.fd)
-		h.fd = -1
+func (f *File) closeFD() {
+	if f.fd >= 0 {
+		syscall.Close(f.fd)
+		f.fd = -1
 	}
 }

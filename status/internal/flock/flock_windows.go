@@ -1,6 +1,6 @@
 //go:build windows
 
-package status
+package flock
 
 import (
 	"errors"
@@ -26,52 +26,61 @@ const (
 	errorLockViolation syscall.Errno = 33 // ERROR_LOCK_VIOLATION
 )
 
-type lockHandle struct {
+// A File is one acquisition's handle of a lock file.
+type File struct {
 	f      *os.File
 	locked bool
+	byte0  bool // LockFileEx holds the first byte
+	name   string
+	bell   *bell
 }
 
-func openLock(name string, _ os.FileMode) (*lockHandle, error) {
+// Open opens (or creates) the lock file name. Windows has no flock: the
+// lock is LockFileEx on its first byte, and doc and perm are not used.
+func Open(name, doc string, perm os.FileMode) (*File, error) {
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	return &lockHandle{f: f}, nil
+	return &File{f: f, name: name}, nil
 }
 
 // tryLock locks the first byte of the lock file (never the document, which
 // readers must be able to open; Windows locks are mandatory).
-func (h *lockHandle) tryLock() (bool, error) {
-	err := lockFileEx(h.f.Fd(), lockfileExclusiveLock|lockfileFailImmediately)
+func (f *File) tryLock() (bool, error) {
+	err := lockFileEx(f.f.Fd(), lockfileExclusiveLock|lockfileFailImmediately)
 	if err == nil {
-		h.locked = true
+		f.byte0 = true
 		return true, nil
 	}
 	if errors.Is(err, errorLockViolation) || errors.Is(err, syscall.ERROR_IO_PENDING) {
 		return false, nil
 	}
-	return false, &os.PathError{Op: "LockFileEx", Path: h.f.Name(), Err: err}
+	return false, &os.PathError{Op: "LockFileEx", Path: f.f.Name(), Err: err}
 }
 
-// id returns the identity (volume and file index) of the lock file: the
-// canonical order in which transactions take locks.
-func (h *lockHandle) id() (fileID, error) {
+// ID returns the identity (volume and file index) of the lock file.
+func (f *File) ID() (ID, error) {
 	var fi syscall.ByHandleFileInformation
-	if err := syscall.GetFileInformationByHandle(syscall.Handle(h.f.Fd()), &fi); err != nil {
-		return fileID{}, &os.PathError{Op: "GetFileInformationByHandle", Path: h.f.Name(), Err: err}
+	if err := syscall.GetFileInformationByHandle(syscall.Handle(f.f.Fd()), &fi); err != nil {
+		return ID{}, &os.PathError{Op: "GetFileInformationByHandle", Path: f.f.Name(), Err: err}
 	}
-	return fileID{uint64(fi.VolumeSerialNumber), uint64(fi.FileIndexHigh)<<32 | uint64(fi.FileIndexLow)}, nil
+	return ID{uint64(fi.VolumeSerialNumber), uint64(fi.FileIndexHigh)<<32 | uint64(fi.FileIndexLow)}, nil
 }
 
-// close releases the lock, then the handle. Closing the handle alone would
-// release it too, but Windows documents that release as happening at some
-// later time, which a waiting process would sit through.
-func (h *lockHandle) close() {
-	if h.locked {
-		unlockFileEx(h.f.Fd())
-		h.locked = false
+// closeFD releases the lock, then the handle. Closing the handle alone
+// would release it too, but Windows documents that release as happening at
+// some later time, which a waiting process would sit through.
+func (f *File) closeFD() {
+	if f.f == nil {
+		return
 	}
-	h.f.Close()
+	if f.byte0 {
+		unlockFileEx(f.f.Fd())
+		f.byte0 = false
+	}
+	f.f.Close()
+	f.f = nil
 }
 
 // lockFileEx locks the file's first byte. The pointer conversion stays in

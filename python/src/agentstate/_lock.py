@@ -1,0 +1,279 @@
+"""The lock of a document: flock(2) on PATH.lock, steps 1 to 3 and 6 of the
+locking protocol, waited for by polling with a bounded backoff so that a
+timeout always ends the wait."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import random
+import stat
+import sys
+import threading
+import time
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from . import _files
+from .errors import Error, InvalidArgument, LockTimeout, NestedError, NotRegularError, Unsupported
+
+# flock(2) through fcntl: every system Python runs on but Windows.
+HAVE_FLOCK = sys.platform != "win32"
+
+# Never follow a final symbolic link (a link planted in a shared directory
+# must not make us create or lock a file elsewhere) and never block in open
+# (a named pipe planted as the lock file).
+_LOCK_FLAGS = _files.O_CLOEXEC | _files.O_NOFOLLOW | _files.O_NONBLOCK
+
+# The poll's backoff: from 50 microseconds, doubling up to 5 milliseconds,
+# with full jitter so that processes polling one lock spread out.
+MIN_BACKOFF = 50e-6
+MAX_BACKOFF = 5e-3
+
+
+class Deadline:
+    """When a call must give up waiting; None: never."""
+
+    __slots__ = ("at", "timeout")
+
+    def __init__(self, timeout: Optional[float]) -> None:
+        if timeout is not None and timeout < 0:
+            raise InvalidArgument("agentstate: timeout %r is negative" % timeout)
+        self.timeout = timeout
+        self.at = None if timeout is None else time.monotonic() + timeout
+
+    def left(self) -> Optional[float]:
+        return None if self.at is None else self.at - time.monotonic()
+
+    def passed(self) -> bool:
+        return self.at is not None and time.monotonic() >= self.at
+
+    def check(self, op: str, path: str) -> None:
+        if self.passed():
+            raise LockTimeout("agentstate: %s %s: timed out after %ss" % (op, path, self.timeout), path)
+
+
+class Handle:
+    """One acquisition's descriptor of a lock file: a fresh open file
+    description, so that its flock excludes every other one, in this
+    process too."""
+
+    def __init__(self, key: str, perm: int, op: str, shown: str) -> None:
+        if not HAVE_FLOCK:
+            raise Unsupported("agentstate: %s %s: file locks need flock(2), which this system does not have" % (op, shown), shown)
+        self.key = key
+        self.name = key + _files.LOCK_SUFFIX
+        self.perm = perm
+        self.op = op
+        self.shown = shown
+        self.fd = -1
+        self._open()
+
+    def _error(self, e: OSError) -> Error:
+        if _files.is_symlink_error(e):
+            try:
+                if stat.S_ISLNK(os.lstat(self.name).st_mode):
+                    return NotRegularError("agentstate: %s %s: lock file: not a regular file: a symbolic link (lock files are never followed)" % (self.op, self.shown), self.shown)
+            except OSError:
+                pass
+        if e.errno == errno.EISDIR:
+            return NotRegularError("agentstate: %s %s: lock file: not a regular file: a directory (another tool's lock?)" % (self.op, self.shown), self.shown)
+        return _files.oserror(self.op, self.shown, e, "open lock file: ")
+
+    def _open(self) -> None:
+        """Step 1: opens the lock file, creating it if it is missing, and
+        checks that it is a regular file."""
+        fd = -1
+        err: Optional[OSError] = None
+        try:
+            fd = os.open(self.name, os.O_RDWR | _LOCK_FLAGS)
+        except OSError as e:
+            err = e
+        tries = 0
+        while err is not None and err.errno == errno.ENOENT and tries < 8:
+            tries += 1
+            try:
+                fd, err = self._create(), None
+            except OSError as e:
+                err = e
+                if e.errno != errno.EEXIST:
+                    break
+                try:  # created by someone else meanwhile: open theirs
+                    fd, err = os.open(self.name, os.O_RDWR | _LOCK_FLAGS), None
+                except OSError as e2:
+                    err = e2
+        if err is not None and err.errno == errno.EACCES:
+            # A lock file we may read but not write still takes a flock.
+            try:
+                fd, err = os.open(self.name, os.O_RDONLY | _LOCK_FLAGS), None
+            except OSError:
+                pass
+        if err is not None:
+            raise self._error(err) from None
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError as e:
+            os.close(fd)
+            raise self._error(e) from None
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            raise NotRegularError("agentstate: %s %s: lock file: not a regular file: %s" % (self.op, self.shown, _files.kind(mode)), self.shown)
+        self.fd = fd
+
+    def _create(self) -> int:
+        """Creates the lock file with the document's owner and permission
+        bits (so that whoever may open the document may open its lock), or
+        with perm minus the umask when there is no document yet: the
+        document will get the same."""
+        if sys.platform == "win32":  # see __init__
+            raise NotImplementedError
+        try:
+            doc: Optional[os.stat_result] = os.lstat(self.key)
+        except OSError:
+            doc = None
+        if doc is not None and not stat.S_ISREG(doc.st_mode):
+            doc = None
+        mode = stat.S_IMODE(doc.st_mode) & 0o666 if doc is not None else self.perm & 0o666
+        fd = os.open(self.name, os.O_RDWR | os.O_CREAT | os.O_EXCL | _LOCK_FLAGS, mode)
+        if doc is None:
+            return fd
+        if doc.st_uid != os.geteuid() or doc.st_gid != os.getegid():
+            try:  # only root may give a file away
+                os.fchown(fd, doc.st_uid, doc.st_gid)
+            except OSError:
+                pass
+        try:
+            os.fchmod(fd, mode)
+        except OSError:
+            os.close(fd)
+            raise
+        return fd
+
+    def try_lock(self) -> bool:
+        """Steps 2 and 3 without waiting: takes the flock if it is free and
+        checks that the file locked is still the one PATH.lock names. A
+        lock on a lock file that was removed (and perhaps created anew)
+        guards nothing: then it starts over with a fresh descriptor, a few
+        times, before it reports the lock as busy."""
+        if sys.platform == "win32":  # see __init__
+            raise NotImplementedError
+        import fcntl
+
+        stale = 0
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+            except OSError as e:
+                raise _files.oserror(self.op, self.shown, e, "flock lock file: ") from None
+            if self.current():
+                return True
+            os.close(self.fd)
+            self.fd = -1
+            self._open()
+            if stale == 8:
+                return False
+            stale += 1
+
+    def current(self) -> bool:
+        try:
+            mine = os.fstat(self.fd)
+            now = os.lstat(self.name)
+        except FileNotFoundError:
+            return False
+        except OSError as e:
+            raise _files.oserror(self.op, self.shown, e, "lock file: ") from None
+        return (mine.st_dev, mine.st_ino) == (now.st_dev, now.st_ino)
+
+    def id(self) -> Tuple[int, int]:
+        st = os.fstat(self.fd)
+        return (st.st_dev, st.st_ino)
+
+    def lock(self, deadline: Deadline) -> None:
+        """Waits for the lock, polling with LOCK_NB (a blocking flock could
+        not be given up), until the deadline: then LockTimeout, and the
+        handle is closed."""
+        backoff = MIN_BACKOFF
+        while True:
+            try:
+                if self.try_lock():
+                    return
+            except BaseException:
+                self.close()
+                raise
+            left = deadline.left()
+            if left is not None and left <= 0:
+                self.close()
+                raise LockTimeout("agentstate: %s %s: lock not free within %ss" % (self.op, self.shown, deadline.timeout), self.shown)
+            d = backoff / 2 + random.uniform(0, backoff / 2)
+            if left is not None:
+                d = min(d, left)
+            time.sleep(d)
+            backoff = min(2 * backoff, MAX_BACKOFF)
+
+    def close(self) -> None:
+        """Step 6: closing the descriptor releases the lock."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def lock_one(key: str, perm: int, deadline: Deadline, op: str, shown: str) -> Handle:
+    h = Handle(key, perm, op, shown)
+    h.lock(deadline)
+    return h
+
+
+def lock_all(keys: Sequence[str], shown: Sequence[str], perm: int, deadline: Deadline, op: str) -> List[Handle]:
+    """Takes the locks of several documents in the order of the lock
+    files' identities (st_dev, st_ino), the same in every process whatever
+    path names a file, so that transactions over overlapping sets never
+    deadlock. If a lock file turns out to have been replaced while we
+    waited, the order may have changed: every lock is released and the
+    acquisition starts over."""
+    while True:
+        handles: List[Handle] = []
+        try:
+            for k, s in zip(keys, shown):
+                handles.append(Handle(k, perm, op, s))
+            ids = [h.id() for h in handles]
+            order = sorted(range(len(handles)), key=lambda i: ids[i])
+            for a, b in zip(order, order[1:]):
+                if ids[a] == ids[b]:
+                    raise InvalidArgument("agentstate: %s %s: it is the same file as %s" % (op, shown[b], shown[a]), shown[b])
+            moved = False
+            for i in order:
+                handles[i].lock(deadline)
+                if handles[i].id() != ids[i]:
+                    moved = True
+                    break
+        except BaseException:
+            for h in handles:
+                h.close()
+            raise
+        if not moved:
+            return handles
+        for h in handles:
+            h.close()
+
+
+_held = threading.local()
+
+
+@contextlib.contextmanager
+def turn(keys: Sequence[str], op: str, shown: Sequence[str]) -> Iterator[None]:
+    """Marks the documents as locked by this thread for the call, so that a
+    call for one of them from inside it fails at once (NestedError)
+    instead of waiting for itself."""
+    held = getattr(_held, "keys", None)
+    if held is None:
+        held = _held.keys = set()
+    for k, s in zip(keys, shown):
+        if k in held:
+            raise NestedError("agentstate: %s %s: called while this thread holds the document's lock (inside a mutate function?)" % (op, s), s)
+    held.update(keys)
+    try:
+        yield
+    finally:
+        held.difference_update(keys)

@@ -1,0 +1,372 @@
+"""One document: the lock, reads, writes and what they refuse."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import stat
+import threading
+import time
+import unittest
+from unittest import mock
+
+import agentstate
+from agentstate import _lock
+from helpers import HeldLock, TempDirTest, run_python
+
+
+class MutateTest(TempDirTest):
+    def test_mutate_creates_and_changes(self) -> None:
+        p = self.path("ws", "registry.json")
+        got = agentstate.mutate(p, lambda d: d.update(runs=1, status="queued"))
+        self.assertEqual({"runs": 1, "status": "queued"}, got)
+        self.assertEqual(b'{\n  "runs": 1,\n  "status": "queued"\n}\n', self.read(p))
+        agentstate.mutate(p, lambda d: d.update(runs=d["runs"] + 1))
+        self.assertEqual({"runs": 2, "status": "queued"}, agentstate.load(p))
+        self.assertEqual(["registry.json", "registry.json.lock"], sorted(os.listdir(os.path.dirname(p))))
+
+    def test_status_document(self) -> None:
+        # A file named status.json follows Go's Status: its order, its types,
+        # updated_at stamped on each change.
+        p = self.path("ws", "status.json")
+        got = agentstate.mutate(p, lambda d: d.update(runs=1, status="queued", extra=True))
+        self.assertEqual(["runs", "status", "extra", "updated_at"], list(got))
+        self.assertRegex(self.read(p).decode(), r'^\{\n  "status": "queued",\n  "updated_at": "[^"]+",\n  "runs": 1,\n  "extra": true\n\}\n$')
+        with self.assertRaises(agentstate.InvalidArgument):
+            agentstate.mutate(p, lambda d: d.update(runs="lots"))
+        self.write(p, b'{"runs": "lots"}')
+        with self.assertRaises(agentstate.CorruptError):
+            agentstate.mutate(p, lambda d: None)
+        self.assertEqual({"runs": "lots"}, agentstate.load(p, kind="json"))
+        agentstate.mutate(p, lambda d: d.update(runs="n/a"), kind="json")
+
+    def test_context_manager(self) -> None:
+        p = self.path("doc.json")
+        with agentstate.locked(p) as doc:
+            doc["n"] = 1
+        self.assertEqual({"n": 1}, agentstate.load(p))
+        with self.assertRaises(KeyError), agentstate.locked(p) as doc:
+            doc["n"] = 2
+            raise KeyError("abort")
+        self.assertEqual({"n": 1}, agentstate.load(p))
+
+    def test_fn_error_writes_nothing_and_releases(self) -> None:
+        p = self.path("doc.json")
+        agentstate.mutate(p, lambda d: d.update(n=1))
+        before = os.stat(p)
+
+        def fail(d: agentstate.JSONObject) -> None:
+            d["n"] = 2
+            raise ValueError("no")
+
+        with self.assertRaisesRegex(ValueError, "no"):
+            agentstate.mutate(p, fail)
+        self.assertEqual(before.st_ino, os.stat(p).st_ino)
+        agentstate.mutate(p, lambda d: d.update(n=3), timeout=0)  # the lock is free at once
+        self.assertEqual({"n": 3}, agentstate.load(p))
+        self.assertEqual([], self.leftovers())
+
+    def test_no_change_no_write(self) -> None:
+        p = self.path("doc.json")
+        self.write(p, b'{"a":  1.0, "b": [1,2]}')
+        before = os.stat(p)
+        agentstate.mutate(p, lambda d: d.update(a=1.0))
+        self.assertEqual(before.st_ino, os.stat(p).st_ino)
+        agentstate.mutate(self.path("missing.json"), lambda d: None)
+        self.assertFalse(os.path.exists(self.path("missing.json")))
+
+    def test_unknown_members_kept_byte_for_byte(self) -> None:
+        p = self.path("doc.json")
+        self.write(p, b'{"keep":[1, 2.50,"three"],  "nested": {"a": null}, "runs": 1, "big": 1e400, "n": 12345678901234567890123}')
+        agentstate.mutate(p, lambda d: d.update(runs=2))
+        self.assertEqual(
+            b'{\n  "big": 1e400,\n  "keep": [1, 2.50,"three"],\n  "n": 12345678901234567890123,\n  "nested": {"a": null},\n  "runs": 2\n}\n',
+            self.read(p),
+        )
+
+    def test_value_json_cannot_hold(self) -> None:
+        p = self.path("doc.json")
+        agentstate.mutate(p, lambda d: d.update(n=1))
+        for bad in (float("nan"), {1: 2}, object(), "\ud800"):
+            with self.subTest(bad=bad), self.assertRaises(agentstate.InvalidArgument):
+                agentstate.mutate(p, lambda d: d.update(n=bad))
+        self.assertEqual({"n": 1}, agentstate.load(p))
+        self.assertEqual([], self.leftovers())
+
+    def test_modes(self) -> None:
+        p = self.path("doc.json")
+        old = os.umask(0o002)
+        self.addCleanup(os.umask, old)
+        agentstate.mutate(p, lambda d: d.update(n=1), perm=0o664)
+        self.assertEqual(0o664, stat.S_IMODE(os.stat(p).st_mode))
+        os.chmod(p, 0o640)
+        agentstate.mutate(p, lambda d: d.update(n=2))
+        self.assertEqual(0o640, stat.S_IMODE(os.stat(p).st_mode))
+        # A lock file made for an existing document gets its bits.
+        q = self.path("other.json")
+        self.write(q, b"{}", 0o660)
+        agentstate.mutate(q, lambda d: d.update(n=1))
+        self.assertEqual(0o660, stat.S_IMODE(os.stat(q + ".lock").st_mode))
+
+    def test_corrupt_refused_untouched(self) -> None:
+        p = self.path("doc.json")
+        for data in (b"", b'{"a": 1', b'{"a": 1, "a": 2}', b'{"a": "\xff"}', b"null"):
+            self.write(p, data)
+            called = []
+            with self.subTest(data=data), self.assertRaises(agentstate.CorruptError) as cm:
+                agentstate.mutate(p, called.append)
+            self.assertEqual([], called)
+            self.assertEqual(data, self.read(p))
+            self.assertIsInstance(cm.exception, ValueError)
+            with self.assertRaises(agentstate.CorruptError):
+                agentstate.load(p)
+
+    def test_size_limit(self) -> None:
+        p = self.path("doc.json")
+        self.write(p, b'{"a": "' + b"x" * 100 + b'"}')
+        with self.assertRaises(agentstate.TooLargeError):
+            agentstate.mutate(p, lambda d: None, max_size=50)
+        with self.assertRaises(agentstate.TooLargeError):
+            agentstate.load(p, max_size=50)
+        agentstate.mutate(p, lambda d: None, max_size=0)  # no limit
+
+    def test_hostile_files_refused_without_blocking(self) -> None:
+        target = self.path("target.json")
+        self.write(target, b'{"secret": 1}')
+        cases = {}
+        p = self.path("link", "doc.json")
+        os.symlink(target, p)
+        cases["symlink"] = p
+        p = self.path("fifo", "doc.json")
+        os.mkfifo(p)
+        cases["fifo"] = p
+        p = self.path("dir", "doc.json")
+        os.mkdir(p)
+        cases["directory"] = p
+        p = self.path("sock", "doc.json")
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(p)
+        self.addCleanup(s.close)
+        cases["socket"] = p
+        p = self.path("lockfifo", "doc.json")
+        os.mkfifo(p + ".lock")
+        cases["fifo lock file"] = p
+        p = self.path("locklink", "doc.json")
+        os.symlink(target, p + ".lock")
+        cases["symlink lock file"] = p
+        p = self.path("lockdir", "doc.json")
+        os.mkdir(p + ".lock")
+        cases["directory lock file"] = p
+        for name, p in cases.items():
+            with self.subTest(name):
+                with self.assertRaises(agentstate.NotRegularError) as cm:
+                    agentstate.mutate(p, lambda d: d.update(owned=True), timeout=5)
+                self.assertIn(p, str(cm.exception))
+                if "lock" not in name:
+                    with self.assertRaises(agentstate.NotRegularError):
+                        agentstate.load(p)
+        self.assertEqual(b'{"secret": 1}', self.read(target))
+
+    def test_invalid_names(self) -> None:
+        for p in ("", "dir/", "dir/.", "dir/.."):
+            with self.subTest(p=p), self.assertRaises(agentstate.InvalidNameError):
+                agentstate.mutate(p, lambda d: None)
+        with self.assertRaises(agentstate.NameTooLongError) as cm:
+            agentstate.mutate(self.path("x" * 252), lambda d: None)
+        self.assertIsInstance(cm.exception, OSError)
+
+    def test_dotdot_through_a_link(self) -> None:
+        # "link/../doc.json" is the doc.json next to the link's target, as
+        # the kernel resolves it: the lock must be that file's.
+        real = self.path("a", "b", "x")
+        os.makedirs(real)
+        os.symlink(real, self.path("link"))
+        agentstate.mutate(os.path.join(self.dir, "link", "..", "doc.json"), lambda d: d.update(n=1))
+        self.assertTrue(os.path.exists(self.path("a", "b", "doc.json.lock")))
+        self.assertEqual({"n": 1}, agentstate.load(self.path("a", "b", "doc.json")))
+
+
+class LockTest(TempDirTest):
+    def test_timeout(self) -> None:
+        p = self.path("doc.json")
+        held = HeldLock(p)
+        self.addCleanup(held.release)
+        start = time.monotonic()
+        with self.assertRaises(agentstate.LockTimeout) as cm:
+            agentstate.mutate(p, lambda d: d.update(n=1), timeout=0.2)
+        self.assertIsInstance(cm.exception, TimeoutError)
+        self.assertGreaterEqual(time.monotonic() - start, 0.2)
+        with self.assertRaises(agentstate.LockTimeout):
+            agentstate.mutate_all([p, self.path("other.json")], lambda ds: None, timeout=0)
+        self.assertFalse(os.path.exists(p))
+        held.release()
+        agentstate.mutate(p, lambda d: d.update(n=1), timeout=0)
+
+    def test_waits_for_a_release(self) -> None:
+        p = self.path("doc.json")
+        held = HeldLock(p)
+        got = []
+        t = threading.Thread(target=lambda: got.append(agentstate.mutate(p, lambda d: d.update(n=1), timeout=60)))
+        t.start()
+        self.assertEqual([], got)
+        held.release()
+        t.join()
+        self.assertEqual([{"n": 1}], got)
+
+    def test_threads_lose_nothing(self) -> None:
+        # Each call opens its own descriptor: flock excludes the threads of
+        # one process from each other too.
+        p = self.path("doc.json")
+        n, rounds = 8, 50
+
+        def work() -> None:
+            for _ in range(rounds):
+                agentstate.mutate(p, lambda d: d.update(runs=d.get("runs", 0) + 1))
+
+        threads = [threading.Thread(target=work) for _ in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(n * rounds, agentstate.load(p)["runs"])
+
+    def test_nested_call_fails_at_once(self) -> None:
+        p = self.path("doc.json")
+        with self.assertRaises(agentstate.NestedError):
+            agentstate.mutate(p, lambda d: agentstate.mutate(p, lambda e: None))
+        with self.assertRaises(agentstate.NestedError), agentstate.transaction([p, self.path("b.json")]):
+            agentstate.load_all([p])
+
+    def test_lock_file_replaced_while_waiting(self) -> None:
+        # A tool that deletes PATH.lock and makes a new one: the waiter must
+        # not go on with a lock on the deleted file.
+        p = self.path("doc.json")
+        held = HeldLock(p)
+        h = _lock.Handle(p, 0o644, "mutate", p)
+        self.addCleanup(h.close)
+        self.assertFalse(h.try_lock())
+        os.unlink(p + ".lock")
+        newcomer = HeldLock(p)  # a new lock file, held
+        held.release()
+        self.assertFalse(h.try_lock(), "took the lock of a deleted lock file")
+        newcomer.release()
+        self.assertTrue(h.try_lock())
+        self.assertTrue(h.current())
+
+    def test_permission_denied(self) -> None:
+        # Another user may not write the document's directory.
+        d = self.path("private")
+        os.makedirs(d)
+        p = os.path.join(d, "doc.json")
+        self.write(p, b'{"n": 1}', 0o644)
+        code = "import agentstate, sys\ntry:\n    agentstate.mutate(%r, lambda d: d.update(n=2))\nexcept agentstate.PermissionDenied as e:\n    print('denied', isinstance(e, PermissionError), e)\n" % p
+        if os.geteuid() == 0:
+            os.chmod(self.dir, 0o755)
+            r = run_python(code, user=65534)
+        else:
+            os.chmod(d, 0o555)
+            self.addCleanup(os.chmod, d, 0o755)
+            r = run_python(code)
+        self.assertIn("denied True", r.stdout, r.stderr)
+        self.assertEqual({"n": 1}, agentstate.load(p))
+
+
+class CreateRemoveTest(TempDirTest):
+    def test_create(self) -> None:
+        p = self.path("doc.json")
+        agentstate.create(p, {"status": "queued"}, kind="status")
+        self.assertEqual("queued", agentstate.load(p, kind="status")["status"])
+        self.assertIn("updated_at", agentstate.load(p))  # stamped, as a status document
+        with self.assertRaises(agentstate.ExistsError) as cm:
+            agentstate.create(p, {"status": "running"})
+        self.assertIsInstance(cm.exception, FileExistsError)
+        self.assertEqual("queued", agentstate.load(p)["status"])
+        q = self.path("empty.json")
+        agentstate.create(q, {})
+        self.assertEqual(b"{}\n", self.read(q))
+        for data in (b"", b"{corrupt"):  # a document exists, even an empty or corrupt one
+            self.write(q, data)
+            with self.assertRaises(agentstate.ExistsError):
+                agentstate.create(q, {"n": 1})
+            self.assertEqual(data, self.read(q))
+
+    def test_one_creator_wins(self) -> None:
+        p = self.path("doc.json")
+        wins = []
+
+        def create(i: int) -> None:
+            try:
+                agentstate.create(p, {"winner": i})
+                wins.append(i)
+            except agentstate.ExistsError:
+                pass
+
+        threads = [threading.Thread(target=create, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(1, len(wins))
+        self.assertEqual({"winner": wins[0]}, agentstate.load(p))
+
+    def test_remove(self) -> None:
+        p = self.path("doc.json")
+        agentstate.mutate(p, lambda d: d.update(n=1))
+        agentstate.remove(p)
+        self.assertEqual([], os.listdir(self.dir))
+        with self.assertRaises(agentstate.NotFoundError) as cm:
+            agentstate.remove(p)
+        self.assertIsInstance(cm.exception, FileNotFoundError)
+        self.assertIsNone(agentstate.load_existing(p))
+        self.assertEqual({}, agentstate.load(p))
+        self.write(p, b"{corrupt")  # removed, as Go removes it
+        agentstate.remove(p)
+        self.assertEqual([], os.listdir(self.dir))
+
+
+class WithoutFlockTest(TempDirTest):
+    def test_reads_but_does_not_lock(self) -> None:
+        # What Windows gets: lock-free reads; every call that locks refuses.
+        p = self.path("doc.json")
+        agentstate.mutate(p, lambda d: d.update(n=1))
+        with mock.patch.object(_lock, "HAVE_FLOCK", False):
+            self.assertEqual({"n": 1}, agentstate.load(p))
+            for call in (lambda: agentstate.mutate(p, lambda d: None), lambda: agentstate.mutate_all([p], lambda ds: None),
+                         lambda: agentstate.remove(p), lambda: agentstate.create(self.path("new.json"), {})):
+                with self.assertRaises(agentstate.Unsupported):
+                    call()
+        self.assertEqual({"n": 1}, agentstate.load(p))
+
+
+class TransitionTest(unittest.TestCase):
+    def test_transition(self) -> None:
+        d: agentstate.JSONObject = {"status": "queued"}
+        agentstate.transition(d, "running", "queued")
+        self.assertEqual("running", d["status"])
+        with self.assertRaises(agentstate.TransitionConflict) as cm:
+            agentstate.transition(d, "running", "queued")
+        self.assertIsInstance(cm.exception, agentstate.ConflictError)
+        self.assertEqual(("running", "running", ("queued",)), (cm.exception.current, cm.exception.want, cm.exception.from_states))
+        agentstate.transition(d, "completed")
+        with self.assertRaises(agentstate.TransitionConflict):
+            agentstate.transition(d, "running")  # completed is final
+        agentstate.transition(d, "queued", "completed")
+        e: agentstate.JSONObject = {}
+        agentstate.transition(e, "queued", "")  # no document yet
+        self.assertEqual({"status": "queued"}, e)
+
+
+class TempNameTest(unittest.TestCase):
+    def test_temp_names_as_go(self) -> None:
+        from agentstate._files import temp_name
+
+        self.assertRegex(temp_name("status.json"), r"^\.status\.json\.[0-9a-f]{16}\.tmp$")
+        long = "é" * 200
+        name = temp_name(long)
+        self.assertLessEqual(len(os.fsencode(name)), 255)
+        self.assertTrue(re.match(r"^\.(é)+\.[0-9a-f]{16}\.tmp$", name))
+
+
+if __name__ == "__main__":
+    unittest.main()

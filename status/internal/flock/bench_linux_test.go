@@ -1,0 +1,378 @@
+package flock
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var _ = func() bool {
+	// block waits as a blocking flock(2) does (what flock(1) and Python's
+	// fcntl.flock do), reporting "sleeping", then "got <CLOCK_MONOTONIC ns>".
+	helperModes["block"] = func(a helperArgs) int {
+		fd, err := syscall.Open(a.Name, syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			fmt.Println("err", err)
+			return 0
+		}
+		fmt.Println("sleeping")
+		if err := syscall.Flock(fd, syscall.LOCK_EX); err != nil {
+			fmt.Println("err", err)
+			return 0
+		}
+		now, _ := monotonicNow()
+		fmt.Println("got", now)
+		io.Copy(io.Discard, os.Stdin)
+		return 0
+	}
+	// stamp waits as Lock does, reporting "sleeping" at its first sleep,
+	// then "got <CLOCK_MONOTONIC ns>".
+	helperModes["stamp"] = func(a helperArgs) int {
+		f, err := Open(a.Name, a.Name, 0o644)
+		if err != nil {
+			fmt.Println("err", err)
+			return 0
+		}
+		first := true
+		testHookSleep = func() {
+			if first {
+				first = false
+				fmt.Println("sleeping")
+			}
+		}
+		if err := f.Lock(context.Background()); err != nil {
+			fmt.Println("err", err)
+			return 0
+		}
+		now, _ := monotonicNow()
+		fmt.Println("got", now)
+		io.Copy(io.Discard, os.Stdin)
+		f.Close()
+		return 0
+	}
+	// absorb maps the lock file read-only, as any reader may, and sleeps
+	// on its bell for ever, taking every ring that reaches it first and
+	// sleeping again (at the back of the queue). It reports "sleeping".
+	helperModes["absorb"] = func(a helperArgs) int {
+		b, err := readerBell(a.Name)
+		if err != nil {
+			fmt.Println("err", err)
+			return 0
+		}
+		fmt.Println("sleeping")
+		for {
+			b.sleeper().sleep(b.word(), time.Hour)
+		}
+	}
+	return true
+}()
+
+// BenchmarkHandoff measures how long after a release a waiting process gets
+// the lock: the liveness figure of the package doc (Waiting for the lock).
+// In each iteration a process waits for a held lock for 50 ms, 300 ms or
+// 1 s (in turn: the longer a waiter has waited, the longer its timeouts),
+// then the holder releases it. Reported: the median and the largest delay
+// from the release to the waiter's acquisition, in ms.
+//
+//   - ring: the holder is one of ours, whose release rings the bell;
+//
+//   - no-ring: the holder is another program (a plain flock holder): the
+//     waiter has only its own timeouts;
+//
+//   - stopped-head: another waiter, asleep on the bell ahead of ours, is
+//     stopped (SIGSTOP; the kernel takes a stopped task out of the
+//     futex's queue, so the ring still reaches ours);
+//
+//   - absorbing-reader: a reader asleep on the bell ahead of ours takes
+//     each ring and sleeps again without taking the lock: ours has only
+//     its own timeouts;
+//
+//   - blocking-flock: the peer, a process blocked in flock(2) (flock(1),
+//     Python's fcntl.flock), woken by the kernel.
+//
+//     go test -run '^$' -bench Handoff -benchtime 30x ./status/internal/flock/
+func BenchmarkHandoff(b *testing.B) {
+	for _, c := range []string{"ring", "no-ring", "stopped-head", "absorbing-reader", "blocking-flock"} {
+		b.Run(c, func(b *testing.B) {
+			var delays []time.Duration
+			waits := []time.Duration{50 * time.Millisecond, 300 * time.Millisecond, time.Second}
+			for i := 0; b.Loop(); i++ {
+				delays = append(delays, handoff(b, c, waits[i%len(waits)]))
+			}
+			slices.Sort(delays)
+			b.ReportMetric(float64(delays[len(delays)/2])/1e6, "p50-ms")
+			b.ReportMetric(float64(delays[len(delays)-1])/1e6, "max-ms")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+func handoff(b *testing.B, c string, wait time.Duration) time.Duration {
+	name := b.TempDir() + "/status.json.lock"
+	if err := os.WriteFile(name, nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	var release func()
+	if c == "no-ring" || c == "blocking-flock" {
+		fd, err := syscall.Open(name, syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		syscall.Flock(fd, syscall.LOCK_EX)
+		release = func() { syscall.Close(fd) }
+	} else {
+		f, err := Open(name, name, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Lock(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		release = f.Close
+	}
+	var procs []*exec.Cmd
+	defer func() {
+		for _, p := range procs {
+			p.Process.Signal(syscall.SIGCONT)
+			p.Process.Kill()
+			p.Wait()
+		}
+	}()
+	run := func(mode string) *benchChild {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), fmt.Sprintf(`%s={"Mode":%q,"Name":%q}`, helperEnv, mode, name))
+		c := newBenchChild(b, cmd)
+		procs = append(procs, cmd)
+		if l := c.next(b); l != "sleeping" {
+			b.Fatalf("helper: %q", l)
+		}
+		return c
+	}
+	switch c {
+	case "stopped-head":
+		head := run("stamp")
+		for bellSleepers(head.cmd.Process.Pid) == 0 {
+			time.Sleep(100 * time.Microsecond)
+		}
+		head.cmd.Process.Signal(syscall.SIGSTOP)
+	case "absorbing-reader":
+		// The bell needs a lock file that is not empty: a waiter made it.
+		if err := os.Truncate(name, bellSize); err != nil {
+			b.Fatal(err)
+		}
+		head := run("absorb")
+		for bellSleepers(head.cmd.Process.Pid) == 0 {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	mode := "stamp"
+	if c == "blocking-flock" {
+		mode = "block"
+	}
+	w := run(mode)
+	time.Sleep(wait) // the scenario: a waiter that has waited this long
+	at, _ := monotonicNow()
+	release()
+	l := w.next(b)
+	got, err := strconv.ParseInt(strings.TrimPrefix(l, "got "), 10, 64)
+	if err != nil {
+		b.Fatalf("helper: %q", l)
+	}
+	return time.Duration(got - at)
+}
+
+// A benchChild is a helper as a benchmark reads it.
+type benchChild struct {
+	cmd   *exec.Cmd
+	lines chan string
+}
+
+func newBenchChild(b *testing.B, cmd *exec.Cmd) *benchChild {
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stdin = strings.NewReader("") // ignored: the benchmark kills it
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	c := &benchChild{cmd: cmd, lines: make(chan string, 8)}
+	go func() {
+		defer close(c.lines)
+		buf := make([]byte, 256)
+		var line []byte
+		for {
+			n, err := out.Read(buf)
+			for _, ch := range buf[:n] {
+				if ch == '\n' {
+					c.lines <- string(line)
+					line = nil
+				} else {
+					line = append(line, ch)
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return c
+}
+
+func (c *benchChild) next(b *testing.B) string {
+	select {
+	case l, ok := <-c.lines:
+		if !ok {
+			b.Fatal("helper ended")
+		}
+		return l
+	case <-time.After(time.Minute):
+		b.Fatal("helper: nothing for a minute")
+	}
+	return ""
+}
+
+// marksHolder starts a Python process that holds n OFD read locks (the
+// replaced queue's "marks", at its "future" offsets) on name, and returns
+// once they are held.
+func marksHolder(b *testing.B, name string, n int) *exec.Cmd {
+	cmd := exec.Command("/usr/bin/python3", "-c", `
+import fcntl, os, struct, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+n, first = int(sys.argv[2]), int(sys.argv[3])
+for i in range(n):
+    fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("@hhqqi4x", fcntl.F_RDLCK, 0, first + 2*i, 1, 0))
+print("ready", flush=True)
+time.sleep(3600)
+`, name, strconv.Itoa(n), strconv.FormatInt(oldQueueBase+1<<50, 10))
+	c := newBenchChild(b, cmd)
+	if l := c.next(b); l != "ready" {
+		b.Fatalf("marks holder: %q", l)
+	}
+	return cmd
+}
+
+// BenchmarkUncontendedNextToMarks: one uncontended acquisition and release
+// of a lock file next to which another process holds 10,000 OFD read locks,
+// interleaved with one of a lock file without them; reported: the time per
+// pair and the ratio with/without. The CONTROL is the replaced queue, which
+// walked every mark on every acquisition.
+//
+//	go test -run '^$' -bench UncontendedNextToMarks -benchtime 2000x ./status/internal/flock/
+func BenchmarkUncontendedNextToMarks(b *testing.B) {
+	dir := b.TempDir()
+	plain, marked := dir+"/plain.lock", dir+"/marked.lock"
+	for _, n := range []string{plain, marked} {
+		if err := os.WriteFile(n, nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	holder := marksHolder(b, marked, 10_000)
+	defer func() { holder.Process.Kill(); holder.Wait() }()
+	for _, old := range []bool{false, true} {
+		b.Run(map[bool]string{false: "bell", true: "CONTROL_old_queue"}[old], func(b *testing.B) {
+			var with, without time.Duration
+			for b.Loop() {
+				for _, n := range []string{plain, marked} {
+					t0 := time.Now()
+					f, err := lockWith(context.Background(), n, old)
+					if err != nil {
+						b.Fatal(err)
+					}
+					f.Close()
+					if n == marked {
+						with += time.Since(t0)
+					} else {
+						without += time.Since(t0)
+					}
+				}
+			}
+			b.ReportMetric(float64(without.Microseconds())/float64(b.N), "µs-without")
+			b.ReportMetric(float64(with.Microseconds())/float64(b.N), "µs-with")
+			b.ReportMetric(float64(with)/float64(without), "with/without")
+		})
+	}
+}
+
+// BenchmarkWaitersUnderFlood: 8 processes wait 3 s for a held lock while
+// another opens and closes the lock file read-only as fast as it can (a
+// flood of events); reported: the CPU time of each waiting process (its
+// whole life, start-up included), in ms. The peer is a process blocked in
+// flock(2), which the flood cannot reach; the CONTROL, the replaced queue,
+// woke on every close.
+//
+//	go test -run '^$' -bench WaitersUnderFlood -benchtime 3x ./status/internal/flock/
+func BenchmarkWaitersUnderFlood(b *testing.B) {
+	for _, c := range []string{"bell", "blocking-flock", "CONTROL_old_queue"} {
+		for _, flood := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/flood=%v", c, flood), func(b *testing.B) {
+				var cpu time.Duration
+				for b.Loop() {
+					cpu += waitersCPU(b, c, flood)
+				}
+				b.ReportMetric(float64(cpu.Milliseconds())/float64(8*b.N), "cpu-ms/waiter")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
+	}
+}
+
+func waitersCPU(b *testing.B, c string, flood bool) time.Duration {
+	name := b.TempDir() + "/status.json.lock"
+	fd, err := syscall.Open(name, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o644)
+	if err != nil {
+		b.Fatal(err)
+	}
+	syscall.Flock(fd, syscall.LOCK_EX)
+	var waiters []*benchChild
+	for range 8 {
+		a := helperArgs{Mode: "stamp", Name: name}
+		switch c {
+		case "blocking-flock":
+			a.Mode = "block"
+		case "CONTROL_old_queue":
+			a = helperArgs{Mode: "wait", Name: name, Old: true, Timeout: time.Minute}
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		env := fmt.Sprintf(`{"Mode":%q,"Name":%q,"Old":%v,"Timeout":%d}`, a.Mode, a.Name, a.Old, a.Timeout)
+		cmd.Env = append(os.Environ(), helperEnv+"="+env)
+		w := newBenchChild(b, cmd)
+		if l := w.next(b); l != "sleeping" {
+			b.Fatalf("waiter: %q", l)
+		}
+		waiters = append(waiters, w)
+	}
+	var fl *exec.Cmd
+	if flood {
+		fl = exec.Command("/usr/bin/python3", "-c", `
+import os, sys
+name = sys.argv[1]
+while True:
+    os.close(os.open(name, os.O_RDONLY))
+`, name)
+		if err := fl.Start(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	time.Sleep(3 * time.Second) // the scenario: a 3 s wait
+	if fl != nil {
+		fl.Process.Kill()
+		fl.Wait()
+	}
+	syscall.Close(fd)
+	var cpu time.Duration
+	for _, w := range waiters {
+		w.next(b) // got
+		w.cmd.Wait()
+		cpu += w.cmd.ProcessState.UserTime() + w.cmd.ProcessState.SystemTime()
+	}
+	return cpu
+}

@@ -1,0 +1,228 @@
+// Package flock opens, takes and releases the lock files of package
+// status's locking protocol, and waits for a lock that another process
+// holds.
+//
+// What a waiter does, what other processes can and cannot do to it, and
+// why, is stated once, in package status's doc (Waiting for the lock).
+package flock
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// An ID identifies a lock file: device and inode (on Windows, volume and
+// file index).
+type ID struct{ Dev, Ino uint64 }
+
+const (
+	// A waiter that sleeps on the lock file's bell tries the lock after
+	// each ring and after each timeout; its first timeout is firstSleep,
+	// later ones the time it has waited so far, at most maxSleep. So it
+	// gets a free lock at most maxSleep late, whatever others do.
+	firstSleep = 20 * time.Millisecond
+	maxSleep   = 200 * time.Millisecond
+
+	// Without a bell a waiter polls, from minPoll up to maxPoll.
+	minPoll = 50 * time.Microsecond
+	maxPoll = 5 * time.Millisecond
+
+	// A process whose last release of a lock file, at most courtesyWindow
+	// ago, woke a waiter lets that waiter have the lock first: its next
+	// acquisition sleeps on the bell before it tries.
+	courtesyWindow = time.Second
+)
+
+// A waiter rung this many times in a row without getting the lock (someone
+// rings for nothing) ignores the bell until its next timeout. A variable
+// for the tests' control only.
+var maxFalseRings = 4
+
+// Test seams: testHookTry is called before every try of the lock,
+// testHookSleep before every sleep, testHookRung after a sleep the bell
+// ended; testNoBell makes waiters poll, testNoTimeouts makes them sleep on
+// the bell until it rings.
+var (
+	testHookTry, testHookSleep, testHookRung func()
+	testNoBell, testNoTimeouts               bool
+)
+
+// Lock takes f's lock, waiting until it is free or ctx ends. On failure f
+// is closed.
+func (f *File) Lock(ctx context.Context) error {
+	start := time.Now()
+	polite := recentlyWoke(f.name, start)
+	if !polite {
+		if ok, err := f.try(); err != nil || ok {
+			return f.acquired(err)
+		}
+	}
+	if !testNoBell {
+		f.bell = f.openBell(true)
+	}
+	if f.bell == nil {
+		return f.poll(ctx, start, polite)
+	}
+	s := f.bell.sleeper()
+	stop := context.AfterFunc(ctx, func() { s.interrupt() })
+	defer func() {
+		if !stop() {
+			s.interrupt() // returns once the call that ctx started has
+		}
+	}()
+	val := f.bell.word()
+	falseRings := 0
+	for d := firstSleep; ; d = min(max(time.Since(start), firstSleep), maxSleep) {
+		w := timedOut
+		if testHookSleep != nil {
+			testHookSleep()
+		}
+		if testNoTimeouts {
+			d = time.Hour
+		}
+		if falseRings < maxFalseRings {
+			w = s.sleep(val, d)
+			if w == rung && testHookRung != nil {
+				testHookRung()
+			}
+		} else {
+			falseRings = 0
+			sleepCtx(ctx, d)
+		}
+		if err := ctx.Err(); err != nil {
+			f.Close()
+			return err
+		}
+		if ok, err := f.try(); err != nil || ok {
+			return f.acquired(err)
+		}
+		switch {
+		case w == broken || f.stale():
+			// The file was truncated, or tryLock reopened a lock file
+			// that a tool deleted and created anew: the bell is the old
+			// file's. Poll from now on.
+			f.bell.close()
+			f.bell = nil
+			return f.poll(ctx, start, false)
+		case w == rung:
+			falseRings++
+			val = f.bell.word()
+		case w == timedOut:
+			falseRings = 0
+		}
+	}
+}
+
+// poll waits for the lock by trying it at a growing interval, for a lock
+// file without a bell.
+func (f *File) poll(ctx context.Context, start time.Time, polite bool) error {
+	d := minPoll
+	if polite {
+		d = firstSleep
+	}
+	for {
+		if testHookSleep != nil {
+			testHookSleep()
+		}
+		// Full jitter: processes polling the same lock spread out.
+		if err := sleepCtx(ctx, d/2+rand.N(d/2+1)); err != nil {
+			f.Close()
+			return err
+		}
+		if ok, err := f.try(); err != nil || ok {
+			return f.acquired(err)
+		}
+		d = min(max(time.Since(start)/2, minPoll), maxPoll)
+	}
+}
+
+func (f *File) try() (bool, error) {
+	if testHookTry != nil {
+		testHookTry()
+	}
+	return f.tryLock()
+}
+
+func (f *File) acquired(err error) error {
+	if err != nil {
+		f.Close()
+		return err
+	}
+	f.locked = true
+	return nil
+}
+
+// Close releases the lock, if f holds it, and the descriptor. A release
+// rings the lock file's bell, if it has one: the process that has waited
+// longest wakes.
+func (f *File) Close() {
+	b := f.bell
+	f.bell = nil
+	if f.locked && b == nil {
+		b = f.openBell(false)
+	}
+	f.closeFD()
+	if b == nil {
+		f.locked = false
+		return
+	}
+	if f.locked {
+		f.locked = false
+		rememberRelease(f.name, b.ring())
+	}
+	b.close()
+}
+
+// A process remembers, per lock file, when it last released the lock and
+// whether that woke a waiter (see courtesyWindow).
+var memo struct {
+	sync.Mutex
+	m map[string]release
+}
+
+type release struct {
+	at   time.Time
+	woke bool
+}
+
+// memoSize bounds memo: entries older than courtesyWindow make room first.
+const memoSize = 1024
+
+func rememberRelease(name string, woke bool) {
+	memo.Lock()
+	defer memo.Unlock()
+	if memo.m == nil {
+		memo.m = map[string]release{}
+	}
+	if _, ok := memo.m[name]; !ok && len(memo.m) >= memoSize {
+		for k, r := range memo.m {
+			if time.Since(r.at) > courtesyWindow || len(memo.m) >= memoSize {
+				delete(memo.m, k)
+			}
+		}
+	}
+	memo.m[name] = release{time.Now(), woke}
+}
+
+// recentlyWoke reports whether this process's last release of name woke a
+// waiter, at most courtesyWindow before now.
+func recentlyWoke(name string, now time.Time) bool {
+	memo.Lock()
+	defer memo.Unlock()
+	r, ok := memo.m[name]
+	return ok && r.woke && now.Sub(r.at) < courtesyWindow
+}
+
+// sleepCtx waits for d, or returns ctx's error when ctx ends first.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

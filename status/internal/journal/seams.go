@@ -1,0 +1,48 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Seams are for tests only: each switches off or changes one rule, so that
+// a test's control can show the failure the rule prevents, or stops a
+// commit at a step no outside fault hits reliably. Production code leaves
+// them zero; tests set them before the calls they cover and reset them
+// after.
+var Seams struct {
+	// Crash is called after each step of a commit ("marker 0", "temp 0",
+	// ..., "prepared", "journal", "committed", "renamed 0", ...,
+	// "installed", "forgotten", "unmarked 0", ...); when it returns true
+	// the commit stops there as if its process had died, leaving
+	// everything in place, and returns ErrCrashed.
+	Crash func(step string) bool
+	// Hook is told of each file or directory that recovery opens ("open")
+	// or syncs ("sync"), and of the moment after its first look at the
+	// other documents' markers, before it removes anything ("cleanup").
+	Hook func(event, name string)
+
+	TrustAnyOwner   bool // no owner check in sticky directories
+	StrictOwner     bool // the owner of every transaction file must be the document's
+	NoConflictCheck bool // install the new content whatever replaced the document
+	OldCleanup      bool // keep the journal if another marker names it, then remove ours (no second look)
+}
+
+// ErrCrashed is returned by a commit that Seams.Crash stopped.
+var ErrCrashed = errors.New("commit abandoned at a simulated crash")
+
+func hook(event, name string) {
+	if Seams.Hook != nil {
+		Seams.Hook(event, name)
+	}
+}
+
+func crashAt(step string, i ...int) bool {
+	if Seams.Crash == nil {
+		return false
+	}
+	for _, n := range i {
+		step += fmt.Sprintf(" %d", n)
+	}
+	return Seams.Crash(step)
+}
