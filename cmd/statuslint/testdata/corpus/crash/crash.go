@@ -2,6 +2,10 @@
 // statuslint over (with the standard library and golang.org/x/tools): real
 // code with the shapes that once made it crash, such as a parameter
 // reassigned from a helper of itself (go-cty, the gitea SDK, go-billy).
+//
+// The step analyses every package of these modules, not only those imported
+// here, so go.sum holds the sums of their dependencies too: update it with
+// go get <module>/...@<version>, not go mod tidy (which drops them).
 package crash
 
 import (
@@ -13,5 +17,6 @@ import (
 	_ "github.com/spf13/afero"
 	_ "github.com/spf13/viper"
 	_ "github.com/zclconf/go-cty/cty"
+	_ "github.com/zclconf/go-cty/cty/msgpack"
 	_ "golang.org/x/tools/go/analysis"
 )
