@@ -26,7 +26,8 @@ func modify(data []byte) []byte {
 	return out
 }
 
-// gofrs/flock on a sibling lock file.
+// gofrs/flock on a sibling lock file, the new content renamed onto the
+// document.
 func withFlock(p string) error {
 	l := flock.New(p + ".lock")
 	if err := l.Lock(); err != nil {
@@ -37,7 +38,55 @@ func withFlock(p string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(p+".tmp", modify(data), 0o644)
+	if err := os.WriteFile(p+".tmp", modify(data), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(p+".tmp", p)
+}
+
+// The control: the same without the lock.
+func renameWithoutLock(p string) error {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(p+".tmp", modify(data), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(p+".tmp", p) // want `read-modify-write of p without a lock`
+}
+
+// A try-lock that may fail to lock protects only on the path where it
+// succeeded.
+func withTryLock(p string) error {
+	l := flock.New(p + ".lock")
+	ok, err := l.TryLock()
+	if err != nil || !ok {
+		return err
+	}
+	defer l.Unlock()
+	var d doc
+	data, _ := os.ReadFile(p)
+	_ = json.Unmarshal(data, &d)
+	d.Runs++
+	out, _ := json.Marshal(d)
+	return os.WriteFile(p, out, 0o644)
+}
+
+// NOT SEEN: a lock is not tied to the file it guards, so a lock on an
+// unrelated file counts as well (a documented false negative).
+func lockOnAnotherFile(p string) error {
+	l := flock.New("/tmp/unrelated.lock")
+	if err := l.Lock(); err != nil {
+		return err
+	}
+	defer l.Unlock()
+	var d doc
+	data, _ := os.ReadFile(p)
+	_ = json.Unmarshal(data, &d)
+	d.Runs++
+	out, _ := json.Marshal(d)
+	return os.WriteFile(p, out, 0o644)
 }
 
 func withFlockSameFile(p string) error {
