@@ -132,6 +132,38 @@
 //     is not reported.
 //   - A finding names the variable the path is made of (workspaceDir),
 //     not the file.
+//   - A parser that builds its result from scanned text, rather than
+//     filling memory it is given, is taken for a raw read, and a rewrite of
+//     raw text is not reported (lazygit's six edits of git-rebase-todo
+//     through todo.Parse and todo.Write are missed).
+//   - In a loop, a variable made in each iteration is one key: a write in a
+//     later iteration can be taken for the write-back of an earlier read,
+//     and the finding then names that write (lazygit's loadUserConfig:
+//     reported at the os.Create of a missing file, while its real
+//     read-modify-write is the migration's write further down).
+//   - An in-place write is reported for any truncating write of a .json
+//     path, whether or not anything reads it meanwhile.
+//
+// Every report on whole real repositories, classified (docs/BENCHMARKS.md
+// has the commits and the commands):
+//
+//   - kubectx, 7 read-modify-writes: real (the kubeconfig parsed, changed
+//     and saved through the same handles, no lock; kubectl's own writers
+//     take config.lock, kubectx does not).
+//   - dappco.re/go, 1: real (ErrorPanic.appendReport: the crash-report
+//     JSON, read, appended to and rewritten under an in-process mutex only).
+//   - The agent services on that framework, 9: real (ReadStatusResult,
+//     change, writeStatusResult or WriteStatus).
+//   - helm, 1 read-modify-write: real (repo remove, repositories.yaml; repo
+//     add, under a gofrs/flock try-lock, is not reported). 2 in place:
+//     values.schema.json written into a chart directory being created:
+//     true to the rule, no hazard in practice.
+//   - exercism/cli, 1 in place: .exercism/metadata.json written once on
+//     download: true to the rule, no hazard in practice.
+//   - cobra-cli: nothing reported, nothing to report.
+//   - lazygit (pkg/utils, pkg/config), 1 read-modify-write: real, at the
+//     wrong line (above); 1 in place: the pull-request cache saved from
+//     goroutines in a test: real.
 //
 // Test data of package limits, and of the corpus module's locks package,
 // pins each of these.
