@@ -1,12 +1,13 @@
 # Every target works on a fresh checkout. `make test` is what CI runs (.ci/run).
 GO      ?= go
 # Nested modules (e.g. status/etcdstore) are not reached by a root `go test ./...`.
-NESTED  := $(patsubst %/go.mod,%,$(shell find . -mindepth 2 -name go.mod -not -path './.git/*' | sort))
+# Modules under testdata are test inputs (statuslint's corpus), not ours to vet.
+NESTED  := $(patsubst %/go.mod,%,$(shell find . -mindepth 2 -name go.mod -not -path './.git/*' -not -path '*/testdata/*' | sort))
 GOFILES  = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 
-.PHONY: test deps fmt-check tidy-check vet lint cross python unit bench bench-peers fuzz demo soak powerloss
+.PHONY: test deps fmt-check tidy-check vet lint crash cross python unit bench bench-peers fuzz demo soak powerloss
 
-test: deps fmt-check tidy-check vet lint cross python unit
+test: deps fmt-check tidy-check vet lint crash cross python unit
 
 # The cross-language tests run python3 from PATH. The Python package's own
 # steps run the system's python3 (Debian's, where setuptools, wheel and mypy
@@ -80,13 +81,37 @@ vet:
 	$(GO) vet ./...
 	@for m in $(NESTED); do echo "vet $$m"; (cd $$m && $(GO) vet ./...) || exit 1; done
 
-# Our own analyzer over our own non-test code: no bare read-modify-write or
-# in-place write of JSON state files outside status.Mutate / fs.WriteAtomic.
-# (Tests hold deliberate controls of the unsafe patterns, hence -test=false.)
+# Our own analyzer over our own code: no bare read-modify-write or in-place
+# write of JSON state files outside status.Mutate / fs.WriteAtomic. (Tests
+# hold deliberate controls of the unsafe patterns, which run concurrently,
+# hence -test=false.)
 lint:
 	@echo "lint: statuslint over the module's own code"
 	$(GO) build -o $(CURDIR)/.bin/statuslint ./cmd/statuslint
 	$(CURDIR)/.bin/statuslint -test=false ./...
+
+# statuslint must not crash on any package that type-checks. It runs over
+# the standard library (-std: its bodies too), golang.org/x/tools and real
+# modules with the shapes that once crashed it, all dependencies of the test
+# module cmd/statuslint/testdata/corpus (the go command downloads them).
+# Findings are expected there; a panic, an internal error or a package that
+# fails to load fails the step. In two runs, to bound the memory a run takes.
+CRASH_MODULES = golang.org/x/tools/... code.gitea.io/sdk/gitea/... github.com/go-git/go-billy/v5/... \
+	github.com/zclconf/go-cty/... github.com/spf13/afero/... github.com/spf13/viper/... \
+	github.com/gofrs/flock/... github.com/knadh/koanf/... github.com/rogpeppe/go-internal/... \
+	statuslint.test/corpus/...
+crash:
+	@echo "crash: statuslint over the standard library and real modules (the first time, the go command downloads them); fails on a panic or a package that does not load"
+	$(GO) build -o $(CURDIR)/.bin/statuslint ./cmd/statuslint
+	@cd cmd/statuslint/testdata/corpus && for set in "-std std" "$(CRASH_MODULES)"; do \
+		start=$$(date +%s); \
+		$(CURDIR)/.bin/statuslint -test=false $$set > $(CURDIR)/.bin/crash.out 2>&1; code=$$?; \
+		n=$$(grep -c 'read-modify-write\|not atomic' $(CURDIR)/.bin/crash.out); \
+		echo "crash corpus $${set%% *}...: exit $$code, $$n findings, $$(( $$(date +%s) - start ))s"; \
+		if [ $$code -ne 0 ] && [ $$code -ne 3 ] || grep -q 'internal error\|^panic\|fatal error' $(CURDIR)/.bin/crash.out; then \
+			tail -40 $(CURDIR)/.bin/crash.out; exit 1; \
+		fi; \
+	done
 
 # The agent services also run on macOS (and some tools on Windows): the
 # module's packages are built for both, which catches a build break there.

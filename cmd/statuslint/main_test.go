@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -285,5 +286,96 @@ func TestAsVettool(t *testing.T) {
 
 	if code, out, errOut := run(t, dir, goCmd(t), "vet", "-vettool="+command(t), "./good"); code != 0 || out+errOut != "" {
 		t.Errorf("go vet -vettool=statuslint ./good: exit %d, output %q; want 0 and nothing", code, out+errOut)
+	}
+}
+
+// The policy for _test.go files: writes and read-modify-writes before any
+// goroutine starts are fixture set-up and not reported; after a go
+// statement, or in a function a go statement starts, they are. The control
+// is the same code in a file that is not a test, where everything is
+// reported.
+const fixtureSource = `package fixture
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+)
+
+func Setup(dir string) {
+	p := filepath.Join(dir, "status.json")
+	os.WriteFile(p, []byte("{}"), 0o644)
+	data, _ := os.ReadFile(p)
+	var m map[string]any
+	json.Unmarshal(data, &m)
+	m["runs"] = 1
+	out, _ := json.Marshal(m)
+	os.WriteFile(p, out, 0o644)
+}
+`
+
+const fixtureTestSource = `package fixture
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestSetup(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "status.json")
+	os.WriteFile(p, []byte("{}"), 0o644)
+	data, _ := os.ReadFile(p)
+	var m map[string]any
+	json.Unmarshal(data, &m)
+	m["runs"] = 1
+	out, _ := json.Marshal(m)
+	os.WriteFile(p, out, 0o644)
+}
+
+func TestConcurrent(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "status.json")
+	done := make(chan bool)
+	go func() {
+		os.WriteFile(p, []byte("{}"), 0o644)
+		done <- true
+	}()
+	os.WriteFile(p, []byte("{}"), 0o644)
+	<-done
+}
+`
+
+func TestTestFilePolicy(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod":          "module example.com/fixture\n\ngo 1.25\n",
+		"fixture.go":      fixtureSource,
+		"fixture_test.go": fixtureTestSource,
+	}
+	for f, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, out := run(t, dir, command(t), "./...")
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if i := strings.Index(l, ": "); i > 0 {
+			got = append(got, filepath.Base(l[:i])+": "+strings.SplitN(l[i+2:], " ", 2)[0])
+		}
+	}
+	slices.Sort(got)
+	got = slices.Compact(got)
+	want := []string{
+		// the control: in a file that is not a test, both writes and the
+		// read-modify-write are reported
+		"fixture.go:11:2: not", "fixture.go:17:2: not", "fixture.go:17:2: read-modify-write",
+		// in the test file, only the writes made while a goroutine may run
+		"fixture_test.go:25:3: not", "fixture_test.go:28:2: not",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("statuslint ./... reported\n%s\nwant\n%s\n(output:\n%s)", strings.Join(got, "\n"), strings.Join(want, "\n"), out)
 	}
 }

@@ -202,7 +202,7 @@ var apiDirs = map[string]string{
 // the guide names when it shows code as the services write it today.
 var framework = []string{
 	"core.Result", "core.Ok", "core.Fs", "core.JSONUnmarshalString", "core.JSONMarshalString",
-	"core.Path", "core.SetDefault", "core.Info", "fs.Exists", "fs.Read",
+	"core.Path", "core.JoinPath", "core.E", "core.Concat", "core.SetDefault", "core.Info", "fs.Exists", "fs.Read",
 }
 
 var (

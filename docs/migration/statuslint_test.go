@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentstate/core/cmd/statuslint/statuslint"
-	"github.com/agentstate/core/cmd/statuslint/statuslint/linttest"
+	"github.com/agentstate/core/internal/linttest"
 )
 
 // TestStatuslintReportsBeforePatterns keeps the guide's promise that

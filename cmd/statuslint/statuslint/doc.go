@@ -19,103 +19,154 @@
 // read followed by the write of a fresh document is reported too, since the
 // state it was based on may have changed in between. Use status.Mutate.
 //
-// 2. An in-place whole-file write of a JSON file: os.WriteFile or
-// ioutil.WriteFile, os.Create, or os.OpenFile with O_TRUNC, of a path whose
-// last component is a constant ending in ".json" (a constant, a string
-// literal, "…" + ".json", a join — filepath.Join or any function whose name
-// contains Join or Path — ending in "status.json", fmt.Sprintf("%s.json",
-// …), or a path helper that returns one of those). Also a method
-// Write(path string, …) whose first argument is such a path (a method
-// of that name commonly writes in place). The file is truncated, then written: a concurrent
-// reader sees an empty or partial document. Use fs.WriteAtomic.
+// 2. An in-place whole-file write of a JSON file: a truncating write
+// (os.WriteFile, os.Create, os.OpenFile with O_TRUNC, or a helper that
+// makes one, at any depth) of a path whose last component is a constant
+// ending in ".json" (a literal, "…" + ".json", a join of one,
+// fmt.Sprintf("%s.json", …), or a path helper that returns one of those).
+// The file is truncated, then written: a concurrent reader sees an empty
+// or partial document. Use fs.WriteAtomic.
 //
 // # Reads, decodes and writes
 //
-// Reads and writes are recognised by what functions do, not by their names.
+// Reads and writes are recognised by what the code does, never by a
+// function's name. The analysis runs on SSA form (the buildssa pass): each
+// value carries what it may hold (a path, a file handle, a file's content,
+// a decoded document), through assignments, struct fields, package-level
+// variables assigned once, closures, interfaces and calls.
 //
-// A file's content comes from os.ReadFile, ioutil.ReadFile, os.Open and
-// os.OpenFile (for reading), and the functions of this module's package fs
-// that open a file or return its bytes (Open, ReadFile...); status.Load and
-// (*status.Store).Load return a decoded document. Content flows through
-// assignments, conversions (string(data)), struct fields and composite
-// literals (a Result whose Value holds the text), type assertions, append,
-// and the results of any call that nothing else describes (which hold what
-// its arguments hold; errors and booleans hold nothing).
+// The standard library is not analysed (-std analyses it, for the crash
+// test); calls whose bodies are not analysed are modelled, by the identity of
+// the function: the file APIs of the standard library (os.ReadFile,
+// os.Open/OpenFile/Create and the methods of *os.File, os.WriteFile,
+// ioutil.TempFile and os.CreateTemp, os.Rename, io.ReadAll); the decoders
+// of encoding/json, encoding/xml, encoding/gob, the YAML libraries
+// (gopkg.in/yaml.v2/v3, sigs.k8s.io/yaml, go.yaml.in, ghodss, goccy) and
+// TOML (BurntSushi, go-toml), whose bodies decode by reflection; afero
+// (ReadFile, WriteFile, and Open/Create/OpenFile/Rename of afero.Fs),
+// go-billy (util.ReadFile/WriteFile and its Filesystem interfaces); viper
+// (ReadInConfig/MergeInConfig, WriteConfig, SafeWriteConfig, WriteConfigAs,
+// on an instance or the global one); koanf (a file provider read by Load);
+// the file locks (below); and this module's status and fs packages.
+// Everything else, the framework a service is built on included, is
+// analysed from its source: a decode is a call that is given content and
+// fills memory it can reach, a write is a write to a handle opened for
+// writing or a rename onto the path, at any depth.
 //
-// A decode is a call that is given content and a pointer, a map or an
-// empty interface to fill: json.Unmarshal, a Decoder's Decode, a YAML
-// library's Unmarshal, a helper like core.JSONUnmarshalString(s, &st).
-// Arguments to a variadic parameter (fmt.Printf) do not count, and calls
-// named Write…, write…, Encode, Flush, Fprint…, Copy or ReadFrom are
-// writers, not decoders.
-//
-// A write is os.WriteFile, ioutil.WriteFile, fs.WriteAtomic and
-// (*fs.Fs).WriteAtomic (and their From and NoFollow forms), a call named as
-// above on a handle from os.Create or os.OpenFile (for writing), and
-// os.Rename of a file written before (a temp file) to the path.
-//
-// Methods of interfaces have no body to follow: those named ReadFile,
-// WriteFile and WriteAtomic… are known by name (the first string argument is
-// the path); others, and calls through struct fields or local variables of
-// function type, are named with the flags below.
+// A call through an interface does what every implementation in the
+// program does; a call through a function value, what every function it
+// may hold does.
 //
 // # Facts: helpers of any depth, in any package
 //
-// Every function of an analysed package, and every package-level variable
-// of function type initialised with a function or a function literal, gets
-// a fact that says, in terms of its parameters and receiver:
-//
-//   - the path it returns, if it is a path helper
-//     (WorkspaceStatusPath(dir) returns core.Path(dir, "status.json"));
-//   - the content, raw or decoded, of which file it returns in which result
-//     or stores through which pointer parameter (ReadStatusResult(dir)
-//     returns the decoded document of fs.path(WorkspaceStatusPath(dir)));
-//   - which parameter's content it decodes into which result or parameter
-//     (core.JSONUnmarshalString decodes $0 into $1);
-//   - the paths it writes (writeStatusResult writes the same path).
-//
-// A call then does what its callee's fact says, with its own arguments in
-// place of the parameters, in the callee's package and in every package
-// that imports it (go vet passes the facts between packages; the standalone
-// command computes them itself). Within a package, functions learn from
-// each other's facts in rounds, so wrappers of any depth are followed. A
-// function that reads and writes the same file is reported itself and
-// passes neither access on. A variable's fact is that of its initial
-// value, even if tests swap it.
-//
-// The standard library is not analysed: its file APIs are known by name.
+// Every function gets a fact that says, in terms of its parameters,
+// receiver and free variables, the paths it returns, the content (raw or
+// decoded) of which file it returns or stores, which argument it decodes
+// into which, the files it writes or truncates, and the locks it leaves
+// held. Facts are templates of bounded size over the function's inputs;
+// within a package, functions learn from each other's facts in a bounded
+// number of rounds, so recursion and long helper chains end. With go vet
+// the facts of dependencies come from their own vet runs; the standalone
+// command computes them itself.
 //
 // # The same file
 //
 // A read and a write are of the same file when their paths have the same
-// key: the same variable (a local variable assigned once stands for its
-// value), the same constant value, the same package-level variable, or
-// structurally the same expression, in which the call of a path helper
-// stands for the path it returns. ReadStatusResult(dir) and
-// writeStatusResult(dir, st) therefore meet at the same key; reads of one
-// workspace and writes of another do not.
+// key: the same variable (a variable assigned once stands for its value),
+// the same constant, the same package-level variable or field path, or
+// structurally the same expression in which a path helper's call stands
+// for the path it returns. ReadStatusResult(dir) and writeStatusResult(dir,
+// st) therefore meet at WorkspaceStatusPath(dir); reads of one workspace
+// and writes of another do not.
+//
+// # Locks
+//
+// A read and a write are not reported when a file lock is held at both and
+// was not released between them: syscall.Flock, unix.Flock (LOCK_EX or
+// LOCK_SH; LOCK_UN releases), unix.FcntlFlock (F_WRLCK/F_RDLCK; F_UNLCK
+// releases), windows.LockFileEx. Locks are a must-analysis over the
+// control-flow graph: a lock is held where every path to it takes it, so a
+// try-lock counts only on the paths where it succeeded. Wrappers are
+// followed through facts, which is how gofrs/flock (Lock, TryLock,
+// TryLockContext), lockedfile and status.Mutate are seen without a model of
+// their own. A read-modify-write inside the function passed to
+// status.Mutate or Store.Mutate is not reported.
+//
+// # Test files
+//
+// In a _test.go file, an in-place write is reported only when goroutines
+// may run meanwhile (the function runs in a goroutine, or starts one
+// before the write): writing a fixture before any goroutine starts is
+// set-up, not a finding. A read-modify-write is reported in test files as
+// elsewhere; -test=false leaves test files out.
 //
 // # Flags
 //
-// -readers and -writers name functions whose reads or writes static
-// analysis cannot see, as comma-separated pkg.Func, pkg.(*T).Method or
-// pkg.T.Method, or pkg.Interface.Method for a method of an interface; with
-// go vet, pass them after -vettool. A reader returns the decoded document
-// named by its first string argument, or else by its receiver; a writer
-// writes it.
+// -readers and -writers name functions whose reads or writes the analysis
+// cannot see (a document store behind a network client, say), as
+// comma-separated pkg.Func, pkg.(*T).Method or pkg.T.Method, or
+// pkg.Interface.Method for a method of an interface; with go vet, pass
+// them after -vettool. A reader returns the decoded document named by its
+// first string argument, or else by its receiver; a writer writes it.
 //
 // # Not seen, and seen wrongly
 //
-// The read and the write must be connected in one function: a decoded value
-// handed to another goroutine or stored in a global and written back
-// elsewhere is not reported, nor a stale copy assigned inside Mutate's
-// function literal (*s = stale). The same file under two spellings
-// (filepath.Join(ws, "status.json") and ws+"/status.json"), or through two
-// instances of a wrapper (two package-level variables with the same root),
-// is two files. The analyzer does not model locks: a read-modify-write under
-// the caller's own mutex is reported, and so is one through a variable
-// reassigned to another path between the read and the write. Test data of
-// package limits pins each of these.
+// Measured on code nobody on this team wrote (docs/BENCHMARKS.md has the
+// corpus, the commands and the figures):
+//
+//   - A lock is not tied to the file it guards: a lock on any file held
+//     across the read and the write silences the finding.
+//   - The read and the write must meet in one call chain: a document
+//     loaded at start-up into a long-lived struct (an application's
+//     configuration, a cache) and saved by an event handler later is not
+//     reported (lazygit's app state and pull-request cache, k9s's
+//     configuration saved from its views).
+//   - viper's ReadInConfig finds the file by search path and name; a
+//     WriteConfigAs(path) of the same file under a spelled-out path is a
+//     different key (exercism's configure command, through its Persister
+//     interface, is missed).
+//   - The same file under two spellings (filepath.Join(ws, "status.json")
+//     and ws+"/status.json") is two files; a variable reassigned to another
+//     path between the read and the write is taken for one.
+//   - A stale copy assigned inside Mutate's function literal (*s = stale)
+//     is not reported.
+//   - A finding names the variable the path is made of (workspaceDir),
+//     not the file.
+//   - A parser that builds its result from scanned text, rather than
+//     filling memory it is given, is taken for a raw read, and a rewrite of
+//     raw text is not reported (lazygit's six edits of git-rebase-todo
+//     through todo.Parse and todo.Write are missed).
+//   - In a loop, a variable made in each iteration is one key: a write in a
+//     later iteration can be taken for the write-back of an earlier read,
+//     and the finding then names that write (lazygit's loadUserConfig:
+//     reported at the os.Create of a missing file, while its real
+//     read-modify-write is the migration's write further down).
+//   - An in-place write is reported for any truncating write of a .json
+//     path, whether or not anything reads it meanwhile.
+//
+// Every report on whole real repositories, classified (docs/BENCHMARKS.md
+// has the commits and the commands):
+//
+//   - kubectx, 7 read-modify-writes: real (the kubeconfig parsed, changed
+//     and saved through the same handles, no lock; kubectl's own writers
+//     take config.lock, kubectx does not).
+//   - dappco.re/go, 1: real (ErrorPanic.appendReport: the crash-report
+//     JSON, read, appended to and rewritten under an in-process mutex only).
+//   - The agent services on that framework, 9: real (ReadStatusResult,
+//     change, writeStatusResult or WriteStatus).
+//   - helm, 1 read-modify-write: real (repo remove, repositories.yaml; repo
+//     add, under a gofrs/flock try-lock, is not reported). 2 in place:
+//     values.schema.json written into a chart directory being created:
+//     true to the rule, no hazard in practice.
+//   - exercism/cli, 1 in place: .exercism/metadata.json written once on
+//     download: true to the rule, no hazard in practice.
+//   - cobra-cli: nothing reported, nothing to report.
+//   - lazygit (pkg/utils, pkg/config), 1 read-modify-write: real, at the
+//     wrong line (above); 1 in place: the pull-request cache saved from
+//     goroutines in a test: real.
+//
+// Test data of package limits, and of the corpus module's locks package,
+// pins each of these.
 //
 // A finding on a line that carries, or follows a line that carries, a
 // "//statuslint:ignore" comment is not reported.

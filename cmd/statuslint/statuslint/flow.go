@@ -1,449 +1,382 @@
 package statuslint
 
 import (
-	"go/ast"
-	"go/token"
 	"go/types"
 	"slices"
 
-	"golang.org/x/tools/go/types/typeutil"
+	"golang.org/x/tools/go/ssa"
 )
 
-// A srcKind says what a value holds of a file.
-type srcKind uint8
+// An fnState is the analysis of one function: what its values may hold
+// of files (atoms), where they may point (objects), and the file accesses
+// its calls make (events).
+//
+// Memory is modelled per object, without fields: a value reaches what
+// the objects it may point into hold (roots), a store adds to them. Within
+// a function the analysis does not follow the order of instructions (a
+// value holds what any store gives its objects); the order matters only
+// between events (check.go).
+type fnState struct {
+	c       *checker
+	fn      *ssa.Function
+	index   map[ssa.Value]int // parameters and free variables
+	nparams int               // parameters (the receiver first)
+	mem     map[object]atoms
+	points  map[object][]object // objects whose address or reference an object holds
+	rootsOf map[ssa.Value][]object
+	terms   map[ssa.Value]string
+	busy    map[ssa.Value]bool
+	depth   int
+	changed bool
+	union   bool // applying the facts of every implementation of an interface method
 
-const (
-	content srcKind = iota + 1 // bytes or text read from the file, or a handle open for reading
-	decoded                    // a value decoded from the file's content
-	writer                     // a handle open for writing the file
-)
-
-// A src is a file a value comes from (or, for writer, goes to).
-type src struct {
-	kind srcKind
-	key  string    // the file's path, as a key
-	desc string    // the path as written, for messages
-	pos  token.Pos // where the file was read or opened
+	events  []event
+	readAt  map[string]ssa.CallInstruction // where each file's content was first read
+	fills   map[int]bool
+	renamed map[string]bool   // temp files renamed over another file
+	descs   map[string]string // how a key is written in the source
 }
 
-// An access is a decoded read of, or a write to, a path.
-type access struct {
-	key  string
-	desc string
-	pos  token.Pos // read: where the file was read; write: the writing call
-	end  token.Pos // write: the end of the writing call (its arguments run before it)
-}
-
-// A unit is the data flow of one function body (function literals inside
-// it included). Values are tracked per variable, without regard to order
-// (a variable holds whatever any of its assignments gives it); reads and
-// writes are ordered by their position in the source.
-type unit struct {
-	*checker
-	info    *types.Info
-	fn      *function
-	params  map[*types.Var]int // parameters (receiver: recvIndex)
-	assigns map[*types.Var]int // how often each variable is assigned
-	defs    map[*types.Var]def // the value of a variable assigned once
-	taint   map[*types.Var][]src
-
-	exempt      []*ast.FuncLit // function literals run under status.Mutate's lock
-	calls       []*ast.CallExpr
-	assignments []assignment // assignments and declarations
-	ranges      []*ast.RangeStmt
-	returns     []*ast.ReturnStmt
-
-	memo map[*ast.CallExpr]*effect
-
-	results    [][]src  // what each result may hold
-	resultKeys []string // the key of result 0 in each return statement
-	reads      []access
-	writes     []access
-	renamed    []string // temp files renamed over the file written
-}
-
-// An assignment is lhs = rhs (or var lhs = rhs).
-type assignment struct{ lhs, rhs []ast.Expr }
-
-// def is the value of a variable assigned exactly once: expr, or result
-// index of the multi-value call expr.
-type def struct {
-	expr  ast.Expr
+// An object is something values point into: an allocation, a variable, a
+// parameter, a call result (Index: which).
+type object struct {
+	v     ssa.Value
 	index int
 }
 
-func newUnit(c *checker, f *function) *unit {
-	u := &unit{
-		checker: c,
-		info:    c.pass.TypesInfo,
-		fn:      f,
-		params:  make(map[*types.Var]int),
-		assigns: make(map[*types.Var]int),
-		defs:    make(map[*types.Var]def),
-		taint:   make(map[*types.Var][]src),
+// maxPasses bounds the passes over a function's instructions.
+const maxPasses = 8
+
+func newFnState(c *checker, fn *ssa.Function) *fnState {
+	s := &fnState{
+		c:       c,
+		fn:      fn,
+		index:   make(map[ssa.Value]int),
+		mem:     make(map[object]atoms),
+		points:  make(map[object][]object),
+		rootsOf: make(map[ssa.Value][]object),
+		terms:   make(map[ssa.Value]string),
+		busy:    make(map[ssa.Value]bool),
+		readAt:  make(map[string]ssa.CallInstruction),
+		fills:   make(map[int]bool),
+		renamed: make(map[string]bool),
+		descs:   make(map[string]string),
 	}
-	if f.sig != nil {
-		if r := f.sig.Recv(); r != nil {
-			u.params[r] = recvIndex
-		}
-		for i := range f.sig.Params().Len() {
-			u.params[f.sig.Params().At(i)] = i
-		}
+	for i, p := range fn.Params {
+		s.index[p] = i
+		s.mem[object{v: p}] = atoms{{Kind: aParam, Param: i}}
 	}
-	return u
+	s.nparams = len(fn.Params)
+	for i, fv := range fn.FreeVars {
+		s.index[fv] = s.nparams + i
+		s.mem[object{v: fv}] = atoms{{Kind: aParam, Param: s.nparams + i}}
+	}
+	return s
 }
 
-// run computes the function's data flow, then its reads and writes.
-func (u *unit) run() {
-	u.seed()
-	u.collect()
-	for range 10 {
-		u.memo = make(map[*ast.CallExpr]*effect)
-		if !u.propagate() {
-			break
-		}
-	}
-	u.memo = make(map[*ast.CallExpr]*effect)
-	u.returned()
-	u.events()
-}
-
-// seed gives each parameter that can carry content (text, bytes, a
-// reader) a label, so that a decoder of a parameter is seen as one.
-func (u *unit) seed() {
-	for v, i := range u.params {
-		if i != recvIndex && contentType(v.Type()) {
-			u.taint[v] = []src{{kind: content, key: labelKey(i)}}
-		}
-	}
-}
-
-// collect records assignments, calls, returns and the function literals
-// passed to Mutate.
-func (u *unit) collect() {
-	depth := 0 // function literals nested in the body
-	var stack []ast.Node
-	ast.Inspect(u.fn.body, func(n ast.Node) bool {
-		if n == nil {
-			if _, ok := stack[len(stack)-1].(*ast.FuncLit); ok {
-				depth--
-			}
-			stack = stack[:len(stack)-1]
-			return true
-		}
-		stack = append(stack, n)
-		switch n := n.(type) {
-		case *ast.FuncLit:
-			depth++
-		case *ast.AssignStmt:
-			// x += y changes x but is no definition of it
-			u.define(n.Lhs, n.Rhs, n.Tok == token.DEFINE || n.Tok == token.ASSIGN)
-		case *ast.ValueSpec:
-			lhs := make([]ast.Expr, len(n.Names))
-			for i, id := range n.Names {
-				lhs[i] = id
-			}
-			u.define(lhs, n.Values, true)
-		case *ast.RangeStmt:
-			u.ranges = append(u.ranges, n)
-			u.bump(n.Key, 2)
-			u.bump(n.Value, 2)
-		case *ast.IncDecStmt:
-			u.bump(n.X, 1)
-		case *ast.UnaryExpr:
-			if n.Op == token.AND { // &v: may be assigned through the pointer
-				u.bump(n.X, 2)
-			}
-		case *ast.ReturnStmt:
-			if depth == 0 {
-				u.returns = append(u.returns, n)
-			}
-		case *ast.CallExpr:
-			u.calls = append(u.calls, n)
-			if u.isMutate(n) {
-				for _, a := range n.Args {
-					if lit, ok := unparen(a).(*ast.FuncLit); ok {
-						u.exempt = append(u.exempt, lit)
-					}
-				}
+// run makes passes over the function's instructions until what values
+// hold stops growing. The events are those of the last pass.
+func (s *fnState) run() {
+	for range maxPasses {
+		s.changed = false
+		s.events = s.events[:0]
+		for _, b := range s.fn.Blocks {
+			for _, instr := range b.Instrs {
+				s.step(instr)
 			}
 		}
-		return true
-	})
-}
-
-// define records an assignment lhs = rhs; if it is a definition, each
-// variable assigned stands for its value until it is assigned again.
-func (u *unit) define(lhs, rhs []ast.Expr, isDef bool) {
-	u.assignments = append(u.assignments, assignment{lhs, rhs})
-	for i, l := range lhs {
-		u.bump(l, 1)
-		v := u.localVar(l)
-		switch {
-		case v == nil || !isDef:
-		case len(lhs) == len(rhs):
-			u.defs[v] = def{rhs[i], 0}
-		case len(rhs) == 1:
-			u.defs[v] = def{rhs[0], i}
-		}
-	}
-}
-
-// localVar returns the variable (local, parameter or package-level) that
-// an identifier denotes.
-func (u *unit) localVar(e ast.Expr) *types.Var {
-	id, ok := unparen(e).(*ast.Ident)
-	if !ok || id.Name == "_" {
-		return nil
-	}
-	v, _ := u.info.ObjectOf(id).(*types.Var)
-	if v == nil || v.IsField() || v.Pkg() == nil {
-		return nil
-	}
-	return v
-}
-
-func (u *unit) bump(e ast.Expr, n int) {
-	if v := u.localVar(e); v != nil {
-		u.assigns[v] += n
-	}
-}
-
-// def returns the value of a local variable assigned exactly once.
-func (u *unit) def(v *types.Var) (def, bool) {
-	if u.assigns[v] != 1 || isPackageLevel(v) {
-		return def{}, false
-	}
-	d, ok := u.defs[v]
-	return d, ok
-}
-
-// propagate makes one pass over the assignments and calls and reports
-// whether any variable learnt something.
-func (u *unit) propagate() bool {
-	changed := false
-	flow := func(lhs ast.Expr, srcs []src) {
-		if v := u.root(lhs); v != nil && u.add(v, srcs) {
-			changed = true
-		}
-	}
-	for _, a := range u.assignments {
-		u.assign(a.lhs, a.rhs, flow)
-	}
-	for _, r := range u.ranges {
-		t := u.taintOf(r.X)
-		if r.Key != nil {
-			flow(r.Key, t)
-		}
-		if r.Value != nil {
-			flow(r.Value, t)
-		}
-	}
-	for _, call := range u.calls {
-		for _, o := range u.effects(call).outs {
-			flow(o.arg, o.srcs)
-		}
-	}
-	return changed
-}
-
-func (u *unit) assign(lhs, rhs []ast.Expr, flow func(ast.Expr, []src)) {
-	switch {
-	case len(lhs) == len(rhs):
-		for i := range lhs {
-			flow(lhs[i], u.taintOf(rhs[i]))
-		}
-	case len(rhs) == 1:
-		if call, ok := unparen(rhs[0]).(*ast.CallExpr); ok {
-			res := u.effects(call).results
-			for i := range lhs {
-				if i < len(res) {
-					flow(lhs[i], res[i])
-				}
-			}
+		if !s.changed {
 			return
 		}
-		// v, ok := x.(T) / m[k] / <-ch
-		flow(lhs[0], u.taintOf(rhs[0]))
 	}
 }
 
-// root returns the variable that an assignment to e changes: x for x,
-// x.f, x[i], *x and &x.
-func (u *unit) root(e ast.Expr) *types.Var {
-	for {
-		switch x := unparen(e).(type) {
-		case *ast.Ident:
-			return u.localVar(x)
-		case *ast.SelectorExpr:
-			if _, ok := u.info.Selections[x]; !ok {
-				return u.localVar(x.Sel) // a qualified package-level variable
+func (s *fnState) step(instr ssa.Instruction) {
+	switch instr := instr.(type) {
+	case *ssa.Store:
+		s.link(instr.Addr, instr.Val)
+		s.store(instr.Addr, s.atomsOf(instr.Val))
+	case *ssa.MapUpdate:
+		s.store(instr.Map, union(s.atomsOf(instr.Key), s.atomsOf(instr.Value)))
+	case *ssa.Send:
+		s.store(instr.Chan, s.atomsOf(instr.X))
+	case ssa.CallInstruction:
+		s.call(instr)
+	}
+}
+
+// store adds as to the objects that addr points into, and to the objects
+// that those hold references to (a decoder given &m fills the map m).
+func (s *fnState) store(addr ssa.Value, as atoms) {
+	if len(as) == 0 {
+		return
+	}
+	seen := make(map[object]bool)
+	var visit func(o object, depth int)
+	visit = func(o object, depth int) {
+		if seen[o] || depth > 4 {
+			return
+		}
+		seen[o] = true
+		s.addTo(o, as)
+		for _, p := range s.points[o] {
+			visit(p, depth+1)
+		}
+	}
+	for _, o := range s.roots(addr) {
+		visit(o, 0)
+	}
+}
+
+// link records that the objects addr points into hold a reference to
+// val's objects, when val is a reference (a pointer, map, slice...).
+func (s *fnState) link(addr, val ssa.Value) {
+	if !reference(val.Type()) {
+		return
+	}
+	if _, ok := val.Type().Underlying().(*types.Struct); ok {
+		return
+	}
+	targets := s.roots(val)
+	for _, o := range s.roots(addr) {
+		for _, t := range targets {
+			if t != o && !slices.Contains(s.points[o], t) && len(s.points[o]) < maxAtoms {
+				s.points[o] = append(s.points[o], t)
+				s.changed = true
 			}
-			e = x.X
-		case *ast.IndexExpr:
-			e = x.X
-		case *ast.StarExpr:
-			e = x.X
-		case *ast.UnaryExpr:
-			if x.Op != token.AND {
-				return nil
+		}
+	}
+}
+
+func (s *fnState) addTo(o object, as atoms) {
+	if g, ok := o.v.(*ssa.Global); ok {
+		if g.Pkg != s.c.pkg {
+			return // another package's variable: its fact is fixed
+		}
+		set := s.c.globals[g]
+		if set.add(as...) {
+			s.c.globals[g] = set
+			s.changed = true
+			s.c.changed = true
+		}
+		return
+	}
+	set := s.mem[o]
+	if set.add(as...) {
+		s.mem[o] = set
+		s.changed = true
+	}
+}
+
+// setResult adds as to result i of a call.
+func (s *fnState) setResult(instr ssa.CallInstruction, i int, as atoms) {
+	if call, ok := instr.(*ssa.Call); ok && len(as) > 0 {
+		if i < resultCount(call) && !noContent(resultType(call, i)) {
+			s.addTo(object{v: call, index: i}, s.c.fitting(as, resultType(call, i)))
+		}
+	}
+}
+
+func resultCount(call *ssa.Call) int {
+	if t, ok := call.Type().(*types.Tuple); ok {
+		return t.Len()
+	}
+	if call.Type() == nil {
+		return 0
+	}
+	return 1
+}
+
+func resultType(call *ssa.Call, i int) types.Type {
+	if t, ok := call.Type().(*types.Tuple); ok {
+		return t.At(i).Type()
+	}
+	return call.Type()
+}
+
+// fitting drops the handles from as when a value of type t cannot hold
+// one (a []string of paths computed from a struct that holds a handle).
+func (c *checker) fitting(as atoms, t types.Type) atoms {
+	if !as.has(aHandle) && !as.has(aParam) || holdsHandle(t, make(map[types.Type]bool)) {
+		return as
+	}
+	return c.withoutHandles(as)
+}
+
+// withoutHandles turns the handles in as into their content (a value
+// computed from a handle holds what was read from it) and marks its
+// parameters as bringing no handle.
+func (c *checker) withoutHandles(as atoms) atoms {
+	var out atoms
+	for _, a := range as {
+		switch a.Kind {
+		case aHandle:
+			if !c.readable(a.Flag) {
+				continue
 			}
-			e = x.X
-		default:
+			a = atom{Kind: aContent, Key: a.Key}
+		case aParam:
+			a.NoHandle = true
+		}
+		out.add(a)
+	}
+	return out
+}
+
+// noContent reports whether a value of type t cannot carry a file's
+// content, a handle or a function: errors and booleans.
+func noContent(t types.Type) bool {
+	if t == nil {
+		return true
+	}
+	if isError(t) {
+		return true
+	}
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&types.IsBoolean != 0
+}
+
+// atomsOf returns what v may hold.
+func (s *fnState) atomsOf(v ssa.Value) atoms {
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case *ssa.Function:
+		return atoms{{Kind: aFunc, Key: s.c.funcKeyOf(v)}}
+	case *ssa.MakeClosure:
+		fn, _ := v.Fn.(*ssa.Function)
+		if fn == nil {
 			return nil
 		}
+		return atoms{{Kind: aFunc, Key: s.c.funcKeyOf(fn)}}
+	case *ssa.Const:
+		return nil
 	}
+	if noContent(v.Type()) {
+		return nil
+	}
+	var out atoms
+	for _, o := range s.roots(v) {
+		out.add(s.memOf(o)...)
+	}
+	return s.c.fitting(out, v.Type())
 }
 
-func (u *unit) add(v *types.Var, srcs []src) bool {
-	changed := false
-	for _, s := range srcs {
-		if !slices.ContainsFunc(u.taint[v], s.same) {
-			u.taint[v] = append(u.taint[v], s)
-			changed = true
+// memOf returns what an object holds.
+func (s *fnState) memOf(o object) atoms {
+	g, ok := o.v.(*ssa.Global)
+	if !ok {
+		return s.mem[o]
+	}
+	if g.Pkg == s.c.pkg {
+		return s.c.globals[g]
+	}
+	obj, ok := g.Object().(*types.Var)
+	if !ok {
+		return nil
+	}
+	var f varFact
+	if !s.c.pass.ImportObjectFact(obj, &f) {
+		return nil
+	}
+	out := append(atoms(nil), f.Atoms...)
+	if f.Call != nil {
+		out.add(atom{Kind: aFunc, Key: varKeyPrefix + g.Pkg.Pkg.Path() + keySep + g.Name()})
+	}
+	return out
+}
+
+// roots returns the objects that v may point into (or, for a value that is
+// no pointer, the objects whose content it was computed from).
+func (s *fnState) roots(v ssa.Value) []object {
+	if r, ok := s.rootsOf[v]; ok {
+		return r
+	}
+	s.rootsOf[v] = nil // a cycle through phis adds nothing
+	var r []object
+	switch v := v.(type) {
+	case *ssa.Extract:
+		if call, ok := v.Tuple.(*ssa.Call); ok {
+			r = []object{{v: call, index: v.Index}}
+		} else {
+			r = s.operandRoots(v.Tuple)
 		}
+	case *ssa.FieldAddr:
+		r = s.roots(v.X)
+	case *ssa.IndexAddr:
+		r = s.roots(v.X)
+	case *ssa.Field:
+		r = s.roots(v.X)
+	case *ssa.Index:
+		r = s.roots(v.X)
+	case *ssa.Lookup:
+		r = s.roots(v.X)
+	case *ssa.Slice:
+		r = s.roots(v.X)
+	case *ssa.Convert:
+		r = s.roots(v.X)
+	case *ssa.ChangeType:
+		r = s.roots(v.X)
+	case *ssa.MakeInterface:
+		r = s.roots(v.X)
+	case *ssa.ChangeInterface:
+		r = s.roots(v.X)
+	case *ssa.TypeAssert:
+		r = s.roots(v.X)
+	case *ssa.SliceToArrayPointer:
+		r = s.roots(v.X)
+	case *ssa.MultiConvert:
+		r = s.roots(v.X)
+	case *ssa.UnOp:
+		r = s.roots(v.X)
+	case *ssa.Range:
+		r = s.roots(v.X)
+	case *ssa.Next:
+		r = s.roots(v.Iter)
+	case *ssa.BinOp:
+		r = append(append(r, s.roots(v.X)...), s.roots(v.Y)...)
+	case *ssa.Phi:
+		for _, e := range v.Edges {
+			r = append(r, s.roots(e)...)
+		}
+		r = dedupObjects(r)
+	default:
+		r = []object{{v: v}}
 	}
-	return changed
+	s.rootsOf[v] = r
+	return r
 }
 
-func (s src) same(t src) bool { return s.kind == t.kind && s.key == t.key && s.pos == t.pos }
-
-func union(a []src, more ...[]src) []src {
-	out := slices.Clone(a)
-	for _, m := range more {
-		for _, s := range m {
-			if !slices.ContainsFunc(out, s.same) {
-				out = append(out, s)
+func (s *fnState) operandRoots(v ssa.Value) []object {
+	if instr, ok := v.(ssa.Instruction); ok {
+		var r []object
+		for _, op := range instr.Operands(nil) {
+			if op != nil && *op != nil {
+				r = append(r, s.roots(*op)...)
 			}
+		}
+		return dedupObjects(r)
+	}
+	return []object{{v: v}}
+}
+
+func dedupObjects(r []object) []object {
+	seen := make(map[object]bool, len(r))
+	out := r[:0]
+	for _, o := range r {
+		if !seen[o] {
+			seen[o] = true
+			out = append(out, o)
 		}
 	}
 	return out
 }
 
-// taintOf returns what the value of e may hold of files.
-func (u *unit) taintOf(e ast.Expr) []src {
-	if t := u.info.TypeOf(e); t != nil && (isError(t) || isBool(t)) {
+// paramAtoms returns what the caller gave parameter i, for a call whose
+// arguments are args (nil where unknown).
+func (s *fnState) argAtoms(args []ssa.Value, i int) atoms {
+	if i < 0 || i >= len(args) || args[i] == nil {
 		return nil
 	}
-	switch e := unparen(e).(type) {
-	case *ast.Ident:
-		if v := u.localVar(e); v != nil {
-			return u.taint[v]
-		}
-	case *ast.SelectorExpr:
-		if _, ok := u.info.Selections[e]; !ok {
-			if v := u.localVar(e.Sel); v != nil {
-				return u.taint[v]
-			}
-			return nil
-		}
-		return u.taintOf(e.X)
-	case *ast.IndexExpr:
-		return u.taintOf(e.X)
-	case *ast.SliceExpr:
-		return u.taintOf(e.X)
-	case *ast.StarExpr:
-		return u.taintOf(e.X)
-	case *ast.UnaryExpr:
-		return u.taintOf(e.X)
-	case *ast.TypeAssertExpr:
-		return u.taintOf(e.X)
-	case *ast.BinaryExpr:
-		if e.Op == token.ADD {
-			return union(u.taintOf(e.X), u.taintOf(e.Y))
-		}
-	case *ast.CompositeLit:
-		var out []src
-		for _, el := range e.Elts {
-			if kv, ok := el.(*ast.KeyValueExpr); ok {
-				el = kv.Value
-			}
-			out = union(out, u.taintOf(el))
-		}
-		return out
-	case *ast.CallExpr:
-		if res := u.effects(e).results; len(res) > 0 {
-			return res[0]
-		}
-	}
-	return nil
-}
-
-// returned records what the function's results may hold, and the key of
-// result 0 in each return statement (for path helpers).
-func (u *unit) returned() {
-	if u.fn.sig == nil {
-		return
-	}
-	res := u.fn.sig.Results()
-	u.results = make([][]src, res.Len())
-	for _, r := range u.returns {
-		switch {
-		case len(r.Results) == 0: // bare return of named results
-			for i := range res.Len() {
-				u.results[i] = union(u.results[i], u.taint[res.At(i)])
-			}
-			u.resultKeys = append(u.resultKeys, "")
-		case len(r.Results) == res.Len():
-			for i, e := range r.Results {
-				u.results[i] = union(u.results[i], u.taintOf(e))
-			}
-			u.resultKeys = append(u.resultKeys, u.key(r.Results[0], 0))
-		case len(r.Results) == 1:
-			if call, ok := unparen(r.Results[0]).(*ast.CallExpr); ok {
-				for i, s := range u.effects(call).results {
-					if i < len(u.results) {
-						u.results[i] = union(u.results[i], s)
-					}
-				}
-			}
-			u.resultKeys = append(u.resultKeys, "")
-		}
-	}
-}
-
-// events records, in source order, the decoded reads and the writes
-// outside function literals run by Mutate.
-func (u *unit) events() {
-	for _, call := range u.calls {
-		if u.inExempt(call) {
-			continue
-		}
-		e := u.effects(call)
-		u.reads = append(u.reads, e.reads...)
-		u.writes = append(u.writes, e.writes...)
-		if e.rename && len(call.Args) == 2 && u.renamesWritten(call.Args[0]) {
-			u.writes = append(u.writes, u.write(call.Args[1], call))
-			u.renamed = append(u.renamed, u.key(call.Args[0], 0))
-		}
-	}
-}
-
-// renamesWritten reports whether from is a file this function wrote (a
-// temp file renamed over the destination: a hand-made atomic write).
-func (u *unit) renamesWritten(from ast.Expr) bool {
-	k := u.key(from, 0)
-	if slices.ContainsFunc(u.writes, func(w access) bool { return w.key == k }) {
-		return true
-	}
-	return slices.ContainsFunc(u.taintOf(from), func(s src) bool { return s.kind == writer })
-}
-
-func (u *unit) inExempt(n ast.Node) bool {
-	for _, e := range u.exempt {
-		if e.Pos() <= n.Pos() && n.End() <= e.End() {
-			return true
-		}
-	}
-	return false
-}
-
-func (u *unit) isMutate(call *ast.CallExpr) bool {
-	fn := u.callee(call)
-	return fn != nil && fn.Name() == "Mutate" && pkgPath(fn) == statusPkg
-}
-
-func (u *unit) callee(call *ast.CallExpr) *types.Func {
-	fn, _ := typeutil.Callee(u.info, call).(*types.Func)
-	return fn
+	return s.atomsOf(args[i])
 }

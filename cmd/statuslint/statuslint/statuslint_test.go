@@ -1,13 +1,14 @@
 package statuslint_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/agentstate/core/cmd/statuslint/statuslint"
-	"github.com/agentstate/core/cmd/statuslint/statuslint/linttest"
+	"github.com/agentstate/core/internal/linttest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -62,4 +63,18 @@ func set(t *testing.T, name, value string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.Value.Set(old) })
+}
+
+// TestLibraries checks, in the test module testdata/corpus, code that
+// touches files through the libraries services use — afero, viper, koanf,
+// go-billy, YAML and TOML codecs — and under the file locks of gofrs/flock,
+// lockedfile, flock(2) and fcntl(2). The libraries are real modules (the
+// go command downloads them); statuslint analyses their bodies as it does
+// in a real run. Each locked read-modify-write has an unlocked control that
+// must be reported.
+func TestLibraries(t *testing.T) {
+	linttest.RunModule(t, filepath.Join("..", "testdata", "corpus"), statuslint.Analyzer,
+		"statuslint.test/corpus/libs/aferofs", "statuslint.test/corpus/libs/viperconf",
+		"statuslint.test/corpus/libs/koanfconf", "statuslint.test/corpus/libs/billyfs",
+		"statuslint.test/corpus/libs/codecs", "statuslint.test/corpus/libs/locks")
 }

@@ -17,7 +17,7 @@ type WorkspaceStatus struct {
 	Question string `json:"question,omitempty"`
 }
 
-func ReadStatus(wsDir string) (*WorkspaceStatus, error) { // want ReadStatus:`reads decoded`
+func ReadStatus(wsDir string) (*WorkspaceStatus, error) { // want ReadStatus:`result 0: decoded`
 	data, err := os.ReadFile(filepath.Join(wsDir, "status.json"))
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 // Package today holds the "before" code of docs/MIGRATION.md for status
 // code written the way the agent services write it today: a package-level
-// file-system wrapper whose Read returns a core.Result, the framework's
+// file-system wrapper whose Read returns a core.Result (failures carry a
+// core.E error in Value), the framework's
 // string JSON helpers, path and unwrap helpers, helpers behind package-level
 // variables, map[string]any, a second, narrower struct. statuslint must
 // report every read-modify-write (the want comments), and
@@ -15,8 +16,6 @@ import (
 	"example.com/core"
 )
 
-var fs = core.NewFs("/")
-
 type WorkspaceStatus struct {
 	Status    string    `json:"status"`
 	Agent     string    `json:"agent"`
@@ -28,23 +27,34 @@ type WorkspaceStatus struct {
 	Runs      int       `json:"runs"`
 }
 
-func WorkspaceStatusPath(dir string) string { return core.Path(dir, "status.json") } // want WorkspaceStatusPath:`path`
+var fs = (&core.Fs{}).NewUnrestricted()
 
-func ReadStatusResult(dir string) core.Result { // want ReadStatusResult:`reads decoded`
+func WorkspaceStatusPath(dir string) string { return core.JoinPath(dir, "status.json") } // want WorkspaceStatusPath:`path`
+
+func ReadStatusResult(dir string) core.Result { // want ReadStatusResult:`result 0: decoded`
 	r := fs.Read(WorkspaceStatusPath(dir))
 	if !r.OK {
-		return r
+		err, _ := r.Value.(error)
+		return core.Result{Value: core.E("ReadStatusResult", core.Concat("no status in ", dir), err), OK: false}
 	}
 	var st WorkspaceStatus
 	if d := core.JSONUnmarshalString(r.Value.(string), &st); !d.OK {
-		return d
+		err, _ := d.Value.(error)
+		return core.Result{Value: core.E("ReadStatusResult", "invalid status json", err), OK: false}
 	}
-	return core.Ok(&st)
+	return core.Result{Value: &st, OK: true}
 }
 
 func writeStatusResult(dir string, st *WorkspaceStatus) core.Result { // want writeStatusResult:`writes`
+	if st == nil {
+		return core.Result{Value: core.E("writeStatus", "status is required", nil), OK: false}
+	}
 	st.UpdatedAt = time.Now()
-	return fs.WriteAtomic(WorkspaceStatusPath(dir), core.JSONMarshalString(st))
+	if r := fs.WriteAtomic(WorkspaceStatusPath(dir), core.JSONMarshalString(st)); !r.OK {
+		err, _ := r.Value.(error)
+		return core.Result{Value: core.E("writeStatus", "failed to write status", err), OK: false}
+	}
+	return core.Result{OK: true}
 }
 
 func workspaceStatusValue(r core.Result) (*WorkspaceStatus, bool) {
@@ -52,11 +62,28 @@ func workspaceStatusValue(r core.Result) (*WorkspaceStatus, bool) {
 	return st, ok && r.OK
 }
 
-// Swapped by tests.
-var (
-	readStatus  = ReadStatusResult  // want readStatus:`reads decoded`
-	writeStatus = writeStatusResult // want writeStatus:`writes`
-)
+// The error-returning forms, package-level function variables (swapped by
+// tests).
+var ReadStatus = func(dir string) (*WorkspaceStatus, error) { // want ReadStatus:`result 0: decoded`
+	r := ReadStatusResult(dir)
+	if !r.OK {
+		err, _ := r.Value.(error)
+		return nil, err
+	}
+	st, ok := workspaceStatusValue(r)
+	if !ok {
+		return nil, core.E("ReadStatus", "invalid status payload", nil)
+	}
+	return st, nil
+}
+
+var writeStatus = func(dir string, st *WorkspaceStatus) error { // want writeStatus:`writes`
+	if r := writeStatusResult(dir, st); !r.OK {
+		err, _ := r.Value.(error)
+		return err
+	}
+	return nil
+}
 
 // Section 1a: the completion handler.
 func onAgentExit(dir string) core.Result {
@@ -96,8 +123,8 @@ func createWorkspace(dir, task string) core.Result {
 
 // Section 2a: read, sleep, spawn, write back the copy read before.
 func spawn(dir string, delay time.Duration) error {
-	st, ok := workspaceStatusValue(readStatus(dir))
-	if !ok || st.Status != "queued" {
+	st, err := ReadStatus(dir)
+	if err != nil || st.Status != "queued" {
 		return nil
 	}
 	time.Sleep(delay)
@@ -120,8 +147,8 @@ type RunnerStatus struct {
 	Runs   int    `json:"runs"`
 }
 
-func readRunnerStatus(dir string) (*RunnerStatus, bool) { // want readRunnerStatus:`reads decoded`
-	r := fs.Read(core.Path(dir, "status.json"))
+func readRunnerStatus(dir string) (*RunnerStatus, bool) { // want readRunnerStatus:`result 0: decoded`
+	r := fs.Read(core.JoinPath(dir, "status.json"))
 	var st RunnerStatus
 	if !r.OK || !core.JSONUnmarshalString(r.Value.(string), &st).OK {
 		return nil, false
@@ -130,7 +157,7 @@ func readRunnerStatus(dir string) (*RunnerStatus, bool) { // want readRunnerStat
 }
 
 func writeRunnerStatus(dir string, st *RunnerStatus) core.Result { // want writeRunnerStatus:`writes`
-	return fs.WriteAtomic(core.Path(dir, "status.json"), core.JSONMarshalString(st))
+	return fs.WriteAtomic(core.JoinPath(dir, "status.json"), core.JSONMarshalString(st))
 }
 
 func drainQueue(dirs []string) {

@@ -12,7 +12,7 @@ func Complete(ws string) error {
 	return wsutil.Put(ws, d) // want `read-modify-write of ws without a lock`
 }
 
-func Reset(ws, other string) error { // want Reset:`writes path/filepath\.Join\(\$0, "status\.json"\)`
+func Reset(ws, other string) error {
 	d, err := wsutil.Get(other)
 	if err != nil {
 		return err

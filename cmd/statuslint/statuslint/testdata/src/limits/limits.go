@@ -18,14 +18,14 @@ type doc struct {
 	Status string `json:"status"`
 }
 
-func load(p string) doc { // want load:`reads decoded \$0 into result 0`
+func load(p string) doc {
 	data, _ := os.ReadFile(p)
 	var d doc
 	_ = json.Unmarshal(data, &d)
 	return d
 }
 
-func save(p string, d doc) { // want save:`writes \$0`
+func save(p string, d doc) {
 	out, _ := json.Marshal(d)
 	_ = fs.WriteAtomic(p, out, 0o644)
 }
@@ -40,7 +40,7 @@ func viaHelpers(p string) {
 
 // Package-level function variables with a known initial value stand for
 // that function (tests may swap them; the analyzer does not see that).
-var loadFn, saveFn = load, save // want loadFn:`reads decoded \$0 into result 0` saveFn:`writes \$0`
+var loadFn, saveFn = load, save
 
 func viaFuncVariables(p string) {
 	d := loadFn(p)
@@ -65,32 +65,32 @@ func (s *service) viaFields(p string) {
 // different receivers, even when both reach the same file.
 type store struct{ dir string }
 
-func (s *store) get(name string) doc    { return load(filepath.Join(s.dir, name)) } // want get:`reads decoded path/filepath\.Join\(\$recv\.dir, \$0\) into result 0`
-func (s *store) put(name string, d doc) { save(filepath.Join(s.dir, name), d) }     // want put:`writes path/filepath\.Join\(\$recv\.dir, \$0\)`
+func (s *store) get(name string) doc    { return load(filepath.Join(s.dir, name)) }
+func (s *store) put(name string, d doc) { save(filepath.Join(s.dir, name), d) }
 
 var reader, writer = &store{"/ws"}, &store{"/ws"}
 
-func twoInstances() { // want twoInstances:`writes path/filepath\.Join\(limits\.writer\.dir, "status\.json"\)`
+func twoInstances() {
 	d := reader.get("status.json")
 	d.Status = "running"
 	writer.put("status.json", d)
 }
 
-// FALSE NEGATIVE: a read helper that returns nothing (it stores what it
-// read elsewhere) is not taken for one.
+// A read helper that returns nothing (it stores what it read in a
+// package-level variable) still reads: its fact says so.
 var cache doc
 
 func loadIntoCache(p string) {
 	cache = load(p)
 }
 
-func viaSideEffect(p string) { // want viaSideEffect:`writes \$0`
+func viaSideEffect(p string) {
 	loadIntoCache(p)
-	save(p, cache)
+	save(p, cache) // want `read-modify-write of p without a lock: read and decoded at line 88`
 }
 
 // FALSE NEGATIVE: the same file under two different expressions.
-func twoSpellings(ws string) { // want twoSpellings:`writes \(\$0\+"/status\.json"\)`
+func twoSpellings(ws string) {
 	p := filepath.Join(ws, "status.json")
 	data, _ := os.ReadFile(p)
 	var d doc
@@ -110,8 +110,8 @@ func staleIntoMutate(ctx context.Context, p string) {
 
 // FALSE NEGATIVE: the read and the write are in different functions, and
 // no function calls both.
-func readHere(p string) doc { return load(p) } // want readHere:`reads decoded \$0 into result 0`
-func writeThere(p string, d doc) { // want writeThere:`writes \$0`
+func readHere(p string) doc { return load(p) }
+func writeThere(p string, d doc) {
 	out, _ := json.Marshal(d)
 	_ = fs.WriteAtomic(p, out, 0o644)
 }
@@ -139,8 +139,8 @@ func underOwnLock(p string) {
 	_ = fs.WriteAtomic(p, out, 0o644) // want `read-modify-write of p`
 }
 
-// FALSE POSITIVE: the variable is reassigned to another file between the
-// read and the write (variables are compared by identity).
+// A variable reassigned to another file between the read and the write is
+// another value: not reported.
 func reassigned(a, b string) {
 	p := a
 	data, _ := os.ReadFile(p)
@@ -148,7 +148,7 @@ func reassigned(a, b string) {
 	_ = json.Unmarshal(data, &d)
 	p = b
 	out, _ := json.Marshal(d)
-	_ = fs.WriteAtomic(p, out, 0o644) // want `read-modify-write of p`
+	_ = fs.WriteAtomic(p, out, 0o644)
 }
 
 // Function literals in package-level variables are analysed as functions.

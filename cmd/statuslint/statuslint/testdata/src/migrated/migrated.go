@@ -65,7 +65,7 @@ func markDead(ctx context.Context, path string) error {
 }
 
 // A fresh document with no prior read.
-func create(ws string) error { // want create:`writes path/filepath\.Join\(\$0, "status\.json"\)`
+func create(ws string) error {
 	out, err := json.MarshalIndent(status.Status{State: "queued"}, "", "  ")
 	if err != nil {
 		return err
@@ -74,7 +74,7 @@ func create(ws string) error { // want create:`writes path/filepath\.Join\(\$0, 
 }
 
 // Reading only.
-func show(ws string) (map[string]any, error) { // want show:`reads decoded path/filepath\.Join\(\$0, "status\.json"\) into result 0`
+func show(ws string) (map[string]any, error) {
 	data, err := os.ReadFile(filepath.Join(ws, "status.json"))
 	if err != nil {
 		return nil, err
@@ -84,7 +84,7 @@ func show(ws string) (map[string]any, error) { // want show:`reads decoded path/
 }
 
 // Read one path, write another (an export).
-func export(src, dst string) error { // want export:`writes \$1`
+func export(src, dst string) error {
 	data, err := os.ReadFile(src)
 	if err != nil {
 		return err
@@ -112,7 +112,7 @@ func writeThenRead(p string) error {
 }
 
 // Read and rewrite of a file that is not decoded as JSON.
-func appendLine(p string) error { // want appendLine:`writes \$0`
+func appendLine(p string) error {
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return err
@@ -122,7 +122,7 @@ func appendLine(p string) error { // want appendLine:`writes \$0`
 
 // In-place writes of files that are not JSON, and a JSON file opened
 // without truncation.
-func notJSON(dir string) error { // want notJSON:`writes \(path/filepath\.Join\(\$0, "status\.json"\)\+"\.bak"\); writes path/filepath\.Join\(\$0, "log\.txt"\)`
+func notJSON(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "log.txt"), nil, 0o644); err != nil {
 		return err
 	}

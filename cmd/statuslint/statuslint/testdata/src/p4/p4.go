@@ -25,7 +25,7 @@ type WorkspaceStatus struct {
 }
 
 // ReadStatus and writeStatus are the service's helpers.
-func ReadStatus(wsDir string) (*WorkspaceStatus, error) { // want ReadStatus:`reads decoded path/filepath\.Join\(\$0, "status\.json"\) into result 0`
+func ReadStatus(wsDir string) (*WorkspaceStatus, error) {
 	data, err := os.ReadFile(filepath.Join(wsDir, "status.json"))
 	if err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ func ReadStatus(wsDir string) (*WorkspaceStatus, error) { // want ReadStatus:`re
 	return &st, nil
 }
 
-func writeStatus(wsDir string, st *WorkspaceStatus) error { // want writeStatus:`writes path/filepath\.Join\(\$0, "status\.json"\)`
+func writeStatus(wsDir string, st *WorkspaceStatus) error {
 	st.UpdatedAt = time.Now()
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
@@ -171,7 +171,8 @@ func must(b []byte, err error) []byte {
 	return b
 }
 
-// Decoder and encoder on files; os.Create truncates.
+// Decoder and encoder on files; os.Create truncates: the write that loses
+// the update is the truncation, reported there.
 const statusFile = "status.json"
 
 func setNote(dir, note string) error {
@@ -186,12 +187,12 @@ func setNote(dir, note string) error {
 		return err
 	}
 	st["note"] = note
-	w, err := os.Create(filepath.Join(dir, statusFile)) // want `not atomic: os.Create truncates`
+	w, err := os.Create(filepath.Join(dir, statusFile)) // want `not atomic: os.Create truncates` `read-modify-write of filepath.Join\(dir, statusFile\) without a lock: read and decoded at line 179`
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	return json.NewEncoder(w).Encode(st) // want `read-modify-write of filepath.Join\(dir, statusFile\)`
+	return json.NewEncoder(w).Encode(st)
 }
 
 // io.ReadAll of an opened file; OpenFile with O_TRUNC; (*os.File).Write.
@@ -211,20 +212,20 @@ func setQuestion(path, q string) error {
 	}
 	st["question"] = q
 	out, _ := json.Marshal(st)
-	w, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	w, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0) // want `read-modify-write of path without a lock: read and decoded at line 200`
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	_, err = w.Write(out) // want `read-modify-write of path`
+	_, err = w.Write(out)
 	return err
 }
 
 // A workspace type with receiver helpers and no path argument.
 type Workspace struct{ Dir string }
 
-func (w *Workspace) ReadStatus() (*WorkspaceStatus, error) { return ReadStatus(w.Dir) }      // want ReadStatus:`reads decoded path/filepath\.Join\(\$recv\.Dir, "status\.json"\) into result 0`
-func (w *Workspace) WriteStatus(st *WorkspaceStatus) error { return writeStatus(w.Dir, st) } // want WriteStatus:`writes path/filepath\.Join\(\$recv\.Dir, "status\.json"\)`
+func (w *Workspace) ReadStatus() (*WorkspaceStatus, error) { return ReadStatus(w.Dir) }
+func (w *Workspace) WriteStatus(st *WorkspaceStatus) error { return writeStatus(w.Dir, st) }
 
 func (w *Workspace) Requeue() error {
 	st, err := w.ReadStatus()
@@ -236,7 +237,7 @@ func (w *Workspace) Requeue() error {
 }
 
 // In-place writes of JSON files, with no read at all.
-func saveConfig(dir string, cfg map[string]any) error { // want saveConfig:`writes \(\$0\+"/config\.json"\)`
+func saveConfig(dir string, cfg map[string]any) error {
 	data, _ := json.Marshal(cfg)
 	if err := os.WriteFile(dir+"/config.json", data, 0o600); err != nil { // want `not atomic: os.WriteFile truncates dir \+ "/config.json"`
 		return err
@@ -248,14 +249,14 @@ func saveConfig(dir string, cfg map[string]any) error { // want saveConfig:`writ
 	return f.Close()
 }
 
-// An Fs whose Write(path, content) writes in place.
+// A method named Write is no write by its name: this one writes nothing.
 type upstreamFs struct{}
 
 func (upstreamFs) Write(path, content string) error { return nil }
 
 func (u upstreamFs) save(ws string, st *WorkspaceStatus) error {
 	data, _ := json.Marshal(st)
-	return u.Write(filepath.Join(ws, "status.json"), string(data)) // want `not atomic: Write\(path, …\) writes`
+	return u.Write(filepath.Join(ws, "status.json"), string(data))
 }
 
 // A hand-made atomic write (temp file, then rename) is still a lost update.

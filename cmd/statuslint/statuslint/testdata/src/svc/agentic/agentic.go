@@ -7,75 +7,110 @@ import (
 	"example.com/core"
 )
 
-// Subsystem runs agents in workspaces under root.
-type Subsystem struct {
-	root       string
-	agentBin   string
-	startDelay time.Duration
+type AgentOptions struct{}
+
+// ServiceRuntime stands in for the framework's generic runtime a service
+// embeds.
+type ServiceRuntime[T any] struct{ opts T }
+
+type PrepSubsystem struct {
+	*ServiceRuntime[AgentOptions]
+	agentBin string
+	backoff  map[string]time.Time
 }
 
-func (s *Subsystem) workspaceDir(org, repo, task string) string { // want workspaceDir:`path example\.com/core\.Path\(\$recv\.root, \$0, \$1, \$2\)`
-	return core.Path(s.root, org, repo, task)
+func (s *PrepSubsystem) alive(pid int) bool { return pid > 0 }
+
+var spawnAgent = func(s *PrepSubsystem, agent, prompt, dir string) (int, error) {
+	cmd := exec.Command(s.agentBin, "--agent", agent, "--prompt", prompt)
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	return cmd.Process.Pid, nil
 }
 
-// Shape: the completion handler, ReadStatusResult + unwrap + change +
-// writeStatusResult.
-func (s *Subsystem) onAgentExit(org, repo, task string, code int) {
-	dir := s.workspaceDir(org, repo, task)
-	r := ReadStatusResult(dir)
-	st, ok := workspaceStatusValue(r)
+// Shape: the completion handler.
+func (s *PrepSubsystem) onAgentComplete(dir string, exitCode int) {
+	finalStatus := "completed"
+	if exitCode != 0 {
+		finalStatus = "failed"
+	}
+	result := ReadStatusResult(dir)
+	st, ok := workspaceStatusValue(result)
+	if ok {
+		st.Status = finalStatus
+		st.PID = 0
+		writeStatusResult(dir, st) // want `read-modify-write of dir without a lock: read and decoded at line 39`
+	}
+}
+
+// Shape: the queue drain claims a queued workspace: read, sleep, spawn,
+// write back the copy read before.
+func (s *PrepSubsystem) drainOne(delay time.Duration) bool {
+	for _, statusPath := range WorkspaceStatusPaths() {
+		dir := core.PathDir(statusPath)
+		st, ok := workspaceStatusValue(ReadStatusResult(dir))
+		if !ok || st.Status != "queued" {
+			continue
+		}
+		if until, ok := s.backoff[st.Agent]; ok && time.Now().Before(until) {
+			continue
+		}
+		time.Sleep(delay)
+		pid, err := spawnAgent(s, st.Agent, core.Concat("TASK: ", st.Task), dir)
+		if err != nil {
+			continue
+		}
+		st.Status = "running"
+		st.PID = pid
+		st.Runs++
+		preserveNote(dir, st)
+		if r := writeStatusResult(dir, st); !r.OK { // want `read-modify-write of dir without a lock: read and decoded at line 53`
+			core.Warn("agentic: failed to write workspace status", "reason", r.Value)
+		}
+		return true
+	}
+	return false
+}
+
+// preserveNote reads the document again and copies a field over: a read,
+// no write.
+func preserveNote(dir string, st *WorkspaceStatus) {
+	prev, ok := workspaceStatusValue(ReadStatusResult(dir))
+	if ok && st.Note == "" {
+		st.Note = prev.Note
+	}
+}
+
+// Shape: create if absent, else change.
+func (s *PrepSubsystem) recordRuntime(dir, agent string) {
+	st, ok := workspaceStatusValue(ReadStatusResult(dir))
 	if !ok {
+		st = &WorkspaceStatus{Status: "running", Agent: agent, StartedAt: time.Now()}
+	}
+	st.Runtime = "vz"
+	if r := writeStatusResult(dir, st); !r.OK { // want `read-modify-write of dir without a lock: read and decoded at line 88`
+		core.Warn("agentic: failed to record runtime", "reason", r.Error())
+	}
+}
+
+// Shape: through the variables, with a goroutine writing back after a
+// delay.
+func (s *PrepSubsystem) resumeLater(dir string, delay time.Duration) {
+	st, err := ReadStatus(dir)
+	if err != nil {
 		return
 	}
-	if code == 0 {
-		st.Status = "completed"
-	} else {
-		st.Status = "failed"
-	}
-	st.PID = 0
-	writeStatusResult(dir, st) // want `read-modify-write of dir without a lock: read and decoded at line 25`
-}
-
-// Shape: read, sleep, spawn a process, write back the copy read before,
-// through the swappable helper variables.
-func (s *Subsystem) spawn(dir string) error {
-	st, ok := workspaceStatusValue(readStatus(dir))
-	if !ok || st.Status != "queued" {
-		return nil
-	}
-	time.Sleep(s.startDelay)
-	cmd := exec.Command(s.agentBin, "--task", st.Task)
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	st.Status = "running"
-	st.PID = cmd.Process.Pid
-	st.Runs++
-	writeStatus(dir, st) // want `read-modify-write of dir without a lock: read and decoded at line 42`
-	go s.wait(dir, cmd)
-	return nil
-}
-
-func (s *Subsystem) wait(dir string, cmd *exec.Cmd) {
-	err := cmd.Wait()
-	code := 0
-	if err != nil {
-		code = 1
-	}
-	// Shape: the write-back from a goroutine after a delay.
-	r := ReadStatusResult(dir)
 	go func() {
-		time.Sleep(s.startDelay)
-		if st, ok := workspaceStatusValue(r); ok {
-			st.Runs += code
-			writeStatusResult(dir, st) // want `read-modify-write of dir`
-		}
+		time.Sleep(delay)
+		st.Status = "running"
+		_ = writeStatus(dir, st) // want `read-modify-write of dir without a lock: read and decoded at line 101`
 	}()
 }
 
-// Shape: the caller inlines the wrapper: fs.Read, the framework's string
-// decoder, fs.WriteAtomic of the framework's string encoder.
-func (s *Subsystem) ask(dir, question string) core.Result {
+// Shape: the caller inlines the wrapper.
+func (s *PrepSubsystem) ask(dir, question string) core.Result {
 	path := WorkspaceStatusPath(dir)
 	r := fs.Read(path)
 	if !r.OK {
@@ -87,23 +122,21 @@ func (s *Subsystem) ask(dir, question string) core.Result {
 	}
 	st.Question = question
 	st.Status = "blocked"
-	return fs.WriteAtomic(path, core.JSONMarshalString(st)) // want `read-modify-write of path without a lock: read and decoded at line 80`
+	return fs.WriteAtomic(path, core.JSONMarshalString(st)) // want `read-modify-write of path without a lock: read and decoded at line 115`
 }
 
-// Shape: a method that reads through the helper and writes in place with
-// the framework's Write.
-func (s *Subsystem) resume(org, repo, task string) {
-	dir := s.workspaceDir(org, repo, task)
+// Shape: the framework's Write, which writes in place, of the status file.
+func (s *PrepSubsystem) resume(dir string) {
 	st, ok := workspaceStatusValue(ReadStatusResult(dir))
 	if !ok {
 		return
 	}
 	st.Status = "queued"
-	fs.Write(WorkspaceStatusPath(dir), core.JSONMarshalString(st)) // want `read-modify-write of WorkspaceStatusPath\(dir\)` `not atomic: Write\(path, …\) writes WorkspaceStatusPath\(dir\) in place`
+	fs.Write(WorkspaceStatusPath(dir), core.JSONMarshalString(st)) // want `read-modify-write of WorkspaceStatusPath\(dir\)` `not atomic: fs.Write truncates WorkspaceStatusPath\(dir\) in place`
 }
 
 // Read only: not reported.
-func (s *Subsystem) describe(dir string) string { // want describe:`reads svc/agentic\.fs\.path\(example\.com/core\.Path\(\$0, "status\.json"\)\) into result 0; reads decoded svc/agentic\.fs\.path\(example\.com/core\.Path\(\$0, "status\.json"\)\) into result 0`
+func (s *PrepSubsystem) describe(dir string) string {
 	st, ok := workspaceStatusValue(ReadStatusResult(dir))
 	if !ok {
 		return "unknown"
@@ -112,7 +145,7 @@ func (s *Subsystem) describe(dir string) string { // want describe:`reads svc/ag
 }
 
 // A fresh document that never read the file: not reported.
-func (s *Subsystem) create(org, repo, task string) core.Result { // want create:`writes svc/agentic\.fs\.path\(example\.com/core\.Path\(example\.com/core\.Path\(\$recv\.root, \$0, \$1, \$2\), "status\.json"\)\)`
-	st := &WorkspaceStatus{Status: "queued", Org: org, Repo: repo, Task: task, StartedAt: time.Now()}
-	return writeStatusResult(s.workspaceDir(org, repo, task), st)
+func (s *PrepSubsystem) create(dir, repo, task string) core.Result {
+	st := &WorkspaceStatus{Status: "queued", Repo: repo, Task: task, StartedAt: time.Now()}
+	return writeStatusResult(dir, st)
 }

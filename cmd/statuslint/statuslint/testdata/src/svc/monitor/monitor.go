@@ -1,19 +1,19 @@
-// Package monitor is written the way the agent service's monitor package
-// handles workspace status today: the status tool that marks a workspace
-// whose process died, through map[string]any, with helpers behind
-// package-level function variables and methods on a Monitor; and a YAML
-// state file. Package svcfixed/monitor is its migrated twin.
+// Package monitor is written the way the agent service's monitor handles
+// workspace status: the sweep that marks a workspace whose process died,
+// through map[string]any, with helpers behind package-level function
+// variables and methods on a Monitor; and a YAML state file through a
+// library that decodes by reflection. Package svcfixed/monitor is its
+// migrated twin.
 package monitor
 
 import (
 	"os"
-	"path/filepath"
 
 	"example.com/core"
 	"example.com/yaml"
 )
 
-var fs = core.NewFs("/")
+var fs = (&core.Fs{}).NewUnrestricted()
 
 // Shape: read into map[string]any, set m["status"], write back.
 func markDead(path string) core.Result {
@@ -31,17 +31,17 @@ func markDead(path string) core.Result {
 }
 
 var (
-	loadStatus = func(dir string) (map[string]any, bool) { // want loadStatus:`reads decoded svc/monitor\.fs\.path\(example\.com/core\.Path\(\$0, "status\.json"\)\) into result 0`
+	loadStatus = func(dir string) (map[string]any, bool) {
 		var m map[string]any
-		r := fs.Read(core.Path(dir, "status.json"))
+		r := fs.Read(core.JoinPath(dir, "status.json"))
 		if !r.OK {
 			return nil, false
 		}
 		d := core.JSONUnmarshalString(r.Value.(string), &m)
 		return m, d.OK
 	}
-	saveStatus = func(dir string, m map[string]any) bool { // want saveStatus:`writes svc/monitor\.fs\.path\(example\.com/core\.Path\(\$0, "status\.json"\)\)`
-		return fs.WriteAtomic(core.Path(dir, "status.json"), core.JSONMarshalString(m)).OK
+	saveStatus = func(dir string, m map[string]any) bool {
+		return fs.WriteAtomic(core.JoinPath(dir, "status.json"), core.JSONMarshalString(m)).OK
 	}
 )
 
@@ -49,7 +49,7 @@ type Monitor struct {
 	alive func(pid int) bool
 }
 
-// Shape: the status tool, through the helper variables, from a method.
+// Shape: the sweep, through the helper variables, from a method.
 func (mon *Monitor) sweep(dirs []string) {
 	for _, dir := range dirs {
 		m, ok := loadStatus(dir)
@@ -69,7 +69,7 @@ type state struct {
 }
 
 func pause(dir string) error {
-	p := filepath.Join(dir, "monitor.yaml")
+	p := core.JoinPath(dir, "monitor.yaml")
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return err
@@ -84,7 +84,7 @@ func pause(dir string) error {
 }
 
 // Read only, through map[string]any: not reported.
-func statusOf(dir string) string { // want statusOf:`reads decoded svc/monitor\.fs\.path\(example\.com/core\.Path\(\$0, "status\.json"\)\) into result 0`
+func statusOf(dir string) string {
 	m, _ := loadStatus(dir)
 	s, _ := m["status"].(string)
 	return s

@@ -1,8 +1,8 @@
 // Package runner is written the way the agent service's runner package
-// handles workspace status today: its own, narrower status struct with its
-// own ReadStatusResult / WriteStatus pair (writing it back drops the fields
-// it does not declare), and agentic's exported helpers used from another
-// package. Package svcfixed/runner is its migrated twin.
+// handles workspace status: its own, narrower struct with its own read and
+// write helpers (writing it back drops the fields it does not declare), and
+// agentic's exported helpers used from another package (facts). Package
+// svcfixed/runner is its migrated twin.
 package runner
 
 import (
@@ -14,7 +14,7 @@ import (
 	"svc/agentic"
 )
 
-var fs = core.NewFs("/")
+var fs = (&core.Fs{}).NewUnrestricted()
 
 // WorkspaceStatus is the runner's copy of the document: 5 of its 16 fields.
 type WorkspaceStatus struct {
@@ -25,8 +25,8 @@ type WorkspaceStatus struct {
 	Runs   int    `json:"runs"`
 }
 
-func ReadStatusResult(dir string) core.Result { // want ReadStatusResult:`reads svc/runner\.fs\.path\(example\.com/core\.Path\(\$0, "status\.json"\)\) into result 0; reads decoded svc/runner\.fs\.path\(example\.com/core\.Path\(\$0, "status\.json"\)\) into result 0`
-	r := fs.Read(core.Path(dir, "status.json"))
+func ReadStatusResult(dir string) core.Result {
+	r := fs.Read(core.JoinPath(dir, "status.json"))
 	if !r.OK {
 		return r
 	}
@@ -34,11 +34,11 @@ func ReadStatusResult(dir string) core.Result { // want ReadStatusResult:`reads 
 	if d := core.JSONUnmarshalString(r.Value.(string), &st); !d.OK {
 		return d
 	}
-	return core.Ok(&st)
+	return core.Result{Value: &st, OK: true}
 }
 
-func WriteStatus(dir string, st *WorkspaceStatus) error { // want WriteStatus:`writes svc/runner\.fs\.path\(example\.com/core\.Path\(\$0, "status\.json"\)\)`
-	if r := fs.WriteAtomic(core.Path(dir, "status.json"), core.JSONMarshalString(st)); !r.OK {
+func WriteStatus(dir string, st *WorkspaceStatus) error {
+	if r := fs.WriteAtomic(core.JoinPath(dir, "status.json"), core.JSONMarshalString(st)); !r.OK {
 		return r.Value.(error)
 	}
 	return nil
@@ -70,17 +70,19 @@ func retry(dir string, backoff time.Duration) error {
 	return WriteStatus(dir, st) // want `read-modify-write of dir`
 }
 
-// Shape: agentic's exported helpers, from another package (facts).
-func requeue(dir string) {
-	r := agentic.ReadStatusResult(dir)
-	if st, ok := r.Value.(*agentic.WorkspaceStatus); ok {
-		st.Status = "queued"
-		agentic.WriteStatusResult(dir, st) // want `read-modify-write of dir without a lock: read and decoded at line 75`
+// Shape: agentic's helpers, from another package: the exported read
+// variable and an exported wrapper of the write helper.
+func requeue(dir string) error {
+	st, err := agentic.ReadStatus(dir)
+	if err != nil {
+		return err
 	}
+	st.Status = "queued"
+	return agentic.Save(dir, st) // want `read-modify-write of dir without a lock: read and decoded at line 76`
 }
 
 // A different workspace: not reported.
-func copyStatus(from, to string) error { // want copyStatus:`writes svc/runner\.fs\.path\(example\.com/core\.Path\(\$1, "status\.json"\)\)`
+func copyStatus(from, to string) error {
 	r := ReadStatusResult(from)
 	st, _ := r.Value.(*WorkspaceStatus)
 	return WriteStatus(to, st)

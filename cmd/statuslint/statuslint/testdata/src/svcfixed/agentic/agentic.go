@@ -18,7 +18,7 @@ import (
 	statefile "github.com/agentstate/core/status"
 )
 
-var fs = core.NewFs("/")
+var fs = (&core.Fs{}).NewUnrestricted()
 
 // status counts the agents this process started.
 var status = map[string]int{}
@@ -32,11 +32,11 @@ type WorkspaceStatus struct {
 	Runs      int       `json:"runs"`
 }
 
-func WorkspaceStatusPath(dir string) string { return core.Path(dir, "status.json") } // want WorkspaceStatusPath:`path example\.com/core\.Path\(\$0, "status\.json"\)`
+func WorkspaceStatusPath(dir string) string { return core.JoinPath(dir, "status.json") }
 
 // ReadStatusResult reads without a lock and converts the document to the
 // service's struct (State is called Status there).
-func ReadStatusResult(dir string) core.Result { // want ReadStatusResult:`reads decoded example\.com/core\.Path\(\$0, "status\.json"\) into result 0`
+func ReadStatusResult(dir string) core.Result {
 	st, err := statefile.Load(context.TODO(), WorkspaceStatusPath(dir))
 	if err != nil {
 		return core.Fail(err)
@@ -59,8 +59,8 @@ type Subsystem struct {
 	startDelay time.Duration
 }
 
-func (s *Subsystem) workspaceDir(org, repo, task string) string { // want workspaceDir:`path example\.com/core\.Path\(\$recv\.root, \$0, \$1, \$2\)`
-	return core.Path(s.root, org, repo, task)
+func (s *Subsystem) workspaceDir(org, repo, task string) string {
+	return core.JoinPath(s.root, org, repo, task)
 }
 
 // finalContext is for the last write of a task: it survives the
@@ -127,7 +127,7 @@ func (s *Subsystem) resume(ctx context.Context, org, repo, task string) error {
 }
 
 // Read only.
-func (s *Subsystem) describe(dir string) string { // want describe:`reads decoded example\.com/core\.Path\(\$0, "status\.json"\) into result 0`
+func (s *Subsystem) describe(dir string) string {
 	r := ReadStatusResult(dir)
 	st, ok := r.Value.(*WorkspaceStatus)
 	if !ok {

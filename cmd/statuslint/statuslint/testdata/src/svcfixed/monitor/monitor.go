@@ -27,7 +27,7 @@ func markDead(ctx context.Context, path string) error {
 }
 
 var updateStatus = func(ctx context.Context, dir string, fn func(*map[string]any) error) error {
-	_, err := statefile.NewStore[map[string]any](core.Path(dir, "status.json")).Mutate(ctx, fn)
+	_, err := statefile.NewStore[map[string]any](core.JoinPath(dir, "status.json")).Mutate(ctx, fn)
 	return err
 }
 
@@ -62,8 +62,8 @@ func pause(ctx context.Context, dir string) error {
 	return err
 }
 
-func statusOf(dir string) string { // want statusOf:`reads decoded example\.com/core\.Path\(\$0, "status\.json"\) into result 0`
-	m, _ := statefile.NewStore[map[string]any](core.Path(dir, "status.json")).Load(context.TODO())
+func statusOf(dir string) string {
+	m, _ := statefile.NewStore[map[string]any](core.JoinPath(dir, "status.json")).Load(context.TODO())
 	s, _ := m["status"].(string)
 	return s
 }

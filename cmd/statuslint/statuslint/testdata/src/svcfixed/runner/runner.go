@@ -30,7 +30,7 @@ type WorkspaceStatus struct {
 func (st *WorkspaceStatus) Stamp(now time.Time) { st.UpdatedAt = now }
 
 func store(dir string) *statefile.Store[WorkspaceStatus] {
-	return statefile.NewStore[WorkspaceStatus](core.Path(dir, "status.json"))
+	return statefile.NewStore[WorkspaceStatus](core.JoinPath(dir, "status.json"))
 }
 
 var errNotQueued = errors.New("not queued")

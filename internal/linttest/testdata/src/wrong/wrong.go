@@ -1,6 +1,6 @@
 // Package wrong has want comments that do not match what the analyzer
-// finds: one fact and one finding without a want, and one want without a
-// finding.
+// finds: a fact that does not match its want, a finding without a want,
+// and a want without a finding.
 package wrong
 
 import (
@@ -8,7 +8,7 @@ import (
 	"os"
 )
 
-func load(p string) map[string]any {
+func load(p string) map[string]any { // want load:"writes"
 	data, _ := os.ReadFile(p)
 	var m map[string]any
 	_ = json.Unmarshal(data, &m)

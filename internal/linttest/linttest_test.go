@@ -8,7 +8,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentstate/core/cmd/statuslint/statuslint"
-	"github.com/agentstate/core/cmd/statuslint/statuslint/linttest"
+	"github.com/agentstate/core/internal/linttest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -19,7 +19,8 @@ func TestRunReportsMismatches(t *testing.T) {
 	r := &linttest.Recorder{TB: t}
 	findings := linttest.Run(r, "testdata", statuslint.Analyzer, "wrong")
 	want := []string{
-		"wrong.go:11:6: unexpected fact of load: reads decoded $0 into result 0",
+		"wrong.go:11:6: unexpected fact of load: result 0: decoded $0; reads $0",
+		"wrong.go:11: no fact of load matching `writes`",
 		"wrong.go:20: no finding matching `read-modify-write`",
 		"wrong.go:25:6: unexpected finding: read-modify-write of p without a lock",
 	}

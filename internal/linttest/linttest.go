@@ -15,8 +15,10 @@
 // The comment syntax is analysistest's: on the line of a finding,
 // // want "regexp" (or `regexp`), one per finding; on the line that
 // declares an object with a fact, // want Name:"regexp", matched against
-// the fact's String method. A finding or a fact without a matching want, or
-// a want without a finding or fact, fails the test.
+// the fact's String method. A finding without a matching want, a fact of an
+// object that has a fact want without a matching one, or a want without a
+// finding or fact, fails the test. (Facts of objects without fact wants are
+// not checked: an analyzer may record facts of every helper.)
 package linttest
 
 import (
@@ -45,10 +47,32 @@ import (
 // It returns the findings in the named packages.
 func Run(t testing.TB, gopath string, a *analysis.Analyzer, pkgs ...string) []Finding {
 	t.Helper()
-	roots, err := load(gopath, pkgs)
+	roots, err := loadGOPATH(gopath, pkgs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return analyse(t, a, roots, pkgs)
+}
+
+// RunModule is Run for packages of the module in directory dir: they and
+// their dependencies outside the standard library (modules the go command
+// downloads) are analysed from source.
+func RunModule(t testing.TB, dir string, a *analysis.Analyzer, pkgs ...string) []Finding {
+	t.Helper()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
+	roots, err := load(abs, env, func(p *packages.Package) bool { return p.Module != nil }, pkgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return analyse(t, a, roots, pkgs)
+}
+
+func analyse(t testing.TB, a *analysis.Analyzer, roots []*packages.Package, pkgs []string) []Finding {
+	t.Helper()
 	graph, err := checker.Analyze([]*analysis.Analyzer{a}, roots, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -80,10 +104,8 @@ type Finding struct {
 	Message string
 }
 
-// load type-checks pkgs and their dependencies in gopath from source, the
-// other imports from export data, and cuts the import graph down to the
-// packages from source so that the checker analyses them alone.
-func load(gopath string, pkgs []string) ([]*packages.Package, error) {
+// loadGOPATH loads pkgs and their dependencies in gopath from source.
+func loadGOPATH(gopath string, pkgs []string) ([]*packages.Package, error) {
 	var dirs []string
 	for _, d := range filepath.SplitList(gopath) {
 		abs, err := filepath.Abs(d)
@@ -94,12 +116,20 @@ func load(gopath string, pkgs []string) ([]*packages.Package, error) {
 	}
 	env := append(os.Environ(), "GOPATH="+strings.Join(dirs, string(os.PathListSeparator)),
 		"GO111MODULE=off", "GOWORK=off", "GOFLAGS=")
+	return load(dirs[0], env, func(p *packages.Package) bool {
+		return len(p.GoFiles) > 0 && inside(p.GoFiles[0], dirs)
+	}, pkgs)
+}
 
-	// Which packages come from gopath: the named ones and what they import
-	// from there, directly or not (go list, no type-checking).
+// load type-checks pkgs and the dependencies that fromSource selects from
+// source, the other imports from export data, and cuts the import graph
+// down to the packages from source so that the checker analyses them alone.
+func load(dir string, env []string, fromSource func(*packages.Package) bool, pkgs []string) ([]*packages.Package, error) {
+	// Which packages come from source: the named ones and what they import
+	// that fromSource selects, directly or not (go list, no type-checking).
 	deps, err := packages.Load(&packages.Config{
-		Mode: packages.NeedName | packages.NeedFiles | packages.NeedImports | packages.NeedDeps,
-		Dir:  dirs[0],
+		Mode: packages.NeedName | packages.NeedFiles | packages.NeedImports | packages.NeedDeps | packages.NeedModule,
+		Dir:  dir,
 		Env:  env,
 	}, pkgs...)
 	if err != nil {
@@ -107,7 +137,7 @@ func load(gopath string, pkgs []string) ([]*packages.Package, error) {
 	}
 	var paths []string
 	packages.Visit(deps, nil, func(p *packages.Package) {
-		if len(p.GoFiles) > 0 && inside(p.GoFiles[0], dirs) {
+		if fromSource(p) {
 			paths = append(paths, p.PkgPath)
 		}
 	})
@@ -116,22 +146,22 @@ func load(gopath string, pkgs []string) ([]*packages.Package, error) {
 		Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles |
 			packages.NeedImports | packages.NeedTypes | packages.NeedTypesSizes |
 			packages.NeedSyntax | packages.NeedTypesInfo,
-		Dir: dirs[0],
+		Dir: dir,
 		Env: env,
 	}, paths...)
 	if err != nil {
 		return nil, err
 	}
-	fromSource := make(map[*packages.Package]bool)
+	source := make(map[*packages.Package]bool)
 	for _, p := range loaded {
 		if len(p.Errors) > 0 {
 			return nil, fmt.Errorf("loading %s: %v", p.PkgPath, p.Errors)
 		}
-		fromSource[p] = true
+		source[p] = true
 	}
 	for _, p := range loaded {
 		for path, imp := range p.Imports {
-			if !fromSource[imp] {
+			if !source[imp] {
 				delete(p.Imports, path)
 			}
 		}
@@ -199,8 +229,12 @@ func check(t testing.TB, act *checker.Action) {
 		match(pkg.Fset.Position(d.Pos), "", "finding", d.Message)
 	}
 	for _, f := range act.AllObjectFacts() {
-		if f.Object.Pkg() == pkg.Types {
-			match(pkg.Fset.Position(f.Object.Pos()), f.Object.Name(), "fact of "+f.Object.Name(), fmt.Sprint(f.Fact))
+		if f.Object.Pkg() != pkg.Types {
+			continue
+		}
+		p := pkg.Fset.Position(f.Object.Pos())
+		if slices.ContainsFunc(want[key{p.Filename, p.Line}], func(e expectation) bool { return e.name == f.Object.Name() }) {
+			match(p, f.Object.Name(), "fact of "+f.Object.Name(), fmt.Sprint(f.Fact))
 		}
 	}
 	var surplus []string

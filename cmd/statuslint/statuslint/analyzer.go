@@ -1,0 +1,501 @@
+package statuslint
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"runtime/debug"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/passes/buildssa"
+	"golang.org/x/tools/go/ssa"
+)
+
+// Analyzer reports bare read-modify-write cycles and in-place writes of JSON
+// state files. See the package documentation.
+var Analyzer = &analysis.Analyzer{
+	Name: "statuslint",
+	Doc: "report bare read-modify-write and in-place writes of JSON state files\n\n" +
+		"A file that is read and decoded, then written back in one function outside\n" +
+		"status.Mutate or a file lock loses concurrent updates; use status.Mutate.\n" +
+		"A JSON file written with os.WriteFile, os.Create or O_TRUNC can be seen empty\n" +
+		"or half written; use fs.WriteAtomic.",
+	Run:       run,
+	Requires:  []*analysis.Analyzer{buildssa.Analyzer},
+	FactTypes: []analysis.Fact{new(fnFact), new(varFact)},
+}
+
+var extra = struct {
+	readers, writers nameList
+	std              bool
+}{}
+
+func init() {
+	Analyzer.Flags.Var(&extra.readers, "readers",
+		"comma-separated functions that read and decode a document (pkg.Func, pkg.(*T).Method, pkg.Interface.Method, pkg.Var); "+
+			"the document is named by the first string argument, or else by the receiver")
+	Analyzer.Flags.Var(&extra.writers, "writers",
+		"comma-separated functions that write a document, named like -readers")
+	Analyzer.Flags.BoolVar(&extra.std, "std", false,
+		"analyse the standard library's function bodies too (its file APIs are modelled, "+
+			"so this changes no finding; the crash test uses it)")
+}
+
+// Packages whose functions are recognised by import path.
+const (
+	statusPkg = "github.com/agentstate/core/status"
+	fsPkg     = "github.com/agentstate/core/fs"
+)
+
+// ignoreDirective silences a finding on its line or on the next line.
+const ignoreDirective = "//statuslint:ignore"
+
+// maxRounds bounds the rounds in which the functions of a package learn
+// from each other's facts (a helper calling a helper calling a helper...).
+const maxRounds = 8
+
+func run(pass *analysis.Pass) (_ any, err error) {
+	if isStd(pass.Pkg) && !extra.std {
+		// The standard library's file APIs are modelled (models.go).
+		return nil, nil
+	}
+	defer func() {
+		// A bug here must not stop the analysis of other packages; it is
+		// reported as this package's error (the crash test fails on it).
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error analysing %s: %v\n%s", pass.Pkg.Path(), r, debug.Stack())
+		}
+	}()
+	ir := pass.ResultOf[buildssa.Analyzer].(*buildssa.SSA)
+	c := newChecker(pass, ir)
+	c.solve()
+	c.export()
+	c.report()
+	return nil, nil
+}
+
+// A checker holds what one pass knows.
+type checker struct {
+	pass         *analysis.Pass
+	pkg          *ssa.Package
+	funcs        []*ssa.Function               // the package's functions, literals included
+	local        map[*ssa.Function]*fnFact     // summaries of this package's functions
+	globals      map[*ssa.Global]atoms         // what this package's variables hold
+	states       map[*ssa.Function]*fnState    // the last analysis of each function
+	exempt       map[*ssa.Function]bool        // run under status.Mutate's lock
+	goes         map[*ssa.Function]bool        // started by a go statement
+	keyed        map[string]*ssa.Function      // this package's functions by funcKey
+	calls        map[token.Pos]*ast.CallExpr   // call expressions by Lparen
+	files        map[*token.File]*ast.File     // for the ignore directive and _test.go
+	imports      map[string]*types.Package     // every package in the import graph
+	globalStores map[*ssa.Global][]*ssa.Store  // assignments of this package's variables
+	globalKeys   map[*ssa.Global]string        // memo of globalTerm
+	methods      map[string][]*types.Func      // methods with facts, by name
+	imported     map[string][]*types.Func      // the same, of other packages
+	impls        map[*types.Func][]*types.Func // memo of implementations
+	os           osConsts
+	round        int
+	changed      bool
+	wrappers     []*ssa.Function // analysed on demand this round
+}
+
+func newChecker(pass *analysis.Pass, ir *buildssa.SSA) *checker {
+	c := &checker{
+		pass:         pass,
+		pkg:          ir.Pkg,
+		local:        make(map[*ssa.Function]*fnFact),
+		globals:      make(map[*ssa.Global]atoms),
+		states:       make(map[*ssa.Function]*fnState),
+		exempt:       make(map[*ssa.Function]bool),
+		goes:         make(map[*ssa.Function]bool),
+		keyed:        make(map[string]*ssa.Function),
+		calls:        make(map[token.Pos]*ast.CallExpr),
+		files:        make(map[*token.File]*ast.File),
+		imports:      make(map[string]*types.Package),
+		globalStores: make(map[*ssa.Global][]*ssa.Store),
+		globalKeys:   make(map[*ssa.Global]string),
+	}
+	seen := make(map[*ssa.Function]bool)
+	var add func(fn *ssa.Function)
+	add = func(fn *ssa.Function) {
+		if fn == nil || seen[fn] || fn.Blocks == nil {
+			return
+		}
+		seen[fn] = true
+		c.funcs = append(c.funcs, fn)
+		c.keyed[c.funcKeyOf(fn)] = fn
+		for _, anon := range fn.AnonFuncs {
+			add(anon)
+		}
+	}
+	for _, fn := range ir.SrcFuncs {
+		add(fn)
+	}
+	add(c.pkg.Func("init")) // variables' initial values
+	for _, f := range pass.Files {
+		c.files[pass.Fset.File(f.Pos())] = f
+		ast.Inspect(f, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				c.calls[call.Lparen] = call
+			}
+			return true
+		})
+	}
+	var walk func(p *types.Package)
+	walk = func(p *types.Package) {
+		if c.imports[p.Path()] != nil {
+			return
+		}
+		c.imports[p.Path()] = p
+		for _, imp := range p.Imports() {
+			walk(imp)
+		}
+	}
+	walk(pass.Pkg)
+	c.os = findOSConsts(c.imports)
+	c.markClosures()
+	for _, fn := range c.funcs {
+		for _, b := range fn.Blocks {
+			for _, instr := range b.Instrs {
+				if st, ok := instr.(*ssa.Store); ok {
+					if g, ok := st.Addr.(*ssa.Global); ok && g.Pkg == c.pkg {
+						c.globalStores[g] = append(c.globalStores[g], st)
+					}
+				}
+			}
+		}
+	}
+	return c
+}
+
+// markClosures finds the function literals that run under status.Mutate's
+// lock and those that a go statement starts.
+func (c *checker) markClosures() {
+	for _, fn := range c.funcs {
+		for _, b := range fn.Blocks {
+			for _, instr := range b.Instrs {
+				call, ok := instr.(ssa.CallInstruction)
+				if !ok {
+					continue
+				}
+				cc := call.Common()
+				if _, ok := instr.(*ssa.Go); ok {
+					if f := closureFunc(cc.Value); f != nil {
+						c.goes[f] = true
+					}
+				}
+				if callee := staticObject(cc); callee != nil && pkgPath(callee) == statusPkg {
+					for _, a := range cc.Args {
+						if f := closureFunc(a); f != nil {
+							c.exempt[f] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	// literals inside exempt or started literals are so too
+	for _, fn := range c.funcs {
+		for p := fn.Parent(); p != nil; p = p.Parent() {
+			if c.exempt[p] {
+				c.exempt[fn] = true
+			}
+			if c.goes[p] {
+				c.goes[fn] = true
+			}
+		}
+	}
+}
+
+// closureFunc returns the function literal that v is, if it is one.
+func closureFunc(v ssa.Value) *ssa.Function {
+	switch v := v.(type) {
+	case *ssa.MakeClosure:
+		f, _ := v.Fn.(*ssa.Function)
+		return f
+	case *ssa.Function:
+		if v.Parent() != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+// solve computes the summaries of the package's functions: each round
+// analyses every function with what the previous rounds learnt, until
+// nothing changes.
+func (c *checker) solve() {
+	for c.round = 0; c.round < maxRounds; c.round++ {
+		c.changed = false
+		for _, w := range c.wrappers {
+			delete(c.local, w)
+		}
+		c.wrappers = c.wrappers[:0]
+		c.indexMethods()
+		for _, fn := range c.funcs {
+			s := c.analyse(fn)
+			c.states[fn] = s
+			f := s.summary()
+			if !f.equal(c.local[fn]) {
+				c.local[fn] = f
+				c.changed = true
+			}
+		}
+		if !c.changed {
+			return
+		}
+	}
+}
+
+// analyse computes the data flow and the file accesses of one function.
+func (c *checker) analyse(fn *ssa.Function) *fnState {
+	s := newFnState(c, fn)
+	s.run()
+	if debugHook != nil {
+		debugHook(s)
+	}
+	return s
+}
+
+// debugHook, set by tests, sees each function analysed.
+var debugHook func(*fnState)
+
+// export records the facts of the package's functions and variables.
+func (c *checker) export() {
+	for _, fn := range c.funcs {
+		obj, ok := fn.Object().(*types.Func)
+		if !ok || fn.Parent() != nil || isWrapper(fn) || fn.Synthetic != "" {
+			continue
+		}
+		if f := c.local[fn]; f != nil && !f.empty() {
+			c.pass.ExportObjectFact(obj, f)
+		}
+	}
+	seen := make(map[*ssa.Global]bool)
+	for g := range c.globals {
+		seen[g] = true
+	}
+	for g := range c.globalStores {
+		seen[g] = true
+	}
+	for g := range seen {
+		obj, ok := g.Object().(*types.Var)
+		if !ok {
+			continue
+		}
+		if f := c.globalFact(g); !f.empty() {
+			c.pass.ExportObjectFact(obj, f)
+		}
+	}
+}
+
+// globalFact is what a variable of this package holds, for other packages.
+func (c *checker) globalFact(g *ssa.Global) *varFact {
+	f := &varFact{Atoms: c.globals[g].filter(func(a atom) bool {
+		return a.Kind != aParam && a.Kind != aDecParam && a.exportable()
+	})}
+	// function literals have no key other packages can use: their facts
+	f.Call = c.mergedCall(c.globals[g].filter(func(a atom) bool { return !a.exportable() }))
+	f.Key = c.globalTerm(g)
+	return f
+}
+
+// mergedCall is what a call of any of the functions among as does.
+func (c *checker) mergedCall(as atoms) *fnFact {
+	var out *fnFact
+	for _, a := range as {
+		if a.Kind != aFunc {
+			continue
+		}
+		f := c.funcFact(a.Key)
+		if f == nil {
+			continue
+		}
+		if out == nil {
+			cp := *f
+			cp.Paths = append([]string(nil), f.Paths...)
+			cp.Results = append([]atoms(nil), f.Results...)
+			out = &cp
+			continue
+		}
+		out.merge(f)
+	}
+	return out
+}
+
+// funcFact returns the fact of the function a func atom names.
+func (c *checker) funcFact(key string) *fnFact {
+	if fn := c.keyed[key]; fn != nil {
+		return c.local[fn]
+	}
+	if v, ok := strings.CutPrefix(key, varKeyPrefix); ok {
+		if g := c.lookupVar(v); g != nil {
+			var f varFact
+			if c.pass.ImportObjectFact(g, &f) {
+				return f.Call
+			}
+		}
+		return nil
+	}
+	if obj := c.lookupFunc(key); obj != nil {
+		return c.importedFact(obj)
+	}
+	return nil
+}
+
+// varKeyPrefix marks the func atom of a variable of another package: what
+// its fact says it may hold.
+const varKeyPrefix = "var:"
+
+// importedFact returns the fact of a function of another package.
+func (c *checker) importedFact(obj *types.Func) *fnFact {
+	obj = obj.Origin()
+	if obj.Pkg() == c.pass.Pkg {
+		if fn := c.keyed[funcKey(obj)]; fn != nil {
+			return c.local[fn]
+		}
+		return nil
+	}
+	var f fnFact
+	if c.pass.ImportObjectFact(obj, &f) {
+		return &f
+	}
+	return nil
+}
+
+// indexMethods lists the methods that have facts, by name, for calls
+// through interfaces.
+func (c *checker) indexMethods() {
+	if c.imported == nil {
+		c.imported = make(map[string][]*types.Func)
+		for _, of := range c.pass.AllObjectFacts() {
+			if fn, ok := of.Object.(*types.Func); ok && isMethod(fn) {
+				if _, ok := of.Fact.(*fnFact); ok {
+					c.imported[fn.Name()] = append(c.imported[fn.Name()], fn)
+				}
+			}
+		}
+	}
+	c.methods = make(map[string][]*types.Func)
+	c.impls = make(map[*types.Func][]*types.Func)
+	for name, fns := range c.imported {
+		c.methods[name] = append(c.methods[name], fns...)
+	}
+	for fn, f := range c.local {
+		obj, ok := fn.Object().(*types.Func)
+		if ok && isMethod(obj) && fn.Parent() == nil && fn.Synthetic == "" && f != nil && !f.empty() {
+			c.methods[obj.Name()] = append(c.methods[obj.Name()], obj)
+		}
+	}
+}
+
+// implementations returns the methods with facts that a call of the
+// interface method m may run.
+func (c *checker) implementations(m *types.Func) []*types.Func {
+	if impls, ok := c.impls[m]; ok {
+		return impls
+	}
+	var out []*types.Func
+	sig, _ := m.Type().(*types.Signature)
+	if sig != nil && sig.Recv() != nil {
+		iface, _ := sig.Recv().Type().Underlying().(*types.Interface)
+		for _, cand := range c.methods[m.Name()] {
+			recv := cand.Type().(*types.Signature).Recv()
+			if iface == nil || recv == nil || hasTypeParams(recv.Type()) {
+				continue
+			}
+			if types.Implements(recv.Type(), iface) {
+				out = append(out, cand)
+			}
+		}
+	}
+	c.impls[m] = out
+	return out
+}
+
+func hasTypeParams(t types.Type) bool {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := types.Unalias(t).(*types.Named)
+	return ok && n.TypeParams().Len() > 0
+}
+
+// lookupFunc finds the function or method a funcKey names.
+func (c *checker) lookupFunc(key string) *types.Func {
+	path, name, typ := splitFuncKey(key)
+	p := c.imports[path]
+	if p == nil {
+		return nil
+	}
+	if typ == "" {
+		fn, _ := p.Scope().Lookup(name).(*types.Func)
+		return fn
+	}
+	tn, _ := p.Scope().Lookup(typ).(*types.TypeName)
+	if tn == nil {
+		return nil
+	}
+	obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(tn.Type()), true, p, name)
+	fn, _ := obj.(*types.Func)
+	return fn
+}
+
+func (c *checker) lookupVar(key string) *types.Var {
+	path, name, _ := splitFuncKey(key)
+	if p := c.imports[path]; p != nil {
+		v, _ := p.Scope().Lookup(name).(*types.Var)
+		return v
+	}
+	return nil
+}
+
+// reporter returns the report function for the file that holds pos: it
+// drops findings on lines that the ignore directive covers.
+func (c *checker) reportf(pos token.Pos, format string, args ...any) {
+	tf := c.pass.Fset.File(pos)
+	if f := c.files[tf]; f != nil {
+		line := tf.Line(pos)
+		for _, cg := range f.Comments {
+			for _, cm := range cg.List {
+				if !strings.HasPrefix(cm.Text, ignoreDirective) {
+					continue
+				}
+				if l := tf.Line(cm.Slash); l == line || l == line-1 {
+					return
+				}
+			}
+		}
+	}
+	c.pass.Reportf(pos, format, args...)
+}
+
+// isTestFile reports whether pos is in a _test.go file.
+func (c *checker) isTestFile(pos token.Pos) bool {
+	tf := c.pass.Fset.File(pos)
+	return tf != nil && strings.HasSuffix(tf.Name(), "_test.go")
+}
+
+// isStd reports whether pkg belongs to the standard library: its path's
+// first element has no dot (module paths have one; GOPATH-style test data
+// of this analyzer uses names listed in stdPackages).
+func isStd(pkg *types.Package) bool {
+	first, _, _ := strings.Cut(pkg.Path(), "/")
+	return !strings.Contains(first, ".") && stdPackages[first]
+}
+
+// stdPackages are the first path elements of the standard library's
+// packages.
+var stdPackages = map[string]bool{
+	"archive": true, "bufio": true, "builtin": true, "bytes": true, "cmp": true, "compress": true,
+	"container": true, "context": true, "crypto": true, "database": true, "debug": true,
+	"embed": true, "encoding": true, "errors": true, "expvar": true, "flag": true, "fmt": true,
+	"go": true, "hash": true, "html": true, "image": true, "index": true, "internal": true,
+	"io": true, "iter": true, "log": true, "maps": true, "math": true, "mime": true, "net": true,
+	"os": true, "path": true, "plugin": true, "reflect": true, "regexp": true, "runtime": true,
+	"slices": true, "sort": true, "strconv": true, "strings": true, "structs": true, "sync": true,
+	"syscall": true, "testing": true, "text": true, "time": true, "unicode": true, "unique": true,
+	"unsafe": true, "weak": true, "vendor": true, "cmd": true,
+}

@@ -1,0 +1,411 @@
+package statuslint
+
+import (
+	"cmp"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"slices"
+	"strings"
+
+	"golang.org/x/tools/go/ssa"
+)
+
+// An event is a file access made by a call: a read and decode, a write, a
+// truncating whole-file write (in place), a lock operation.
+type event struct {
+	kind  eventKind
+	key   string
+	instr ssa.CallInstruction
+	what  string // in place: what truncates
+	desc  string // the path as written at the call, if known
+	lock  lockOp
+	pos   token.Pos // where to report it, if not at the call (inside a function literal)
+	maybe bool      // a write that only some implementation of an interface makes
+}
+
+type eventKind uint8
+
+const (
+	evRead eventKind = iota + 1
+	evWrite
+	evInPlace
+	evTrunc // an open whose flags the caller gives (see fnFact.Truncs)
+	evLock
+)
+
+func (s *fnState) event(kind eventKind, key string, instr ssa.CallInstruction, desc string) {
+	if key == "" {
+		return
+	}
+	s.events = append(s.events, event{kind: kind, key: key, instr: instr, desc: desc,
+		maybe: s.union && kind == evWrite})
+}
+
+// truncate records an open with flags: a truncating write (in place) when
+// they say O_TRUNC, a decision for the caller when a parameter gives them.
+func (s *fnState) truncate(instr ssa.CallInstruction, key, what string, flag intArg, desc string) {
+	switch {
+	case flag.FromParam:
+		s.events = append(s.events, event{kind: evTrunc, key: key, instr: instr, what: what, desc: desc,
+			lock: lockOp{How: flag}})
+	case s.c.truncates(flag):
+		s.event(evWrite, key, instr, desc)
+		s.inPlace(instr, key, what, desc)
+	}
+}
+
+func (s *fnState) inPlace(instr ssa.CallInstruction, key, what, desc string) {
+	if what == "" {
+		return
+	}
+	s.events = append(s.events, event{kind: evInPlace, key: key, instr: instr, what: what, desc: desc})
+}
+
+func (s *fnState) lock(instr ssa.CallInstruction, op lockOp) {
+	s.events = append(s.events, event{kind: evLock, instr: instr, lock: op})
+}
+
+// summary is the fact the function's body gives its callers.
+func (s *fnState) summary() *fnFact {
+	f := &fnFact{Recv: s.fn.Signature.Recv() != nil}
+	s.returns(f)
+	for _, p := range s.fn.Params {
+		s.storesTo(f, p)
+	}
+	for _, fv := range s.fn.FreeVars {
+		s.storesTo(f, fv)
+	}
+	reads, writes := make(map[string]bool), make(map[string]bool)
+	for _, e := range s.events {
+		switch {
+		case e.kind == evRead:
+			reads[e.key] = true
+		case e.kind == evWrite && !e.maybe:
+			writes[e.key] = true
+		}
+	}
+	for _, e := range s.events {
+		// A function that reads and writes one file is a read-modify-write
+		// of its own (reported here, or under a lock); for its callers it
+		// is neither. The file behind a parameter is its caller's to judge.
+		_, via := viaIndex(e.key)
+		both := reads[e.key] && writes[e.key] && !via
+		if !isTemplate(e.key) || both {
+			continue
+		}
+		switch e.kind {
+		case evRead:
+			f.Reads = append(f.Reads, e.key)
+		case evWrite:
+			switch {
+			case s.renamed[e.key]:
+			case e.maybe:
+				f.MayWrites = append(f.MayWrites, e.key)
+			default:
+				f.Writes = append(f.Writes, e.key)
+			}
+		case evTrunc:
+			f.Truncs = append(f.Truncs, trunc{Key: e.key, What: e.what, Flag: e.lock.How})
+		case evInPlace:
+			if !isJSONKey(e.key) && hasParam(e.key) && !s.renamed[e.key] {
+				f.InPlace = append(f.InPlace, trunc{Key: e.key, What: e.what})
+			}
+		}
+	}
+	s.dropPathDecodes(f)
+	f.Locks = s.netLocks()
+	for i, p := range s.fn.Params {
+		if s.renamed[s.term(p)] {
+			f.Moves = append(f.Moves, i)
+		}
+	}
+	for p := range s.fills {
+		// a decoder that fills by reflection takes its target as any
+		if p < len(s.fn.Params) && isEmptyInterface(s.fn.Params[p].Type()) {
+			f.Fills = append(f.Fills, p)
+		}
+	}
+	f.normalize()
+	return f
+}
+
+// dropPathDecodes removes the decodes of parameters that the function uses
+// as paths: a parameter that names a file is text, but not the document.
+// (A path can flow where content flows, a Result holding either.)
+func (s *fnState) dropPathDecodes(f *fnFact) {
+	var keys []string
+	for _, e := range s.events {
+		keys = append(keys, e.key)
+	}
+	for _, r := range f.Results {
+		for _, a := range r {
+			keys = append(keys, a.Key)
+		}
+	}
+	isPath := func(i int) bool {
+		m := paramMarker(i)
+		return slices.ContainsFunc(keys, func(k string) bool { return strings.Contains(k, m) })
+	}
+	keep := func(a atom) bool { return a.Kind != aDecParam || !isPath(a.Param) }
+	for i := range f.Results {
+		f.Results[i] = f.Results[i].filter(keep)
+	}
+	for i := range f.Stores {
+		f.Stores[i].Atoms = f.Stores[i].Atoms.filter(keep)
+	}
+	f.Reads = slices.DeleteFunc(f.Reads, func(k string) bool {
+		i, via := viaIndex(k)
+		return via && isPath(i)
+	})
+}
+
+func isEmptyInterface(t types.Type) bool {
+	i, ok := t.Underlying().(*types.Interface)
+	return ok && i.Empty()
+}
+
+func hasParam(k string) bool {
+	_, via := viaIndex(k)
+	return via || containsByte(k, paramDelim[0])
+}
+
+func containsByte(s string, b byte) bool {
+	for i := range len(s) {
+		if s[i] == b {
+			return true
+		}
+	}
+	return false
+}
+
+// returns records what the function's results may hold and, for each
+// result, the path every return gives it.
+func (s *fnState) returns(f *fnFact) {
+	n := s.fn.Signature.Results().Len()
+	if n == 0 {
+		return
+	}
+	f.Results = make([]atoms, n)
+	f.Paths = make([]string, n)
+	agree := make([]bool, n)
+	for i := range agree {
+		agree[i] = true
+	}
+	for _, b := range s.fn.Blocks {
+		ret, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return)
+		if !ok {
+			continue
+		}
+		for i, v := range ret.Results {
+			if i >= n {
+				break
+			}
+			f.Results[i].add(s.atomsOf(v).filter(atom.exportable)...)
+			if isZero(v) || !agree[i] {
+				continue
+			}
+			t := s.term(v)
+			switch {
+			case !isTemplate(t) || !isString(v.Type()) && strings.ContainsAny(t, "("):
+				// a path, or (for other types) an access path to an
+				// object: a parameter's, a variable's field
+				agree[i] = false
+			case f.Paths[i] == "":
+				f.Paths[i] = t
+			case f.Paths[i] != t:
+				agree[i] = false
+			}
+		}
+	}
+	for i := range f.Paths {
+		if !agree[i] {
+			f.Paths[i] = ""
+		}
+	}
+}
+
+// isZero reports whether v is a zero constant ("", nil, 0), which error
+// paths return.
+func isZero(v ssa.Value) bool {
+	c, ok := v.(*ssa.Const)
+	return ok && c.IsNil() || ok && c.Value != nil && c.Value.ExactString() == `""`
+}
+
+// storesTo records what the function stores where parameter p points.
+func (s *fnState) storesTo(f *fnFact, p ssa.Value) {
+	if !reference(p.Type()) {
+		return
+	}
+	i := s.index[p]
+	as := s.mem[object{v: p}].filter(func(a atom) bool {
+		return a.exportable() && (a.Kind != aParam || a.Param != i)
+	})
+	if len(as) > 0 {
+		f.Stores = append(f.Stores, paramSet{Param: i, Atoms: as})
+	}
+}
+
+// reference reports whether a callee can store through a value of type t.
+func reference(t types.Type) bool {
+	switch t.Underlying().(type) {
+	case *types.Pointer, *types.Map, *types.Slice, *types.Interface, *types.Chan, *types.Struct:
+		return true
+	}
+	return false
+}
+
+// report reports the package's findings.
+func (c *checker) report() {
+	for _, fn := range c.funcs {
+		if c.exempt[fn] || fn.Synthetic != "" {
+			continue
+		}
+		if s := c.states[fn]; s != nil {
+			s.check()
+		}
+	}
+}
+
+// check reports the function's bare read-modify-writes and in-place writes
+// of JSON files.
+func (s *fnState) check() {
+	order := newOrder(s)
+	var reads, writes []event
+	for _, e := range s.events {
+		if _, via := viaIndex(e.key); via {
+			continue // a caller knows which file, if any, its argument is
+		}
+		switch e.kind {
+		case evRead:
+			reads = append(reads, e)
+		case evWrite:
+			if !e.maybe {
+				writes = append(writes, e)
+			}
+		case evInPlace:
+			if isJSONKey(e.key) && s.concurrent(order, e) {
+				s.c.reportf(s.c.eventPos(e), "not atomic: %s %s in place, so a concurrent reader can see an empty "+
+					"or partial file (use fs.WriteAtomic)", e.what, firstNonEmpty(e.desc, pretty(e.key)))
+			}
+		}
+	}
+	slices.SortStableFunc(writes, func(a, b event) int { return cmp.Compare(s.c.callStart(a.instr), s.c.callStart(b.instr)) })
+	done := make(map[string]bool)
+	for _, w := range writes {
+		if done[w.key] {
+			continue
+		}
+		for _, r := range reads {
+			if r.key != w.key || r.instr == w.instr || !order.reaches(r.instr, w.instr) || order.protected(r.instr, w.instr) {
+				continue
+			}
+			if !s.concurrent(order, w) {
+				break
+			}
+			done[w.key] = true
+			desc := firstNonEmpty(w.desc, firstNonEmpty(r.desc, pretty(w.key)))
+			readPos := s.c.eventPos(r)
+			if at := s.readAt[r.key]; at != nil && r.pos == token.NoPos && s.c.callStart(at) < readPos {
+				readPos = s.c.callStart(at)
+			}
+			s.c.reportf(s.c.eventPos(w), "read-modify-write of %s without a lock: read and decoded at line %d, "+
+				"written back here; an update made in between by another goroutine or process "+
+				"is lost (use status.Mutate)", desc, s.c.pass.Fset.Position(readPos).Line)
+			break
+		}
+	}
+}
+
+// concurrent applies the policy for test files: in a _test.go file, a write
+// is reported only when goroutines may run meanwhile (the function is
+// started by a go statement, or starts one before the write); a write
+// before any goroutine starts is the set-up of a fixture.
+func (s *fnState) concurrent(order *order, e event) bool {
+	if !s.c.isTestFile(e.instr.Pos()) || s.c.goes[s.fn] {
+		return true
+	}
+	if _, ok := e.instr.(*ssa.Go); ok {
+		return true // made by the goroutine it starts
+	}
+	for _, b := range s.fn.Blocks {
+		for _, instr := range b.Instrs {
+			if g, ok := instr.(*ssa.Go); ok && order.reaches(g, e.instr) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// eventPos returns where an event is reported.
+func (c *checker) eventPos(e event) token.Pos {
+	if e.pos.IsValid() {
+		return e.pos
+	}
+	return c.callStart(e.instr)
+}
+
+// callStart returns where the call expression of instr starts.
+func (c *checker) callStart(instr ssa.Instruction) token.Pos {
+	if ci, ok := instr.(ssa.CallInstruction); ok {
+		if call := c.calls[ci.Common().Pos()]; call != nil {
+			return call.Pos()
+		}
+	}
+	return instr.Pos()
+}
+
+// argSource returns the source of argument i of a call (the receiver
+// first for a method), or "".
+func (c *checker) argSource(instr ssa.CallInstruction, i, n int) string {
+	call := c.calls[instr.Common().Pos()]
+	if call == nil {
+		return ""
+	}
+	if isMethodCall(instr.Common()) {
+		if i == 0 {
+			if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
+				return types.ExprString(sel.X)
+			}
+			return ""
+		}
+		i--
+	}
+	if i < len(call.Args) {
+		return types.ExprString(call.Args[i])
+	}
+	return ""
+}
+
+func isMethodCall(cc *ssa.CallCommon) bool {
+	if cc.IsInvoke() {
+		return true
+	}
+	sig, _ := cc.Value.Type().Underlying().(*types.Signature)
+	if fn := cc.StaticCallee(); fn != nil {
+		sig = fn.Signature
+	}
+	return sig != nil && sig.Recv() != nil
+}
+
+// callWhat says what a call that truncates a file does, for messages:
+// "save truncates" for a call of save whose body truncates.
+func (c *checker) callWhat(instr ssa.CallInstruction, what string) string {
+	if call := c.calls[instr.Common().Pos()]; call != nil {
+		return types.ExprString(call.Fun) + " truncates"
+	}
+	return what
+}
+
+// source returns how value v is written at a call: the source of the
+// argument it is.
+func (c *checker) source(v ssa.Value, instr ssa.CallInstruction) string {
+	args := callArgs(instr.Common())
+	for i, a := range args {
+		if a == v {
+			return c.argSource(instr, i, len(args))
+		}
+	}
+	return ""
+}

@@ -1,0 +1,215 @@
+package statuslint
+
+import "golang.org/x/tools/go/ssa"
+
+// An order answers, for one function, whether one instruction can run
+// after another, and which file locks are held at an instruction.
+//
+// Locks are tracked as a must-analysis over the control-flow graph: a lock
+// is held at an instruction if every path to it takes it (a lock
+// operation whose How releases, releases every lock). Each acquisition is
+// its own lock, so that a read under one and a write under a later one are
+// not taken for one critical section. A deferred release runs after the
+// body: it releases nothing in it.
+type order struct {
+	s       *fnState
+	index   map[ssa.Instruction]int
+	reach   map[*ssa.BasicBlock][]bool
+	ops     map[ssa.Instruction][]lockOp
+	acquire map[ssa.Instruction]int // acquisitions' ids
+	held    map[ssa.Instruction]uint64
+	before  map[ssa.Instruction]uint64 // held just before, on every path
+	mayHeld map[ssa.Instruction]uint64 // held just before, on some path
+	exit    uint64                     // held when the function returns, on every path
+	mayExit uint64                     // held when it returns, on some path
+}
+
+func newOrder(s *fnState) *order {
+	o := &order{
+		s:       s,
+		index:   make(map[ssa.Instruction]int),
+		reach:   make(map[*ssa.BasicBlock][]bool),
+		ops:     make(map[ssa.Instruction][]lockOp),
+		acquire: make(map[ssa.Instruction]int),
+		held:    make(map[ssa.Instruction]uint64),
+		before:  make(map[ssa.Instruction]uint64),
+		mayHeld: make(map[ssa.Instruction]uint64),
+	}
+	for _, b := range s.fn.Blocks {
+		for i, instr := range b.Instrs {
+			o.index[instr] = i
+		}
+	}
+	for _, e := range s.events {
+		if e.kind != evLock || e.lock.How.FromParam {
+			continue
+		}
+		if _, deferred := e.instr.(*ssa.Defer); deferred {
+			continue
+		}
+		o.ops[e.instr] = append(o.ops[e.instr], e.lock)
+		if !o.releases(e.lock) {
+			if _, ok := o.acquire[e.instr]; !ok && len(o.acquire) < 64 {
+				o.acquire[e.instr] = len(o.acquire)
+			}
+		}
+	}
+	if len(o.ops) > 0 {
+		o.mayExit = o.solveLocks(false)
+		for instr, h := range o.before {
+			o.mayHeld[instr] = h
+		}
+		o.exit = o.solveLocks(true)
+	}
+	return o
+}
+
+func (o *order) releases(op lockOp) bool { return op.How.Known && op.How.Val == op.Unlock }
+
+// solveLocks computes the locks held after each instruction, on every
+// path (must) or on some path, and returns those held at the function's
+// returns.
+func (o *order) solveLocks(must bool) uint64 {
+	blocks := o.s.fn.Blocks
+	in := make([]uint64, len(blocks))
+	out := make([]uint64, len(blocks))
+	top := uint64(0)
+	if must {
+		top = ^uint64(0)
+	}
+	for i := range out {
+		out[i] = top
+	}
+	for changed, rounds := true, 0; changed && rounds < 4*len(blocks)+8; rounds++ {
+		changed = false
+		for _, b := range blocks {
+			state := top
+			if len(b.Preds) == 0 {
+				state = 0
+			}
+			for _, p := range b.Preds {
+				if must {
+					state &= out[p.Index]
+				} else {
+					state |= out[p.Index]
+				}
+			}
+			in[b.Index] = state
+			for _, instr := range b.Instrs {
+				o.before[instr] = state
+				for _, op := range o.ops[instr] {
+					if o.releases(op) {
+						state = 0
+					} else if id, ok := o.acquire[instr]; ok {
+						state |= 1 << id
+					}
+				}
+				o.held[instr] = state
+			}
+			if state != out[b.Index] {
+				out[b.Index] = state
+				changed = true
+			}
+		}
+	}
+	exit, set := top, false
+	for _, b := range blocks {
+		if _, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok {
+			if must {
+				exit &= out[b.Index]
+			} else {
+				exit |= out[b.Index]
+			}
+			set = true
+		}
+	}
+	if !set {
+		return 0
+	}
+	return exit
+}
+
+// heldAt returns the locks held when instr has run (for a deferred call,
+// when the function returns).
+func (o *order) heldAt(instr ssa.Instruction) uint64 {
+	if _, ok := instr.(*ssa.Defer); ok {
+		return o.exit
+	}
+	return o.held[instr]
+}
+
+// protected reports whether a lock taken before a read is still held,
+// never released in between, at a write.
+func (o *order) protected(r, w ssa.Instruction) bool {
+	return o.heldAt(r)&o.heldAt(w) != 0
+}
+
+// reaches reports whether b can run after a.
+func (o *order) reaches(a, b ssa.Instruction) bool {
+	if _, ok := b.(*ssa.Defer); ok {
+		return true // runs when the function returns
+	}
+	ab, bb := a.Block(), b.Block()
+	if ab == bb && o.index[a] < o.index[b] {
+		return true
+	}
+	r, ok := o.reach[ab]
+	if !ok {
+		r = make([]bool, len(o.s.fn.Blocks))
+		stack := append([]*ssa.BasicBlock(nil), ab.Succs...)
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if r[x.Index] {
+				continue
+			}
+			r[x.Index] = true
+			stack = append(stack, x.Succs...)
+		}
+		o.reach[ab] = r
+	}
+	return r[bb.Index]
+}
+
+// netLocks is what the function's lock operations leave to its callers: a
+// lock it takes and still holds when it returns, a release of a lock it
+// did not take, and operations whose How its caller gives.
+func (s *fnState) netLocks() []lockOp {
+	var out []lockOp
+	var o *order
+	deferredRelease := false
+	for _, e := range s.events {
+		if _, ok := e.instr.(*ssa.Defer); ok && e.kind == evLock && e.lock.How.Known && e.lock.How.Val == e.lock.Unlock {
+			deferredRelease = true
+		}
+	}
+	for _, e := range s.events {
+		if _, ok := e.instr.(*ssa.Defer); ok {
+			continue // runs when the function returns
+		}
+		if e.kind != evLock {
+			continue
+		}
+		if e.lock.How.FromParam {
+			out = append(out, e.lock)
+			continue
+		}
+		if o == nil {
+			o = newOrder(s)
+		}
+		if o.releases(e.lock) {
+			// releasing a lock that no path here took: the caller's
+			if o.mayHeld[e.instr] == 0 {
+				out = append(out, e.lock)
+			}
+			continue
+		}
+		// a lock held when the function returns on some path (TryLock on
+		// success), and not released by a deferred call, is taken for its
+		// callers
+		if id, ok := o.acquire[e.instr]; ok && o.mayExit&(1<<id) != 0 && !deferredRelease {
+			out = append(out, e.lock)
+		}
+	}
+	return out
+}
