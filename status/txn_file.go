@@ -165,7 +165,7 @@ type txJoin struct {
 // documents are all among parts (it then holds no turn: the leader holds
 // them all, so it waits at its first).
 func joins(q *request, parts []*txPart) bool {
-	if q.tx == nil {
+	if q.tx == nil || !joinTxs {
 		return false
 	}
 	for _, jp := range q.tx.parts {
