@@ -42,6 +42,13 @@ func newFileBackend(path string, perm os.FileMode, maxSize int64) *fileBackend {
 
 func (b *fileBackend) Name() string { return b.path }
 
+// sameOptions reports whether calls through a and b may share a batch: one
+// read and one write apply a single size limit and permission, so each
+// call batches only with calls of its own options.
+func sameOptions(a, b *fileBackend) bool {
+	return a.perm == b.perm && a.maxSize == b.maxSize
+}
+
 // Load reads the file without locking: writers replace it by rename, so any
 // read sees one complete version.
 //
@@ -344,7 +351,9 @@ func (e *entry) lead(r *request) {
 	}
 
 	// A removal is a batch of its own (see removeDoc).
-	batch := e.take(func(q *request) bool { return q.op != "" && q.op != "remove" && r.op != "remove" })
+	batch := e.take(func(q *request) bool {
+		return q.op != "" && q.op != "remove" && r.op != "remove" && sameOptions(q.b, r.b)
+	})
 	joined(r, batch, lock)
 
 	completed := false

@@ -162,14 +162,14 @@ type txJoin struct {
 
 // joins reports whether q, queued on one of parts' entries, is the first
 // turn of a transaction that a leader of parts may commit: one whose
-// documents are all among parts (it then holds no turn: the leader holds
-// them all, so it waits at its first).
+// documents are all among parts, with the same options (it then holds no
+// turn: the leader holds them all, so it waits at its first).
 func joins(q *request, parts []*txPart) bool {
 	if q.tx == nil || !joinTxs {
 		return false
 	}
 	for _, jp := range q.tx.parts {
-		if !slices.ContainsFunc(parts, func(p *txPart) bool { return p.e == jp.e }) {
+		if !slices.ContainsFunc(parts, func(p *txPart) bool { return p.e == jp.e && sameOptions(p.b, jp.b) }) {
 			return false
 		}
 	}
@@ -336,7 +336,9 @@ func runTx(parts []*txPart, entries []*entry, n int, apply func(cur [][]byte) ([
 	// So do the transactions whose documents are all among these: their
 	// first turn waits in one of these queues.
 	for _, p := range parts {
-		p.batch = p.e.take(func(q *request) bool { return q.op == "mutate" || joins(q, parts) })
+		p.batch = p.e.take(func(q *request) bool {
+			return q.op == "mutate" && sameOptions(q.b, p.b) || joins(q, parts)
+		})
 		joined(p.turn, p.batch, lock)
 	}
 	taken = true
