@@ -124,14 +124,11 @@
 //     the file backend's batch leader, which runs the batch on its own
 //     goroutine: then the rest of that batch fails with an error and nothing
 //     is written.
-//   - fn must not call Mutate on the same document: the nested call would
-//     wait for the lock its caller holds. In the file backend such a call
-//     returns an error matching [ErrNested] at once when it is made by the
-//     goroutine running fn through the same path spelling (see ErrNested
-//     for how); it still waits, until its ctx ends, when it names the file
-//     through another path (a linked directory), when fn makes it in
-//     another goroutine and waits for it, or when more than 64 functions
-//     run at once in the process. The etcd backend does not detect it.
+//   - fn must not call Mutate, Create, Remove, [MutateAll] or [LoadAll] on a
+//     document its own call holds (as sync.Mutex is not reentrant): such a
+//     call waits for a turn that comes only after fn returns, so it ends
+//     when its ctx ends, with ctx's error, having written nothing, and
+//     never if ctx has no end. It is not detected.
 //   - Windows compiles and locks with LockFileEx; what its rename and
 //     directory syncs do not guarantee is in the [fs] package doc. Systems
 //     without flock return [errors.ErrUnsupported].

@@ -62,3 +62,16 @@ func itoa(n int) string {
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
 }
+
+// BenchmarkJoin is BenchmarkEngine with and without the joining of
+// transactions queued behind a transaction's turns (see joins), alternated.
+func BenchmarkJoin(b *testing.B) {
+	for _, on := range []bool{true, false} {
+		b.Run("join="+map[bool]string{true: "on", false: "off"}[on], func(b *testing.B) {
+			old := joinTxs
+			joinTxs = on
+			defer func() { joinTxs = old }()
+			BenchmarkEngine(b)
+		})
+	}
+}

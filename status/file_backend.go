@@ -108,11 +108,8 @@ func (b *fileBackend) update(ctx context.Context, op string, apply func(cur []by
 	}
 	e := acquire(key)
 	defer release(e)
-	if nested(e) {
-		return pathError(op, b.path, ErrNested)
-	}
 
-	r := newRequest(b, e, op, ctx, nil)
+	r := newRequest(b, e, op, ctx)
 	r.apply = apply
 	defer e.observe(r)()
 	if e.enqueue(r) || e.wait(r) {
@@ -166,8 +163,6 @@ type entry struct {
 	key  string
 	refs int // guarded by registry.mu
 
-	fns fnCount // functions running on this entry's turn (see nested)
-
 	mu       sync.Mutex
 	queue    []*request
 	leading  bool
@@ -192,9 +187,7 @@ type request struct {
 	op    string // "mutate" or "remove", for errors; "" for a transaction's turn
 	ctx   context.Context
 	apply func(cur []byte) ([]byte, error)
-	held  []*entry         // the entries whose turn its apply runs on (see nested)
 	tx    *txJoin          // the first turn of a transaction that another may join
-	one   [1]*entry        // held's storage for a call on one document
 	wake  chan struct{}    // capacity 1: state changed to chosen, applying or finished
 	fn    groupcommit.Call // runs apply on the owner's goroutine for the leader
 
@@ -212,15 +205,10 @@ type request struct {
 	tr *trace // non-nil when an Observer follows the call (observe.go)
 }
 
-// newRequest makes a request on e whose apply holds the turns of held
-// (nil: e's alone).
-func newRequest(b *fileBackend, e *entry, op string, ctx context.Context, held []*entry) *request {
-	r := &request{b: b, e: e, op: op, ctx: ctx, held: held, wake: make(chan struct{}, 1)}
+// newRequest makes a request on e.
+func newRequest(b *fileBackend, e *entry, op string, ctx context.Context) *request {
+	r := &request{b: b, e: e, op: op, ctx: ctx, wake: make(chan struct{}, 1)}
 	r.fn.Init()
-	if held == nil {
-		r.one[0] = e
-		r.held = r.one[:]
-	}
 	return r
 }
 
@@ -531,10 +519,10 @@ func (r *request) run(cur []byte) ([]byte, error) {
 	return r.outcome()
 }
 
-// tracked is apply as the batch runs it: observed and tracked (see nested).
+// tracked is apply as the batch runs it, observed.
 func (r *request) tracked(cur []byte) ([]byte, error) {
 	r.started()
-	return runTracked(r, cur)
+	return r.apply(cur)
 }
 
 // outcome records a panic of apply's last run, and returns its result.

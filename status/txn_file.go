@@ -52,23 +52,16 @@ func (b *fileBackend) UpdateAll(ctx context.Context, docs []Backend, apply func(
 	if err := ctx.Err(); err != nil {
 		return pathError(op, backendNames(docs), err)
 	}
-	entries := make([]*entry, len(parts))
-	for i, p := range parts {
+	for _, p := range parts {
 		p.e = acquire(p.key)
-		entries[i] = p.e
 	}
 	defer func() {
-		for _, e := range entries {
-			release(e)
+		for _, p := range parts {
+			release(p.e)
 		}
 	}()
-	for _, p := range parts {
-		if nested(p.e) {
-			return pathError(op, p.b.path, ErrNested)
-		}
-	}
 	join := &txJoin{parts: parts, n: len(docs), apply: apply}
-	if err := takeTurns(ctx, parts, entries, join); err != nil {
+	if err := takeTurns(ctx, parts, join); err != nil {
 		return err
 	}
 	if t := parts[0].turn; t.joined {
@@ -83,7 +76,7 @@ func (b *fileBackend) UpdateAll(ctx context.Context, docs []Backend, apply func(
 		giveBackTurns(parts)
 		return pathError(op, p.b.path, err)
 	}
-	return runTx(parts, entries, len(docs), apply, since(t))
+	return runTx(parts, len(docs), apply, since(t))
 }
 
 // txParts checks the documents of a transaction and returns them in the
@@ -135,9 +128,9 @@ func backendNames(docs []Backend) string {
 // has and returns the error. The first turn carries join, so that a
 // transaction ahead whose documents include all of these may commit this
 // one with its own; takeTurns then returns nil with that turn joined.
-func takeTurns(ctx context.Context, parts []*txPart, entries []*entry, join *txJoin) error {
+func takeTurns(ctx context.Context, parts []*txPart, join *txJoin) error {
 	for i, p := range parts {
-		p.turn = newRequest(p.b, p.e, "", ctx, entries)
+		p.turn = newRequest(p.b, p.e, "", ctx)
 		if i == 0 {
 			p.turn.tx = join
 		}
@@ -159,6 +152,9 @@ type txJoin struct {
 	n     int
 	apply func(cur [][]byte) ([][]byte, error)
 }
+
+// joinTxs is false only in the benchmark that measures what joining gains.
+var joinTxs = true
 
 // joins reports whether q, queued on one of parts' entries, is the first
 // turn of a transaction that a leader of parts may commit: one whose
@@ -296,7 +292,7 @@ func closeLocks(parts []*txPart) {
 // runTx runs a transaction whose turns and locks are held: it reads the
 // documents, applies the transaction and the calls that join it, commits,
 // releases the locks and hands each entry on.
-func runTx(parts []*txPart, entries []*entry, n int, apply func(cur [][]byte) ([][]byte, error), lock time.Duration) error {
+func runTx(parts []*txPart, n int, apply func(cur [][]byte) ([][]byte, error), lock time.Duration) error {
 	for _, p := range parts {
 		var err error
 		if p.orig, _, err = p.e.read(p.turn); err != nil {
@@ -375,8 +371,7 @@ func runTx(parts []*txPart, entries []*entry, n int, apply func(cur [][]byte) ([
 }
 
 // runApply runs the transaction's apply on the documents as read, in the
-// caller's goroutine, tracked as a function that holds every entry of the
-// transaction (see nested), and checks its result.
+// caller's goroutine, and checks its result.
 func runApply(lead *request, parts []*txPart, n int, apply func(cur [][]byte) ([][]byte, error)) ([][]byte, error) {
 	cur := make([][]byte, n)
 	for _, p := range parts {
