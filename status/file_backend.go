@@ -42,6 +42,23 @@ func newFileBackend(path string, perm os.FileMode, maxSize int64) *fileBackend {
 
 func (b *fileBackend) Name() string { return b.path }
 
+// A fileDoc is a [Backend] whose document is a file that this process
+// locks and replaces through the group-commit engine: the capability a file
+// transaction needs of each of its documents ([fileBackend.UpdateAll]).
+type fileDoc interface {
+	Backend
+	// file returns the document's file settings; ok is false for a nil
+	// backend.
+	file() (settings fileBackend, ok bool)
+}
+
+func (b *fileBackend) file() (fileBackend, bool) {
+	if b == nil {
+		return fileBackend{}, false
+	}
+	return *b, true
+}
+
 // sameOptions reports whether calls through a and b may share a batch: one
 // read and one write apply a single size limit and permission, so each
 // call batches only with calls of its own options.
@@ -200,7 +217,6 @@ type request struct {
 	panicked bool
 	panicVal any
 	ok       bool // apply succeeded; its change is in the batch's write
-	joined   bool // a transaction committed by another's leader (see joinTx)
 
 	tr *trace // non-nil when an Observer follows the call (observe.go)
 }
@@ -319,31 +335,21 @@ func (e *entry) handOff() {
 // lead runs one batch with r (the head of the queue) as leader.
 func (e *entry) lead(r *request) {
 	e.gather(r.ctx)
-	t := e.clock()
+	t := &turn{r: r}
+	c := t.clock()
 	unlock, err := lockFile(r.ctx, e.key+LockSuffix, r.b.perm)
-	lock := since(t)
 	if err != nil {
 		// Our own wait ended (ctx) or the lock file is unusable: leave the
 		// queue and let the next caller lead with its own context.
-		e.mu.Lock()
-		e.remove(r)
-		r.state = finished
 		if r.ctx.Err() != nil {
-			r.err = r.ctxErr()
+			err = r.ctxErr()
 		} else {
-			r.err = pathError(r.op, r.b.path, err)
+			err = pathError(r.op, r.b.path, err)
 		}
-		e.handOff()
-		e.mu.Unlock()
+		t.giveBack(err)
 		return
 	}
-
-	// A removal is a batch of its own (see removeDoc).
-	batch := e.take(func(q *request) bool {
-		return q.op != "" && q.op != "remove" && r.op != "remove" && sameOptions(q.b, r.b)
-	})
-	joined(r, batch, lock)
-
+	t.takeBatch(nil, since(c))
 	completed := false
 	defer func() {
 		if !completed {
@@ -351,19 +357,13 @@ func (e *entry) lead(r *request) {
 			// t.FailNow inside fn), ending this goroutine mid-batch:
 			// nothing was written; fail the whole batch and pass the lead.
 			unlock()
-			for _, q := range batch {
-				if q.err == nil && !q.panicked {
-					q.err = pathError(q.op, q.b.path, errGoexit)
-				}
-			}
-			e.finish(batch)
+			t.finish(true)
 		}
 	}()
-
-	e.runBatch(r, batch)
+	e.runBatch(t)
 	unlock()
 	completed = true
-	e.finish(batch)
+	t.finish(false)
 }
 
 // take removes the batch that the head of the queue leads: the head and
@@ -419,17 +419,18 @@ func (e *entry) gather(ctx context.Context) {
 
 var errGoexit = errors.New("batch abandoned: a mutate function called runtime.Goexit")
 
-// runBatch reads the document once, applies each request of the batch in
+// runBatch reads the document once, applies each request of t's batch in
 // order, and writes once if the bytes changed. The flock is held.
-func (e *entry) runBatch(leader *request, batch []*request) {
-	orig, pending, err := e.read(leader)
+func (e *entry) runBatch(t *turn) {
+	leader := t.r
+	orig, pending, err := t.read()
 	if err != nil {
-		for _, q := range batch {
+		for _, q := range t.batch {
 			q.err = err
 		}
 		return
 	}
-	cur := e.applyAll(leader, batch, orig)
+	cur := e.applyAll(leader, t.batch, orig)
 	if unchanged(cur, orig) {
 		return
 	}
@@ -437,8 +438,11 @@ func (e *entry) runBatch(leader *request, batch []*request) {
 	if cur == nil {
 		write = func() error { return removeDoc(leader.ctx, e.key, pending) }
 	}
-	if err := e.traced(batch, write); err != nil {
-		failApplied(batch, err)
+	c := t.clock()
+	err = write()
+	t.traceWrite(since(c))
+	if err != nil {
+		t.failWrite(err)
 	}
 }
 
