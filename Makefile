@@ -128,12 +128,14 @@ cross:
 # Every module's tests through internal/cmd/testsummary: one line per package
 # (passed, failed, skipped), failed tests with their output, every skip with its
 # reason, and a last line "total: N passed, N failed, N skipped". With CI=true
-# (.ci/run) a skipped test not listed in .ci/allowed-skips fails the run.
+# (.ci/run) a skipped test not listed in .ci/allowed-skips fails the run. The
+# crashhooks tag builds the commit's crash-injection points (package
+# status/internal/journal, HooksBuilt), which the crash tests need.
 unit:
 	@echo "unit: every test of every module under -race; each module's test binaries are built first (on an empty build cache, minutes before its first result), then one line per package"
 	$(GO) build -o $(CURDIR)/.bin/testsummary ./internal/cmd/testsummary
 	$(CURDIR)/.bin/testsummary -allow .ci/allowed-skips $(foreach m,. $(NESTED),-dir $(m)) -- \
-		$(GO) test -json -race -shuffle=on -count=1 ./...
+		$(GO) test -json -race -shuffle=on -count=1 -tags crashhooks ./...
 
 BENCHTIME ?= 1s
 bench:

@@ -106,21 +106,7 @@ func BenchmarkOneGoroutineInterleaved(b *testing.B) {
 // run64 runs b.N calls of op spread over 64 goroutines and reports ops/s.
 func run64(b *testing.B, op func() error) {
 	b.Helper()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range 64 {
-		wg.Go(func() {
-			for next.Add(1) <= int64(b.N) {
-				if err := op(); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	runN(b, 64, op)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
 

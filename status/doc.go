@@ -88,12 +88,11 @@
 //     (t.FailNow), its change is dropped like a panicking fn's; if fn is that
 //     of the file backend's batch leader, the rest of its batch fails and
 //     nothing is written.
-//   - fn must not call Mutate on the same document: the nested call would
-//     wait for the lock its caller holds. The file backend returns
-//     [ErrNested] at once when the goroutine running fn makes it through the
-//     same path spelling; it still waits, until its ctx ends, through another
-//     path (a linked directory), from another goroutine, or when more than 64
-//     functions run at once in the process. etcd does not detect it.
+//   - fn must not call Mutate, Create, Remove, [MutateAll] or [LoadAll] on a
+//     document its own call holds (as sync.Mutex is not reentrant): such a
+//     call waits for a turn that comes only after fn returns, so it ends
+//     when its ctx ends, with ctx's error, having written nothing. It is not
+//     detected.
 //   - Fairness between processes is best effort ([docs/PROTOCOL.md], Waiting
 //     for the lock).
 //   - Windows locks with LockFileEx; what its rename and directory syncs do

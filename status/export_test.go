@@ -29,8 +29,19 @@ func setWriteFile(tb testing.TB, w func(path string, data []byte, perm os.FileMo
 // setTxCrash calls crash after each step of every commit until tb ends
 // (see crashAt).
 func setTxCrash(tb testing.TB, crash func(step string) bool) {
+	needHooks(tb)
 	journal.Seams.Crash = crash
 	tb.Cleanup(func() { journal.Seams.Crash = nil })
+}
+
+// needHooks skips a test that stops a commit or watches recovery through
+// journal.Seams.Crash or Hook, in a build without them (go test -tags
+// crashhooks; make test sets it).
+func needHooks(tb testing.TB) {
+	tb.Helper()
+	if !journal.HooksBuilt {
+		tb.Skip("needs the crash hooks: go test -tags crashhooks")
+	}
 }
 
 // setWatchPoll makes watches poll every d instead of using inotify until tb

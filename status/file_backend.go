@@ -42,6 +42,30 @@ func newFileBackend(path string, perm os.FileMode, maxSize int64) *fileBackend {
 
 func (b *fileBackend) Name() string { return b.path }
 
+// A fileDoc is a [Backend] whose document is a file that this process
+// locks and replaces through the group-commit engine: the capability a file
+// transaction needs of each of its documents ([fileBackend.UpdateAll]).
+type fileDoc interface {
+	Backend
+	// file returns the document's file settings; ok is false for a nil
+	// backend.
+	file() (settings fileBackend, ok bool)
+}
+
+func (b *fileBackend) file() (fileBackend, bool) {
+	if b == nil {
+		return fileBackend{}, false
+	}
+	return *b, true
+}
+
+// sameOptions reports whether calls through a and b may share a batch: one
+// read and one write apply a single size limit and permission, so each
+// call batches only with calls of its own options.
+func sameOptions(a, b *fileBackend) bool {
+	return a.perm == b.perm && a.maxSize == b.maxSize
+}
+
 // Load reads the file without locking: writers replace it by rename, so any
 // read sees one complete version.
 //
@@ -101,11 +125,8 @@ func (b *fileBackend) update(ctx context.Context, op string, apply func(cur []by
 	}
 	e := acquire(key)
 	defer release(e)
-	if nested(e) {
-		return pathError(op, b.path, ErrNested)
-	}
 
-	r := newRequest(b, e, op, ctx, nil)
+	r := newRequest(b, e, op, ctx)
 	r.apply = apply
 	defer e.observe(r)()
 	if e.enqueue(r) || e.wait(r) {
@@ -159,8 +180,6 @@ type entry struct {
 	key  string
 	refs int // guarded by registry.mu
 
-	fns fnCount // functions running on this entry's turn (see nested)
-
 	mu       sync.Mutex
 	queue    []*request
 	leading  bool
@@ -185,9 +204,7 @@ type request struct {
 	op    string // "mutate" or "remove", for errors; "" for a transaction's turn
 	ctx   context.Context
 	apply func(cur []byte) ([]byte, error)
-	held  []*entry         // the entries whose turn its apply runs on (see nested)
 	tx    *txJoin          // the first turn of a transaction that another may join
-	one   [1]*entry        // held's storage for a call on one document
 	wake  chan struct{}    // capacity 1: state changed to chosen, applying or finished
 	fn    groupcommit.Call // runs apply on the owner's goroutine for the leader
 
@@ -200,20 +217,14 @@ type request struct {
 	panicked bool
 	panicVal any
 	ok       bool // apply succeeded; its change is in the batch's write
-	joined   bool // a transaction committed by another's leader (see joinTx)
 
 	tr *trace // non-nil when an Observer follows the call (observe.go)
 }
 
-// newRequest makes a request on e whose apply holds the turns of held
-// (nil: e's alone).
-func newRequest(b *fileBackend, e *entry, op string, ctx context.Context, held []*entry) *request {
-	r := &request{b: b, e: e, op: op, ctx: ctx, held: held, wake: make(chan struct{}, 1)}
+// newRequest makes a request on e.
+func newRequest(b *fileBackend, e *entry, op string, ctx context.Context) *request {
+	r := &request{b: b, e: e, op: op, ctx: ctx, wake: make(chan struct{}, 1)}
 	r.fn.Init()
-	if held == nil {
-		r.one[0] = e
-		r.held = r.one[:]
-	}
 	return r
 }
 
@@ -324,29 +335,21 @@ func (e *entry) handOff() {
 // lead runs one batch with r (the head of the queue) as leader.
 func (e *entry) lead(r *request) {
 	e.gather(r.ctx)
-	t := e.clock()
+	t := &turn{r: r}
+	c := t.clock()
 	unlock, err := lockFile(r.ctx, e.key+LockSuffix, r.b.perm)
-	lock := since(t)
 	if err != nil {
 		// Our own wait ended (ctx) or the lock file is unusable: leave the
 		// queue and let the next caller lead with its own context.
-		e.mu.Lock()
-		e.remove(r)
-		r.state = finished
 		if r.ctx.Err() != nil {
-			r.err = r.ctxErr()
+			err = r.ctxErr()
 		} else {
-			r.err = pathError(r.op, r.b.path, err)
+			err = pathError(r.op, r.b.path, err)
 		}
-		e.handOff()
-		e.mu.Unlock()
+		t.giveBack(err)
 		return
 	}
-
-	// A removal is a batch of its own (see removeDoc).
-	batch := e.take(func(q *request) bool { return q.op != "" && q.op != "remove" && r.op != "remove" })
-	joined(r, batch, lock)
-
+	t.takeBatch(nil, since(c))
 	completed := false
 	defer func() {
 		if !completed {
@@ -354,19 +357,13 @@ func (e *entry) lead(r *request) {
 			// t.FailNow inside fn), ending this goroutine mid-batch:
 			// nothing was written; fail the whole batch and pass the lead.
 			unlock()
-			for _, q := range batch {
-				if q.err == nil && !q.panicked {
-					q.err = pathError(q.op, q.b.path, errGoexit)
-				}
-			}
-			e.finish(batch)
+			t.finish(true)
 		}
 	}()
-
-	e.runBatch(r, batch)
+	e.runBatch(t)
 	unlock()
 	completed = true
-	e.finish(batch)
+	t.finish(false)
 }
 
 // take removes the batch that the head of the queue leads: the head and
@@ -422,17 +419,18 @@ func (e *entry) gather(ctx context.Context) {
 
 var errGoexit = errors.New("batch abandoned: a mutate function called runtime.Goexit")
 
-// runBatch reads the document once, applies each request of the batch in
+// runBatch reads the document once, applies each request of t's batch in
 // order, and writes once if the bytes changed. The flock is held.
-func (e *entry) runBatch(leader *request, batch []*request) {
-	orig, pending, err := e.read(leader)
+func (e *entry) runBatch(t *turn) {
+	leader := t.r
+	orig, pending, err := t.read()
 	if err != nil {
-		for _, q := range batch {
+		for _, q := range t.batch {
 			q.err = err
 		}
 		return
 	}
-	cur := e.applyAll(leader, batch, orig)
+	cur := e.applyAll(leader, t.batch, orig)
 	if unchanged(cur, orig) {
 		return
 	}
@@ -440,8 +438,11 @@ func (e *entry) runBatch(leader *request, batch []*request) {
 	if cur == nil {
 		write = func() error { return removeDoc(leader.ctx, e.key, pending) }
 	}
-	if err := e.traced(batch, write); err != nil {
-		failApplied(batch, err)
+	c := t.clock()
+	err = write()
+	t.traceWrite(since(c))
+	if err != nil {
+		t.failWrite(err)
 	}
 }
 
@@ -522,10 +523,10 @@ func (r *request) run(cur []byte) ([]byte, error) {
 	return r.outcome()
 }
 
-// tracked is apply as the batch runs it: observed and tracked (see nested).
+// tracked is apply as the batch runs it, observed.
 func (r *request) tracked(cur []byte) ([]byte, error) {
 	r.started()
-	return runTracked(r, cur)
+	return r.apply(cur)
 }
 
 // outcome records a panic of apply's last run, and returns its result.

@@ -5,52 +5,55 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 )
 
-func TestNestedMutateIsAnError(t *testing.T) {
+// A call that fn makes on a document its own call holds waits for its turn,
+// which comes only after fn returns: it ends when its ctx does, with ctx's
+// error, having written nothing, and the outer call goes on (the package
+// doc's rule on nested calls).
+func TestNestedCallWaitsForItsCtx(t *testing.T) {
 	dir := t.TempDir()
 	reg, task := txDocs(t, dir)
 	seedTx(t, reg, task)
-	ctx := context.Background()
 	other := NewStore[txReg](filepath.Join(dir, "other.json"))
 	for _, tc := range []struct {
 		name  string
 		outer func(inner func() error) error
-		inner func() error
+		waits string // the document the inner call queues on
+		inner func(ctx context.Context) error
 	}{
-		{"Mutate in Mutate", mutateAround(reg), func() error {
+		{"Mutate in Mutate", mutateAround(reg), reg.Name(), func(ctx context.Context) error {
 			_, err := reg.Mutate(ctx, func(r *txReg) error { r.Active = 50; return nil })
 			return err
 		}},
-		{"Create in Mutate", mutateAround(reg), func() error {
+		{"Create in Mutate", mutateAround(reg), reg.Name(), func(ctx context.Context) error {
 			_, err := reg.Create(ctx, txReg{})
 			return err
 		}},
-		{"Remove in Mutate", mutateAround(reg), func() error { return reg.Remove(ctx) }},
-		{"same file, another Store", mutateAround(reg), func() error {
+		{"Remove in Mutate", mutateAround(reg), reg.Name(), func(ctx context.Context) error { return reg.Remove(ctx) }},
+		{"same file, another Store", mutateAround(reg), reg.Name(), func(ctx context.Context) error {
 			_, err := NewStore[map[string]any](reg.Name()).Mutate(ctx, func(*map[string]any) error { return nil })
 			return err
 		}},
-		{"MutateAll in Mutate", mutateAround(task), func() error {
+		{"MutateAll in Mutate", mutateAround(task), task.Name(), func(ctx context.Context) error {
 			_, err := MutateAll(ctx, []Doc{reg, task}, spawn(reg, task))
 			return err
 		}},
-		{"LoadAll in Mutate", mutateAround(task), func() error {
+		{"LoadAll in Mutate", mutateAround(task), task.Name(), func(ctx context.Context) error {
 			_, err := LoadAll(ctx, other, task)
 			return err
 		}},
 		{"Mutate in MutateAll", func(inner func() error) error {
-			_, err := MutateAll(ctx, []Doc{reg, task}, func(*Tx) error { return inner() })
+			_, err := MutateAll(context.Background(), []Doc{reg, task}, func(*Tx) error { return inner() })
 			return err
-		}, func() error {
+		}, task.Name(), func(ctx context.Context) error {
 			_, err := task.Mutate(ctx, func(s *Status) error { s.Runs = 50; return nil })
 			return err
 		}},
-		{"through a Mutate of another document", mutateAround(reg), func() error {
+		{"through a Mutate of another document", mutateAround(reg), reg.Name(), func(ctx context.Context) error {
 			var nestedErr error
-			_, err := other.Mutate(ctx, func(o *txReg) error {
+			_, err := other.Mutate(context.Background(), func(o *txReg) error {
 				o.Active++
 				_, nestedErr = reg.Mutate(ctx, func(r *txReg) error { r.Active = 50; return nil })
 				return nil
@@ -60,13 +63,19 @@ func TestNestedMutateIsAnError(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var innerErr error
-			err := tc.outer(func() error { innerErr = tc.inner(); return nil })
+			err := tc.outer(func() error {
+				ctx, cancel := context.WithCancel(context.Background())
+				go func() { waitQueued(t, tc.waits, 1); cancel() }()
+				innerErr = tc.inner(ctx)
+				return nil
+			})
 			if err != nil {
 				t.Fatalf("outer call: %v", err)
 			}
-			if !errors.Is(innerErr, ErrNested) {
-				t.Fatalf("nested call returned %v, want ErrNested", innerErr)
+			if !errors.Is(innerErr, context.Canceled) {
+				t.Fatalf("nested call returned %v, want it to wait until its ctx ended", innerErr)
 			}
+			ctx := context.Background()
 			if got, _ := reg.Load(ctx); got.Active == 50 {
 				t.Fatal("the nested call wrote")
 			}
@@ -85,78 +94,8 @@ func mutateAround[T any](s *Store[T]) func(inner func() error) error {
 	}
 }
 
-// A nested call made by the function of a batch member (run in its own
-// goroutine while another caller leads) is found as well.
-func TestNestedInBatchMember(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "status.json")
-	ctx := context.Background()
-	inside, release := make(chan struct{}), make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		Mutate(ctx, path, func(s *Status) error { close(inside); <-release; return nil })
-	})
-	<-inside
-	var nestedErr error
-	wg.Go(func() {
-		Mutate(ctx, path, func(s *Status) error {
-			_, nestedErr = Mutate(ctx, path, func(s *Status) error { return nil })
-			s.Runs++
-			return nil
-		})
-	})
-	waitQueued(t, path, 1)
-	close(release)
-	wg.Wait()
-	if !errors.Is(nestedErr, ErrNested) {
-		t.Fatalf("nested call in a batch member: %v", nestedErr)
-	}
-	if got, _ := Load(ctx, path); got.Runs != 1 {
-		t.Fatalf("runs %d, want the member's change", got.Runs)
-	}
-}
-
-// Calls from other goroutines while a function runs are not nested, even
-// when they come from inside the function of a call on another document:
-// they wait for their turn and succeed.
-func TestNestedNoFalsePositive(t *testing.T) {
-	dir := t.TempDir()
-	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
-	ctx := context.Background()
-	inside, release := make(chan struct{}), make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		Mutate(ctx, a, func(s *Status) error { close(inside); <-release; s.Runs++; return nil })
-	})
-	<-inside
-	errs := make(chan error, 2)
-	wg.Go(func() {
-		_, err := Mutate(ctx, a, func(s *Status) error { s.Runs++; return nil })
-		errs <- err
-	})
-	wg.Go(func() {
-		_, err := Mutate(ctx, b, func(*Status) error {
-			_, err := Mutate(ctx, a, func(s *Status) error { s.Runs++; return nil })
-			return err
-		})
-		errs <- err
-	})
-	waitQueued(t, a, 2)
-	close(release)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatalf("a call from another goroutine: %v", err)
-		}
-	}
-	if got, _ := Load(ctx, a); got.Runs != 3 {
-		t.Fatalf("runs %d, want 3", got.Runs)
-	}
-}
-
-// What is not found: a nested call through another spelling of the path
-// whose entry differs (a linked directory) waits for the flock its own
-// caller holds, until its ctx ends. The package doc says so.
+// So does a nested call through another spelling of the path (a linked
+// directory).
 func TestNestedThroughLinkedDirectoryWaits(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.Symlink(dir, filepath.Join(dir, "alias")); err != nil {

@@ -132,21 +132,6 @@ func since(t time.Time) time.Duration {
 	return time.Since(t)
 }
 
-// traced runs the batch's write and records its duration in the batch's
-// observed requests.
-func (e *entry) traced(batch []*request, write func() error) error {
-	t := e.clock()
-	err := write()
-	if d := since(t); d > 0 {
-		for _, q := range batch {
-			if q.tr != nil {
-				q.tr.write = d
-			}
-		}
-	}
-	return err
-}
-
 // joined records, in each observed request of a batch, what the batch
 // reports.
 func joined(leader *request, batch []*request, lock time.Duration) {

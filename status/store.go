@@ -36,9 +36,9 @@ func WithPerm(perm os.FileMode) Option {
 const DefaultMaxSize = 16 << 20
 
 // WithMaxSize sets the size in bytes of the largest document file that the
-// file backend reads ([DefaultMaxSize] by default; n <= 0: no limit). In a
-// batch of concurrent [Mutate] calls, the limit of the call that leads the
-// batch applies.
+// file backend reads ([DefaultMaxSize] by default; n <= 0: no limit). Each
+// call applies its own Store's limit and [WithPerm]: concurrent calls share
+// a batch only with calls of the same options.
 func WithMaxSize(n int64) Option {
 	return func(o *options) { o.maxSize = n }
 }

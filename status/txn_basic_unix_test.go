@@ -31,6 +31,7 @@ import (
 // real SIGKILL there leaves the same files.)
 func crashCommitted(t *testing.T, reg *Store[txReg], task *Store[Status]) {
 	t.Helper()
+	needHooks(t)
 	journal.Seams.Crash = func(step string) bool { return step == "committed" }
 	_, err := MutateAll(context.Background(), []Doc{reg, task}, spawn(reg, task))
 	journal.Seams.Crash = nil
@@ -234,6 +235,7 @@ func TestWorkspaceDeletionCompletesTransaction(t *testing.T) {
 // control keeps the earlier order (look, keep the journal, remove our
 // marker, never look again): both keep it.
 func TestConcurrentRecoveriesOrphanNoJournal(t *testing.T) {
+	needHooks(t)
 	const rounds = 30
 	run := func(t *testing.T, barrier bool) (orphans int) {
 		for range rounds {

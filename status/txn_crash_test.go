@@ -17,6 +17,7 @@ import (
 // commitSteps records the steps of one commit of n documents.
 func commitSteps(t *testing.T, n int) []string {
 	t.Helper()
+	needHooks(t)
 	dir := t.TempDir()
 	docs, _ := crashDocs(t, dir, n)
 	var steps []string
@@ -64,6 +65,7 @@ func bumpAll(docs []Doc) func(*Tx) error {
 // exactly when the journal was written, and no file of the commit is left.
 // A reader that takes no lock sees each document old or new on its own.
 func TestCommitCrashAtEveryStep(t *testing.T) {
+	needHooks(t)
 	for _, n := range []int{2, 3} {
 		steps := commitSteps(t, n)
 		commit := slices.Index(steps, "journal")

@@ -15,16 +15,15 @@ import (
 
 // A txPart is one document of a transaction on the file backend.
 type txPart struct {
-	b     *fileBackend
-	idx   int    // position in the caller's list
-	key   string // docPath
-	e     *entry
-	turn  *request   // the transaction's place in e's queue
-	batch []*request // the turn and the Mutate calls that joined it
-	h     *lockHandle
-	id    fileID
-	orig  []byte
-	cur   []byte
+	b    *fileBackend
+	idx  int    // position in the caller's list
+	key  string // docPath
+	e    *entry
+	turn *turn // the transaction's place in e's queue, and the calls that joined it
+	h    *lockHandle
+	id   fileID
+	orig []byte
+	cur  []byte
 }
 
 // UpdateAll implements [TxBackend] for documents kept in files.
@@ -46,44 +45,32 @@ func (b *fileBackend) UpdateAll(ctx context.Context, docs []Backend, apply func(
 	if err != nil {
 		return pathError(op, backendNames(docs), err)
 	}
-	if !slices.ContainsFunc(parts, func(p *txPart) bool { return p.b == b }) {
+	if !slices.Contains(docs, Backend(b)) {
 		return pathError(op, backendNames(docs), fmt.Errorf("%w: the receiver is not among the documents", os.ErrInvalid))
 	}
 	if err := ctx.Err(); err != nil {
 		return pathError(op, backendNames(docs), err)
 	}
-	entries := make([]*entry, len(parts))
-	for i, p := range parts {
+	for _, p := range parts {
 		p.e = acquire(p.key)
-		entries[i] = p.e
 	}
 	defer func() {
-		for _, e := range entries {
-			release(e)
+		for _, p := range parts {
+			release(p.e)
 		}
 	}()
-	for _, p := range parts {
-		if nested(p.e) {
-			return pathError(op, p.b.path, ErrNested)
-		}
-	}
 	join := &txJoin{parts: parts, n: len(docs), apply: apply}
-	if err := takeTurns(ctx, parts, entries, join); err != nil {
-		return err
-	}
-	if t := parts[0].turn; t.joined {
-		// Committed (or failed) by the transaction ahead: see joinTx.
-		if t.panicked {
-			panic(t.panicVal)
-		}
-		return t.err
+	if t := takeTurns(ctx, parts, join); t != nil {
+		// ctx ended, or the transaction ahead committed this one (see
+		// joins): its outcome is this call's.
+		return t.outcome()
 	}
 	t := observedClock(parts)
 	if p, err := lockAll(ctx, parts); err != nil {
 		giveBackTurns(parts)
 		return pathError(op, p.b.path, err)
 	}
-	return runTx(parts, entries, len(docs), apply, since(t))
+	return runTx(parts, len(docs), apply, since(t))
 }
 
 // txParts checks the documents of a transaction and returns them in the
@@ -91,13 +78,15 @@ func (b *fileBackend) UpdateAll(ctx context.Context, docs []Backend, apply func(
 func txParts(docs []Backend) ([]*txPart, error) {
 	parts := make([]*txPart, len(docs))
 	for i, d := range docs {
-		fb, ok := d.(*fileBackend)
-		switch {
-		case d == nil || ok && fb == nil:
+		if isNilDoc(d) {
 			return nil, fmt.Errorf("%w: document %d is nil", os.ErrInvalid, i)
-		case !ok:
+		}
+		fd, ok := d.(fileDoc)
+		if !ok {
 			return nil, fmt.Errorf("%w: %s is not a file (one transaction cannot mix backends)", os.ErrInvalid, d.Name())
 		}
+		f, _ := fd.file()
+		fb := &f
 		key, err := docPath(fb.path)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", fb.path, err)
@@ -118,10 +107,23 @@ func txParts(docs []Backend) ([]*txPart, error) {
 	return parts, nil
 }
 
+// isNilDoc reports whether d is nil or a file document with a nil backend.
+func isNilDoc(d Backend) bool {
+	if d == nil {
+		return true
+	}
+	fd, ok := d.(fileDoc)
+	if !ok {
+		return false
+	}
+	_, ok = fd.file()
+	return !ok
+}
+
 func backendNames(docs []Backend) string {
 	names := make([]string, len(docs))
 	for i, d := range docs {
-		if fb, ok := d.(*fileBackend); d == nil || ok && fb == nil {
+		if isNilDoc(d) {
 			names[i] = "<nil>"
 		} else {
 			names[i] = d.Name()
@@ -131,23 +133,18 @@ func backendNames(docs []Backend) string {
 }
 
 // takeTurns queues the transaction on each entry, in order, and waits
-// until it heads each queue. If ctx ends first it gives back the turns it
-// has and returns the error. The first turn carries join, so that a
-// transaction ahead whose documents include all of these may commit this
-// one with its own; takeTurns then returns nil with that turn joined.
-func takeTurns(ctx context.Context, parts []*txPart, entries []*entry, join *txJoin) error {
+// until it heads each queue. If a turn ends first (ctx), it gives back the
+// turns it has and returns the turn that ended. The first turn carries
+// join, so that a transaction ahead whose documents include all of these
+// may commit this one with its own; that turn then ends too.
+func takeTurns(ctx context.Context, parts []*txPart, join *txJoin) (ended *turn) {
 	for i, p := range parts {
-		p.turn = newRequest(p.b, p.e, "", ctx, entries)
-		if i == 0 {
-			p.turn.tx = join
-		}
-		if !p.e.enqueue(p.turn) && !p.e.wait(p.turn) {
-			if i == 0 && p.turn.joined {
-				return nil
-			}
+		var held bool
+		if p.turn, held = queueTurn(ctx, p.b, p.e, join); !held {
 			giveBackTurns(parts[:i])
-			return p.turn.err
+			return p.turn
 		}
+		join = nil
 	}
 	return nil
 }
@@ -160,46 +157,45 @@ type txJoin struct {
 	apply func(cur [][]byte) ([][]byte, error)
 }
 
-// joins reports whether q, queued on one of parts' entries, is the first
-// turn of a transaction that a leader of parts may commit: one whose
-// documents are all among parts (it then holds no turn: the leader holds
-// them all, so it waits at its first).
-func joins(q *request, parts []*txPart) bool {
-	if q.tx == nil {
+// joinTxs is false only in the benchmark that measures what joining gains.
+var joinTxs = true
+
+// joins reports whether j, queued on one of parts' entries, is a
+// transaction that the holder of parts' turns may commit: one whose
+// documents are all among parts, with the same options (it then holds no
+// turn: the leader holds them all, so it waits at its first).
+func joins(j *txJoin, parts []*txPart) bool {
+	if !joinTxs {
 		return false
 	}
-	for _, jp := range q.tx.parts {
-		if !slices.ContainsFunc(parts, func(p *txPart) bool { return p.e == jp.e }) {
+	for _, jp := range j.parts {
+		if !slices.ContainsFunc(parts, func(p *txPart) bool { return p.e == jp.e && sameOptions(p.b, jp.b) }) {
 			return false
 		}
 	}
 	return true
 }
 
-// joinTx runs q's transaction, which joined the batch of parts, on their
-// current documents, in q's goroutine, and takes its changes.
-func joinTx(lead, q *request, parts []*txPart) {
-	cur := make([][]byte, q.tx.n)
-	of := make([]*txPart, q.tx.n)
-	for _, jp := range q.tx.parts {
+// joinTx runs j's transaction, which joined the batch of parts, on their
+// current documents, and takes its changes. It runs on j's own goroutine.
+func joinTx(j *txJoin, parts []*txPart) error {
+	cur := make([][]byte, j.n)
+	of := make([]*txPart, j.n)
+	for _, jp := range j.parts {
 		i := slices.IndexFunc(parts, func(p *txPart) bool { return p.e == jp.e })
 		cur[jp.idx], of[jp.idx] = parts[i].cur, parts[i]
 	}
-	var out [][]byte
-	q.apply = func([]byte) ([]byte, error) {
-		var err error
-		if out, err = q.tx.apply(cur); err == nil {
-			err = checkOut(out, cur, q.tx.parts)
-		}
-		return nil, err
+	out, err := j.apply(cur)
+	if err == nil {
+		err = checkOut(out, cur, j.parts)
 	}
-	q.joined = true
-	q.e.applyOne(lead, q, nil)
-	if q.ok {
-		for i, p := range of {
-			p.cur = out[i]
-		}
+	if err != nil {
+		return err
 	}
+	for i, p := range of {
+		p.cur = out[i]
+	}
+	return nil
 }
 
 // checkOut checks the result of a transaction's apply: one document for
@@ -220,11 +216,7 @@ func checkOut(out, cur [][]byte, parts []*txPart) error {
 // next caller, for a transaction that ends before it took any batch.
 func giveBackTurns(parts []*txPart) {
 	for _, p := range parts {
-		p.e.mu.Lock()
-		p.e.remove(p.turn)
-		p.turn.state = finished
-		p.e.handOff()
-		p.e.mu.Unlock()
+		p.turn.giveBack(nil)
 	}
 }
 
@@ -296,10 +288,10 @@ func closeLocks(parts []*txPart) {
 // runTx runs a transaction whose turns and locks are held: it reads the
 // documents, applies the transaction and the calls that join it, commits,
 // releases the locks and hands each entry on.
-func runTx(parts []*txPart, entries []*entry, n int, apply func(cur [][]byte) ([][]byte, error), lock time.Duration) error {
+func runTx(parts []*txPart, n int, apply func(cur [][]byte) ([][]byte, error), lock time.Duration) error {
 	for _, p := range parts {
 		var err error
-		if p.orig, _, err = p.e.read(p.turn); err != nil {
+		if p.orig, _, err = p.turn.read(); err != nil {
 			closeLocks(parts)
 			giveBackTurns(parts)
 			return err
@@ -318,14 +310,7 @@ func runTx(parts []*txPart, entries []*entry, n int, apply func(cur [][]byte) ([
 			return
 		}
 		for _, p := range parts {
-			if !completed {
-				for _, q := range p.batch {
-					if q.err == nil {
-						q.err = pathError(q.opName(), q.b.path, errGoexit)
-					}
-				}
-			}
-			p.e.finish(p.batch)
+			p.turn.finish(!completed)
 		}
 	}()
 
@@ -336,57 +321,45 @@ func runTx(parts []*txPart, entries []*entry, n int, apply func(cur [][]byte) ([
 	// So do the transactions whose documents are all among these: their
 	// first turn waits in one of these queues.
 	for _, p := range parts {
-		p.batch = p.e.take(func(q *request) bool { return q.op == "mutate" || joins(q, parts) })
-		joined(p.turn, p.batch, lock)
+		p.turn.takeBatch(func(j *txJoin) bool { return joins(j, parts) }, lock)
 	}
 	taken = true
+	ok := err == nil && !lead.panicked()
 	for _, p := range parts {
 		p.cur = p.orig
-		if err == nil && !lead.panicked {
-			p.cur, p.turn.ok = out[p.idx], true
+		if ok {
+			p.cur = out[p.idx]
 		}
 	}
 	for _, p := range parts {
-		for _, q := range p.batch {
-			switch {
-			case q == p.turn:
-			case q.op == "":
-				joinTx(p.turn, q, parts)
-			default:
-				p.cur = p.e.applyOne(p.turn, q, p.cur)
-			}
-		}
+		p.turn.applyBatch(&p.cur, func(j *txJoin) error { return joinTx(j, parts) })
 	}
 	if names, werr := tracedCommit(parts); werr != nil {
 		for _, p := range parts {
-			failApplied(p.batch, werr)
+			p.turn.failWrite(werr)
 		}
-		if lead.ok {
+		if ok {
 			err = pathError("mutate all", names, werr)
 		}
 	}
 	completed = true
-	if lead.panicked {
-		panic(lead.panicVal)
-	}
+	lead.raise()
 	return err
 }
 
 // runApply runs the transaction's apply on the documents as read, in the
-// caller's goroutine, tracked as a function that holds every entry of the
-// transaction (see nested), and checks its result.
-func runApply(lead *request, parts []*txPart, n int, apply func(cur [][]byte) ([][]byte, error)) ([][]byte, error) {
+// caller's goroutine, and checks its result.
+func runApply(lead *turn, parts []*txPart, n int, apply func(cur [][]byte) ([][]byte, error)) ([][]byte, error) {
 	cur := make([][]byte, n)
 	for _, p := range parts {
 		cur[p.idx] = p.orig
 	}
 	var out [][]byte
-	lead.apply = func([]byte) ([]byte, error) {
-		var err error
+	err := lead.run(func() (err error) {
 		out, err = apply(cur)
-		return nil, err
-	}
-	if _, err := lead.run(nil); err != nil || lead.panicked {
+		return err
+	})
+	if err != nil || lead.panicked() {
 		return nil, err
 	}
 	return out, checkOut(out, cur, parts)
@@ -420,11 +393,11 @@ func oneFileEach(parts []*txPart) error {
 	return nil
 }
 
-// observedClock returns the time if any of the transaction's entries has
-// observed requests (see entry.clock), else zero.
+// observedClock returns the time if any of the transaction's documents
+// has observed calls, else zero.
 func observedClock(parts []*txPart) time.Time {
 	for _, p := range parts {
-		if t := p.e.clock(); !t.IsZero() {
+		if t := p.turn.clock(); !t.IsZero() {
 			return t
 		}
 	}
@@ -432,17 +405,13 @@ func observedClock(parts []*txPart) time.Time {
 }
 
 // tracedCommit is commitParts, recording its duration in the observed
-// requests that joined the commit (see entry.traced).
+// calls that joined the commit.
 func tracedCommit(parts []*txPart) (string, error) {
 	t := observedClock(parts)
 	names, err := commitParts(parts)
 	if d := since(t); d > 0 {
 		for _, p := range parts {
-			for _, q := range p.batch {
-				if q.tr != nil {
-					q.tr.write = d
-				}
-			}
+			p.turn.traceWrite(d)
 		}
 	}
 	return names, err

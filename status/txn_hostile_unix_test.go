@@ -248,6 +248,7 @@ func TestRecoveryDeletesNothingItCannotTrust(t *testing.T) {
 // reads. Work after ctx ended is counted through each recovery's hook (no
 // timing).
 func TestRecoveryHonoursContext(t *testing.T) {
+	needHooks(t)
 	ctx := context.Background()
 	plant := func(t *testing.T, n int, markers, legacy bool) (string, []string) {
 		dir := t.TempDir()

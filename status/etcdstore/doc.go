@@ -133,9 +133,8 @@
 // them all on with its commit. LoadAll is one read and takes no turn.
 // Documents of different clients, or outside the root, are refused. The
 // transaction does not join the in-process batches of its documents. A
-// Mutate that fn calls on a document of its own transaction is not
-// detected (status.ErrNested is the file backend's): it is a side effect
-// of fn, which this backend may run again.
+// Mutate that fn calls on a document of its own transaction is a side
+// effect of fn, which this backend may run again.
 //
 // # Claims
 //

@@ -9,7 +9,8 @@ import (
 // a test's control can show the failure the rule prevents, or stops a
 // commit at a step no outside fault hits reliably. Production code leaves
 // them zero; tests set them before the calls they cover and reset them
-// after.
+// after. Crash and Hook are called only in builds with the crashhooks tag
+// (see HooksBuilt).
 var Seams struct {
 	// Crash is called after each step of a commit ("marker 0", "temp 0",
 	// ..., "prepared", "journal", "committed", "renamed 0", ...,
@@ -32,13 +33,13 @@ var Seams struct {
 var ErrCrashed = errors.New("commit abandoned at a simulated crash")
 
 func hook(event, name string) {
-	if Seams.Hook != nil {
+	if HooksBuilt && Seams.Hook != nil {
 		Seams.Hook(event, name)
 	}
 }
 
 func crashAt(step string, i ...int) bool {
-	if Seams.Crash == nil {
+	if !HooksBuilt || Seams.Crash == nil {
 		return false
 	}
 	for _, n := range i {
