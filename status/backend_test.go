@@ -26,7 +26,7 @@ func TestOptionalMethods(t *testing.T) {
 	}
 	_, werr := first(plain.Watch(ctx))
 	_, qerr := plain.Quarantine(ctx)
-	_, txerr := MutateAll(ctx, []Doc{plain}, func(*Tx) error { return nil })
+	_, txerr := MutateAll(ctx, []AnyStore{plain}, func(*Tx) error { return nil })
 	for name, tc := range map[string]struct {
 		err  error
 		what string

@@ -176,7 +176,7 @@
 //
 // # Observing, recovering and deleting
 //
-// An [Observer] attached to a context with [WithObserver] receives one [Call]
+// An [Observer] attached to a context with [WithObserver] receives one [CallReport]
 // per Mutate, Create and Remove made with that context on the file backend.
 //
 // Mutate refuses a corrupt document for ever, so that nothing is lost.

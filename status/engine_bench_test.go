@@ -45,7 +45,7 @@ func BenchmarkEngine(b *testing.B) {
 			task := NewStore[Status](filepath.Join(dir, "status.json"))
 			ctx := context.Background()
 			runN(b, g, func() error {
-				_, err := MutateAll(ctx, []Doc{reg, task}, func(tx *Tx) error {
+				_, err := MutateAll(ctx, []AnyStore{reg, task}, func(tx *Tx) error {
 					reg.In(tx).Active++
 					task.In(tx).Runs++
 					return nil

@@ -37,7 +37,7 @@ func TestNestedCallWaitsForItsCtx(t *testing.T) {
 			return err
 		}},
 		{"MutateAll in Mutate", mutateAround(task), task.Name(), func(ctx context.Context) error {
-			_, err := MutateAll(ctx, []Doc{reg, task}, spawn(reg, task))
+			_, err := MutateAll(ctx, []AnyStore{reg, task}, spawn(reg, task))
 			return err
 		}},
 		{"LoadAll in Mutate", mutateAround(task), task.Name(), func(ctx context.Context) error {
@@ -45,7 +45,7 @@ func TestNestedCallWaitsForItsCtx(t *testing.T) {
 			return err
 		}},
 		{"Mutate in MutateAll", func(inner func() error) error {
-			_, err := MutateAll(context.Background(), []Doc{reg, task}, func(*Tx) error { return inner() })
+			_, err := MutateAll(context.Background(), []AnyStore{reg, task}, func(*Tx) error { return inner() })
 			return err
 		}, task.Name(), func(ctx context.Context) error {
 			_, err := task.Mutate(ctx, func(s *Status) error { s.Runs = 50; return nil })

@@ -7,7 +7,7 @@ import (
 )
 
 // An Observer receives measurements of the file backend's work (each call's
-// wait, batch, write and outcome: a [Call]) for metrics or log/slog, which
+// wait, batch, write and outcome: a [CallReport]) for metrics or log/slog, which
 // the package does not depend on. Attached to a context with
 // [WithObserver], it reaches the package-level functions and every [Store]
 // without global state; attach it once to a service's base context
@@ -17,11 +17,11 @@ type Observer struct {
 	// Done is called once per observed call (not one whose fn panics), in
 	// the caller's goroutine after the lock was released and before the
 	// call returns. It must be safe for concurrent use and quick.
-	Done func(Call)
+	Done func(CallReport)
 }
 
-// A Call is the report of one call; see [Observer].
-type Call struct {
+// A CallReport is the report of one call; see [Observer].
+type CallReport struct {
 	Path string // the document, as the caller named it
 	Op   string // "mutate" (Mutate, Create) or "remove"
 	// Wait is the time from the call until its fn ran (queue, file lock,
@@ -42,8 +42,8 @@ type Call struct {
 	Err error
 }
 
-// LogValue lets log/slog log a [Call] as a group of its fields.
-func (c Call) LogValue() slog.Value {
+// LogValue lets log/slog log a [CallReport] as a group of its fields.
+func (c CallReport) LogValue() slog.Value {
 	attrs := []slog.Attr{
 		slog.String("path", c.Path),
 		slog.String("op", c.Op),
@@ -75,7 +75,7 @@ func observerFrom(ctx context.Context) *Observer {
 	return o
 }
 
-// A trace records, for an observed request, what its [Call] reports. It is
+// A trace records, for an observed request, what its [CallReport] reports. It is
 // allocated only for observed requests, and the engine reads clocks only
 // while its entry has observed requests in flight (entry.observed).
 type trace struct {
@@ -100,7 +100,7 @@ func (e *entry) observe(r *request) (done func()) {
 	return func() { e.observed.Add(-1) }
 }
 
-// report sends r's [Call] to its [Observer].
+// report sends r's [CallReport] to its [Observer].
 func (r *request) report() {
 	t := r.tr
 	if t == nil {
@@ -110,7 +110,7 @@ func (r *request) report() {
 	if end.IsZero() {
 		end = time.Now()
 	}
-	t.obs.Done(Call{
+	t.obs.Done(CallReport{
 		Path: r.b.path, Op: r.op, Wait: end.Sub(t.called), Lock: t.lock,
 		Batch: t.batch, Write: t.write, Leader: t.leader, Err: r.err,
 	})

@@ -14,7 +14,7 @@ import (
 // durable write; "write" Mutates increment runs and write durably.
 func BenchmarkObserver(b *testing.B) {
 	logger := slog.New(slog.DiscardHandler)
-	observed := WithObserver(context.Background(), &Observer{Done: func(c Call) {
+	observed := WithObserver(context.Background(), &Observer{Done: func(c CallReport) {
 		logger.Debug("status", "call", c)
 	}})
 	for _, tc := range []struct {

@@ -31,7 +31,7 @@ func ExampleWithObserver() {
 		},
 	}))
 	ctx := status.WithObserver(context.Background(), &status.Observer{
-		Done: func(c status.Call) {
+		Done: func(c status.CallReport) {
 			level := slog.LevelDebug
 			if c.Err != nil {
 				level = slog.LevelWarn

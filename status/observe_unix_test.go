@@ -15,18 +15,18 @@ import (
 // recorder is an Observer that keeps every Call.
 type recorder struct {
 	mu    sync.Mutex
-	calls []Call
+	calls []CallReport
 }
 
 func (r *recorder) observer() *Observer {
-	return &Observer{Done: func(c Call) {
+	return &Observer{Done: func(c CallReport) {
 		r.mu.Lock()
 		r.calls = append(r.calls, c)
 		r.mu.Unlock()
 	}}
 }
 
-func (r *recorder) take() []Call {
+func (r *recorder) take() []CallReport {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := r.calls
@@ -34,7 +34,7 @@ func (r *recorder) take() []Call {
 	return out
 }
 
-func (r *recorder) one(t *testing.T) Call {
+func (r *recorder) one(t *testing.T) CallReport {
 	t.Helper()
 	calls := r.take()
 	if len(calls) != 1 {

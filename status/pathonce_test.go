@@ -38,7 +38,7 @@ func TestErrorsNamePathOnce(t *testing.T) {
 		{corrupt, func(p string) error { _, err := Mutate(ctx, p, noop); return err }},
 		{corrupt, func(p string) error { _, err := Create(ctx, p, Status{}); return err }},
 		{corrupt, func(p string) error {
-			_, err := MutateAll(ctx, []Doc{NewStore[Status](p)}, func(*Tx) error { return nil })
+			_, err := MutateAll(ctx, []AnyStore{NewStore[Status](p)}, func(*Tx) error { return nil })
 			return err
 		}},
 		{missingDir, func(p string) error { _, err := Mutate(ctx, p, noop); return err }},

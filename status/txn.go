@@ -12,9 +12,9 @@ import (
 	"time"
 )
 
-// A Doc is a document that takes part in a transaction: a *Store of any
-// document type. Only Stores implement it.
-type Doc interface {
+// An AnyStore is a *Store of any document type, as [MutateAll] and [LoadAll]
+// take several of them. Only Stores implement it.
+type AnyStore interface {
 	Name() string
 	isNil() bool
 	backend() Backend
@@ -38,7 +38,7 @@ type TxBackend interface {
 // changes them (see [MutateAll]), or as they were read together ([LoadAll]).
 // [Store.In] returns one of them.
 type Tx struct {
-	docs []Doc
+	docs []AnyStore
 	vals []txValue
 	err  error // the first misuse of In; the transaction fails with it
 }
@@ -57,7 +57,7 @@ func (s *Store[T]) In(tx *Tx) *T {
 		return new(T)
 	}
 	for i, d := range tx.docs {
-		if d == Doc(s) {
+		if d == AnyStore(s) {
 			return tx.vals[i].(*docValue[T]).ptr()
 		}
 	}
@@ -85,7 +85,7 @@ func (tx *Tx) fail(err error) {
 // every change fn made, all or nothing: the transaction of a registry and
 // the status files of its tasks.
 //
-//	tx, err := status.MutateAll(ctx, []status.Doc{reg, task}, func(tx *status.Tx) error {
+//	tx, err := status.MutateAll(ctx, []status.AnyStore{reg, task}, func(tx *status.Tx) error {
 //		r, t := reg.In(tx), task.In(tx)
 //		if r.Active >= r.Max {
 //			return errFull
@@ -102,7 +102,7 @@ func (tx *Tx) fail(err error) {
 // locker sees it complete. The documents must be distinct, non-nil and kept
 // by one [TxBackend]; otherwise the error matches [os.ErrInvalid] and
 // nothing changes.
-func MutateAll(ctx context.Context, docs []Doc, fn func(*Tx) error) (*Tx, error) {
+func MutateAll(ctx context.Context, docs []AnyStore, fn func(*Tx) error) (*Tx, error) {
 	if fn == nil {
 		return nil, pathError("mutate all", docNames(docs), errNilFunc)
 	}
@@ -112,12 +112,12 @@ func MutateAll(ctx context.Context, docs []Doc, fn func(*Tx) error) (*Tx, error)
 // LoadAll reads several documents as they were at one moment, never part of
 // a transaction: under their locks, after completing any transaction a crash
 // left on them. Read them with [Store.In] on the returned [Tx].
-func LoadAll(ctx context.Context, docs ...Doc) (*Tx, error) {
+func LoadAll(ctx context.Context, docs ...AnyStore) (*Tx, error) {
 	return updateAll(ctx, "load all", docs, nil)
 }
 
 // updateAll is [MutateAll], and [LoadAll] when fn is nil.
-func updateAll(ctx context.Context, op string, docs []Doc, fn func(*Tx) error) (*Tx, error) {
+func updateAll(ctx context.Context, op string, docs []AnyStore, fn func(*Tx) error) (*Tx, error) {
 	bs, err := txBackends(docs)
 	if err == nil && ctx == nil {
 		err = errNilContext
@@ -164,7 +164,7 @@ func updateAll(ctx context.Context, op string, docs []Doc, fn func(*Tx) error) (
 
 // txBackends checks the documents of a transaction and returns their
 // backends.
-func txBackends(docs []Doc) ([]Backend, error) {
+func txBackends(docs []AnyStore) ([]Backend, error) {
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("%w: no documents", os.ErrInvalid)
 	}
@@ -182,7 +182,7 @@ func txBackends(docs []Doc) ([]Backend, error) {
 }
 
 // docNames names the documents of a transaction in errors.
-func docNames(docs []Doc) string {
+func docNames(docs []AnyStore) string {
 	names := make([]string, 0, len(docs))
 	for _, d := range docs {
 		if d == nil || d.isNil() {

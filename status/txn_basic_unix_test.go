@@ -33,7 +33,7 @@ func crashCommitted(t *testing.T, reg *Store[txReg], task *Store[Status]) {
 	t.Helper()
 	needHooks(t)
 	journal.Seams.Crash = func(step string) bool { return step == "committed" }
-	_, err := MutateAll(context.Background(), []Doc{reg, task}, spawn(reg, task))
+	_, err := MutateAll(context.Background(), []AnyStore{reg, task}, spawn(reg, task))
 	journal.Seams.Crash = nil
 	if !errors.Is(err, errCrashed) {
 		t.Fatalf("MutateAll: %v, want the simulated crash", err)
@@ -304,7 +304,7 @@ func TestMutateAllRefusesHardLinks(t *testing.T) {
 				t.Fatal(err)
 			}
 			sa, sb := NewStore[Status](a), NewStore[Status](b)
-			_, err := MutateAll(ctx, []Doc{sa, sb}, func(tx *Tx) error {
+			_, err := MutateAll(ctx, []AnyStore{sa, sb}, func(tx *Tx) error {
 				sa.In(tx).Runs = 10 + i
 				sb.In(tx).Runs = 20 + i
 				return nil

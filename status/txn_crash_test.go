@@ -30,9 +30,9 @@ func commitSteps(t *testing.T, n int) []string {
 }
 
 // crashDocs makes n documents in different directories, each with seq 0.
-func crashDocs(t *testing.T, dir string, n int) ([]Doc, []*Store[txReg]) {
+func crashDocs(t *testing.T, dir string, n int) ([]AnyStore, []*Store[txReg]) {
 	t.Helper()
-	var docs []Doc
+	var docs []AnyStore
 	var stores []*Store[txReg]
 	for i := range n {
 		d := filepath.Join(dir, fmt.Sprintf("w%d", i))
@@ -49,7 +49,7 @@ func crashDocs(t *testing.T, dir string, n int) ([]Doc, []*Store[txReg]) {
 }
 
 // bumpAll counts one transaction in every document.
-func bumpAll(docs []Doc) func(*Tx) error {
+func bumpAll(docs []AnyStore) func(*Tx) error {
 	return func(tx *Tx) error {
 		for _, d := range docs {
 			d.(*Store[txReg]).In(tx).Active++
@@ -245,7 +245,7 @@ func TestRecoverOddMarkers(t *testing.T) {
 	t.Run("leftover new content without marker", func(t *testing.T) {
 		dir, s, key := setup(t)
 		other := NewStore[txReg](filepath.Join(dir, "other.json"))
-		if _, err := MutateAll(ctx, []Doc{s, other}, func(tx *Tx) error {
+		if _, err := MutateAll(ctx, []AnyStore{s, other}, func(tx *Tx) error {
 			s.In(tx).Active = 2
 			other.In(tx).Active = 2
 			return nil

@@ -63,7 +63,7 @@ func txnKillChild() {
 		}
 		return false
 	}
-	if _, err := MutateAll(ctx, []Doc{reg, task}, spawn(reg, task)); err != nil {
+	if _, err := MutateAll(ctx, []AnyStore{reg, task}, spawn(reg, task)); err != nil {
 		os.Stderr.WriteString(err.Error() + "\n")
 		os.Exit(2)
 	}

@@ -77,7 +77,7 @@ func TestMutateAllCommitsEveryDocument(t *testing.T) {
 	reg, task := txDocs(t, dir)
 	seedTx(t, reg, task)
 	before := time.Now().UTC()
-	tx, err := MutateAll(context.Background(), []Doc{reg, task}, spawn(reg, task))
+	tx, err := MutateAll(context.Background(), []AnyStore{reg, task}, spawn(reg, task))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestMutateAllWritesNothingOnError(t *testing.T) {
 	}
 	want := raw()
 	boom := errors.New("boom")
-	_, err := MutateAll(context.Background(), []Doc{reg, task}, func(tx *Tx) error {
+	_, err := MutateAll(context.Background(), []AnyStore{reg, task}, func(tx *Tx) error {
 		reg.In(tx).Active = 99
 		task.In(tx).State = Failed
 		return boom
@@ -120,7 +120,7 @@ func TestMutateAllWritesNothingOnError(t *testing.T) {
 				t.Error("fn's panic did not reach the caller")
 			}
 		}()
-		MutateAll(context.Background(), []Doc{reg, task}, func(tx *Tx) error {
+		MutateAll(context.Background(), []AnyStore{reg, task}, func(tx *Tx) error {
 			reg.In(tx).Active = 99
 			panic("fn panic")
 		})
@@ -129,7 +129,7 @@ func TestMutateAllWritesNothingOnError(t *testing.T) {
 		t.Fatalf("a failed transaction changed the documents:\n%s\nwant\n%s", got, want)
 	}
 	// The locks were released: the next transaction commits.
-	if _, err := MutateAll(context.Background(), []Doc{reg, task}, spawn(reg, task)); err != nil {
+	if _, err := MutateAll(context.Background(), []AnyStore{reg, task}, spawn(reg, task)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -142,7 +142,7 @@ func TestMutateAllWritesOnlyWhatChanged(t *testing.T) {
 	setTxCrash(t, func(step string) bool { steps = append(steps, step); return false })
 	st, _ := os.Stat(task.Name())
 	// One document changed: written as Mutate writes it, no journal.
-	if _, err := MutateAll(context.Background(), []Doc{reg, task}, func(tx *Tx) error {
+	if _, err := MutateAll(context.Background(), []AnyStore{reg, task}, func(tx *Tx) error {
 		reg.In(tx).Active = 3
 		task.In(tx) // read, not changed
 		return nil
@@ -157,7 +157,7 @@ func TestMutateAllWritesOnlyWhatChanged(t *testing.T) {
 	}
 	// Nothing changed: nothing written.
 	rst, _ := os.Stat(reg.Name())
-	if _, err := MutateAll(context.Background(), []Doc{reg, task}, func(tx *Tx) error { return nil }); err != nil {
+	if _, err := MutateAll(context.Background(), []AnyStore{reg, task}, func(tx *Tx) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if rst2, _ := os.Stat(reg.Name()); !os.SameFile(rst, rst2) {
@@ -170,7 +170,7 @@ func TestMutateAllKeepsUnknownFields(t *testing.T) {
 	reg, task := txDocs(t, dir)
 	os.WriteFile(reg.Name(), []byte(`{"max_concurrent": 2, "hierarchy": {"a": ["b"]}}`), 0o644)
 	os.WriteFile(task.Name(), []byte(`{"status": "queued", "py_extra": [1, 2.50]}`), 0o644)
-	if _, err := MutateAll(context.Background(), []Doc{reg, task}, spawn(reg, task)); err != nil {
+	if _, err := MutateAll(context.Background(), []AnyStore{reg, task}, spawn(reg, task)); err != nil {
 		t.Fatal(err)
 	}
 	a, _ := os.ReadFile(reg.Name())
@@ -186,7 +186,7 @@ func TestMutateAllRefusesCorruptDocument(t *testing.T) {
 	seedTx(t, reg, task)
 	os.WriteFile(task.Name(), []byte(`{"status": `), 0o644)
 	called := false
-	_, err := MutateAll(context.Background(), []Doc{reg, task}, func(tx *Tx) error { called = true; return nil })
+	_, err := MutateAll(context.Background(), []AnyStore{reg, task}, func(tx *Tx) error { called = true; return nil })
 	if !errors.Is(err, ErrCorrupt) || called {
 		t.Fatalf("MutateAll over a corrupt document: err %v, fn called %v; want ErrCorrupt, not called", err, called)
 	}
@@ -210,22 +210,22 @@ func TestMutateAllRefusesBadDocuments(t *testing.T) {
 	var nilStore *Store[Status]
 	for _, tc := range []struct {
 		name string
-		docs []Doc
+		docs []AnyStore
 		fn   func(*Tx) error
 		want error
 	}{
 		{"none", nil, noop, os.ErrInvalid},
-		{"nil", []Doc{reg, nil}, noop, os.ErrInvalid},
-		{"nil store", []Doc{reg, nilStore}, noop, os.ErrInvalid},
-		{"twice", []Doc{reg, task, reg}, noop, os.ErrInvalid},
-		{"same path", []Doc{reg, NewStore[txReg](reg.Name())}, noop, os.ErrInvalid},
-		{"same file by a link", []Doc{reg, NewStore[txReg](filepath.Join(dir, "link", "registry.json"))}, noop, os.ErrInvalid},
-		{"mixed backends", []Doc{reg, other}, noop, os.ErrInvalid},
-		{"no transactions", []Doc{other, reg}, noop, errors.ErrUnsupported},
-		{"nil fn", []Doc{reg, task}, nil, errNilFunc},
-		{"undeclared", []Doc{reg}, func(tx *Tx) error { task.In(tx).Runs++; return nil }, os.ErrInvalid},
-		{"wrong type", []Doc{reg}, func(tx *Tx) error { NewStore[Status](reg.Name()).In(tx).Runs++; return nil }, os.ErrInvalid},
-		{"nil In", []Doc{reg}, func(tx *Tx) error { nilStore.In(tx).Runs++; return nil }, os.ErrInvalid},
+		{"nil", []AnyStore{reg, nil}, noop, os.ErrInvalid},
+		{"nil store", []AnyStore{reg, nilStore}, noop, os.ErrInvalid},
+		{"twice", []AnyStore{reg, task, reg}, noop, os.ErrInvalid},
+		{"same path", []AnyStore{reg, NewStore[txReg](reg.Name())}, noop, os.ErrInvalid},
+		{"same file by a link", []AnyStore{reg, NewStore[txReg](filepath.Join(dir, "link", "registry.json"))}, noop, os.ErrInvalid},
+		{"mixed backends", []AnyStore{reg, other}, noop, os.ErrInvalid},
+		{"no transactions", []AnyStore{other, reg}, noop, errors.ErrUnsupported},
+		{"nil fn", []AnyStore{reg, task}, nil, errNilFunc},
+		{"undeclared", []AnyStore{reg}, func(tx *Tx) error { task.In(tx).Runs++; return nil }, os.ErrInvalid},
+		{"wrong type", []AnyStore{reg}, func(tx *Tx) error { NewStore[Status](reg.Name()).In(tx).Runs++; return nil }, os.ErrInvalid},
+		{"nil In", []AnyStore{reg}, func(tx *Tx) error { nilStore.In(tx).Runs++; return nil }, os.ErrInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before, _ := os.ReadFile(reg.Name())
@@ -249,7 +249,7 @@ func TestMutateAllRefusesBadDocuments(t *testing.T) {
 			}
 		})
 	}
-	if _, err := MutateAll(nil, []Doc{reg}, noop); err == nil { //nolint:staticcheck // the nil ctx is the case
+	if _, err := MutateAll(nil, []AnyStore{reg}, noop); err == nil { //nolint:staticcheck // the nil ctx is the case
 		t.Fatal("nil ctx accepted")
 	}
 	if got := (*Store[txReg])(nil).In(nil); got == nil {
@@ -263,7 +263,7 @@ func TestMutateAllHonoursContext(t *testing.T) {
 	seedTx(t, reg, task)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := MutateAll(ctx, []Doc{reg, task}, spawn(reg, task)); !errors.Is(err, context.Canceled) {
+	if _, err := MutateAll(ctx, []AnyStore{reg, task}, spawn(reg, task)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("done ctx: %v", err)
 	}
 	// Waiting for the second document's turn: a Mutate of task holds it.
@@ -280,7 +280,7 @@ func TestMutateAllHonoursContext(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() {
-		_, err := MutateAll(ctx, []Doc{reg, task}, spawn(reg, task))
+		_, err := MutateAll(ctx, []AnyStore{reg, task}, spawn(reg, task))
 		done <- err
 	}()
 	waitQueued(t, task.Name(), 1)
@@ -357,7 +357,7 @@ func TestMutateAllJoinsQueuedMutates(t *testing.T) {
 	inside, release := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		_, err := MutateAll(context.Background(), []Doc{reg, task}, func(tx *Tx) error {
+		_, err := MutateAll(context.Background(), []AnyStore{reg, task}, func(tx *Tx) error {
 			close(inside)
 			<-release
 			return spawn(reg, task)(tx)
@@ -421,7 +421,7 @@ func TestMutateAllTakesItsTurn(t *testing.T) {
 	})
 	<-inside
 	wg.Go(func() {
-		MutateAll(context.Background(), []Doc{reg, task}, func(tx *Tx) error { log("tx"); return spawn(reg, task)(tx) })
+		MutateAll(context.Background(), []AnyStore{reg, task}, func(tx *Tx) error { log("tx"); return spawn(reg, task)(tx) })
 	})
 	waitQueued(t, task.Name(), 1)
 	wg.Go(func() {
@@ -459,7 +459,7 @@ func TestMutateAllConcurrentOverlapping(t *testing.T) {
 				if a == b {
 					continue
 				}
-				_, err := MutateAll(ctx, []Doc{a, b}, func(tx *Tx) error {
+				_, err := MutateAll(ctx, []AnyStore{a, b}, func(tx *Tx) error {
 					a.In(tx).Active++ // Active counts transactions, Max their other end
 					b.In(tx).Max++
 					return nil
@@ -531,7 +531,7 @@ func TestMutateAllJoinsQueuedTransactions(t *testing.T) {
 		}
 		return false
 	})
-	bump := func(docs ...Doc) func(*Tx) error {
+	bump := func(docs ...AnyStore) func(*Tx) error {
 		return func(tx *Tx) error {
 			for _, d := range docs {
 				switch s := d.(type) {
@@ -547,7 +547,7 @@ func TestMutateAllJoinsQueuedTransactions(t *testing.T) {
 	inside, release := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if _, err := MutateAll(context.Background(), []Doc{reg, task}, func(tx *Tx) error {
+		if _, err := MutateAll(context.Background(), []AnyStore{reg, task}, func(tx *Tx) error {
 			close(inside)
 			<-release
 			return bump(reg, task)(tx)
@@ -560,7 +560,7 @@ func TestMutateAllJoinsQueuedTransactions(t *testing.T) {
 	var joinedTx []*Tx
 	for range n {
 		wg.Go(func() {
-			tx, err := MutateAll(context.Background(), []Doc{task, reg}, bump(reg, task))
+			tx, err := MutateAll(context.Background(), []AnyStore{task, reg}, bump(reg, task))
 			if err != nil {
 				t.Error(err)
 				return
@@ -572,7 +572,7 @@ func TestMutateAllJoinsQueuedTransactions(t *testing.T) {
 	}
 	failing := make(chan error, 1)
 	wg.Go(func() {
-		_, err := MutateAll(context.Background(), []Doc{reg}, func(tx *Tx) error {
+		_, err := MutateAll(context.Background(), []AnyStore{reg}, func(tx *Tx) error {
 			reg.In(tx).Active = 1000
 			return errors.New("joined and failing")
 		})
@@ -580,7 +580,7 @@ func TestMutateAllJoinsQueuedTransactions(t *testing.T) {
 	})
 	waitQueued(t, reg.Name(), n+2) // the leader's turn, n+1 transactions
 	wg.Go(func() {
-		if _, err := MutateAll(context.Background(), []Doc{reg, other}, bump(reg, other)); err != nil {
+		if _, err := MutateAll(context.Background(), []AnyStore{reg, other}, bump(reg, other)); err != nil {
 			t.Error(err)
 		}
 	})
@@ -618,7 +618,7 @@ func TestMutateAllJoinedPanic(t *testing.T) {
 	inside, release := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		MutateAll(context.Background(), []Doc{reg, task}, func(tx *Tx) error {
+		MutateAll(context.Background(), []AnyStore{reg, task}, func(tx *Tx) error {
 			close(inside)
 			<-release
 			reg.In(tx).Active++
@@ -629,13 +629,13 @@ func TestMutateAllJoinedPanic(t *testing.T) {
 	recovered := make(chan any, 1)
 	wg.Go(func() {
 		defer func() { recovered <- recover() }()
-		MutateAll(context.Background(), []Doc{reg, task}, func(tx *Tx) error {
+		MutateAll(context.Background(), []AnyStore{reg, task}, func(tx *Tx) error {
 			reg.In(tx).Active = 1000
 			panic("joined panic")
 		})
 	})
 	wg.Go(func() {
-		MutateAll(context.Background(), []Doc{reg}, func(tx *Tx) error { reg.In(tx).Active++; return nil })
+		MutateAll(context.Background(), []AnyStore{reg}, func(tx *Tx) error { reg.In(tx).Active++; return nil })
 	})
 	waitQueued(t, reg.Name(), 3)
 	close(release)
@@ -667,12 +667,12 @@ func TestMutateAllJoinedCallObserved(t *testing.T) {
 	dir := t.TempDir()
 	reg, task := txDocs(t, dir)
 	seedTx(t, reg, task)
-	calls := make(chan Call, 1)
-	obs := &Observer{Done: func(c Call) { calls <- c }}
+	calls := make(chan CallReport, 1)
+	obs := &Observer{Done: func(c CallReport) { calls <- c }}
 	inside, release := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		MutateAll(context.Background(), []Doc{reg, task}, func(tx *Tx) error {
+		MutateAll(context.Background(), []AnyStore{reg, task}, func(tx *Tx) error {
 			close(inside)
 			<-release
 			return spawn(reg, task)(tx)

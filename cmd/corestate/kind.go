@@ -83,12 +83,12 @@ func (k kind) probe() doc {
 
 // A store is the Store of one document, typed by its kind.
 type store struct {
-	status.Doc // for status.MutateAll
-	kind       kind
-	mutate     func(ctx context.Context, fn func(doc) error) (doc, error)
-	load       func(ctx context.Context) (doc, error) // LoadExisting: a missing file is os.ErrNotExist
-	in         func(t *status.Tx) doc
-	quarantine func(ctx context.Context) (string, error)
+	status.AnyStore // for status.MutateAll
+	kind            kind
+	mutate          func(ctx context.Context, fn func(doc) error) (doc, error)
+	load            func(ctx context.Context) (doc, error) // LoadExisting: a missing file is os.ErrNotExist
+	in              func(t *status.Tx) doc
+	quarantine      func(ctx context.Context) (string, error)
 }
 
 // newStore returns the store of the document at path, of kind k.of(path).
@@ -105,8 +105,8 @@ func storeOf[D any, P interface {
 }](k kind, path string, opts []status.Option) store {
 	s := status.NewStore[D](path, opts...)
 	return store{
-		Doc:  s,
-		kind: k,
+		AnyStore: s,
+		kind:     k,
 		mutate: func(ctx context.Context, fn func(doc) error) (doc, error) {
 			d, err := s.Mutate(ctx, func(d *D) error { return fn(P(d)) })
 			return P(&d), err

@@ -255,12 +255,12 @@ func reapAs[D any, P interface {
 	own := status.NewStore[D](path, status.WithMaxSize(r.maxSize))
 	// The counting documents, each once; the claim's own stands for "".
 	in := map[string]func(*status.Tx) doc{"": func(tx *status.Tx) doc { return P(own.In(tx)) }}
-	var others []status.Doc
+	var others []status.AnyStore
 	for _, c := range r.counts {
 		if _, ok := in[c.path]; !ok {
 			s := newStore(r.kind, c.path, status.WithMaxSize(r.maxSize))
 			in[c.path] = s.in
-			others = append(others, s.Doc)
+			others = append(others, s.AnyStore)
 		}
 	}
 	// Refuse a malformed claim before changing anything; one that turns
@@ -310,7 +310,7 @@ func (r *reaper) check(ctx context.Context, o claim.Owner) (claim.Liveness, erro
 
 // claims lists the claims of d; others are the documents their release
 // changes besides d.
-func (r *reaper) claims(d doc, others []status.Doc) ([]claim.Claim, error) {
+func (r *reaper) claims(d doc, others []status.AnyStore) ([]claim.Claim, error) {
 	if r.in == "" {
 		c, ok, err := r.claim(d.Get(r.member))
 		if err != nil || !ok {

@@ -219,10 +219,10 @@ func (d *txDoc) addChange(arg string) (string, error) {
 // all are written, or none. It returns the documents as committed.
 func tx(ctx context.Context, docs []txDoc, opts []status.Option) ([]doc, error) {
 	stores := make([]store, len(docs))
-	list := make([]status.Doc, len(docs))
+	list := make([]status.AnyStore, len(docs))
 	for i, d := range docs {
 		stores[i] = newStore(d.kind, d.path, opts...)
-		list[i] = stores[i].Doc
+		list[i] = stores[i].AnyStore
 	}
 	t, err := status.MutateAll(ctx, list, func(t *status.Tx) error {
 		for i, d := range docs {

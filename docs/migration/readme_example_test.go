@@ -132,7 +132,7 @@ func Example_readmeStatus() {
 	// Several documents change all or nothing, even across a crash: the task
 	// completes and leaves the registry's count in one step.
 	task := status.NewStore[status.Status](path)
-	tx, err := status.MutateAll(ctx, []status.Doc{agents, task}, func(tx *status.Tx) error {
+	tx, err := status.MutateAll(ctx, []status.AnyStore{agents, task}, func(tx *status.Tx) error {
 		agents.In(tx).ActiveCount--
 		return task.In(tx).Transition(status.Completed, status.Running) // an error: nothing written
 	})

@@ -47,7 +47,7 @@ var (
 // queued to running, or nothing changes at all, even if the process dies
 // half-way.
 func spawn(ctx context.Context, reg *status.Store[Registry], task *status.Store[status.Status], a Agent) error {
-	_, err := status.MutateAll(ctx, []status.Doc{reg, task}, func(tx *status.Tx) error {
+	_, err := status.MutateAll(ctx, []status.AnyStore{reg, task}, func(tx *status.Tx) error {
 		r, t := reg.In(tx), task.In(tx)
 		if r.ActiveCount >= r.MaxConcurrent {
 			return errAtCapacity
@@ -85,7 +85,7 @@ func spawn(ctx context.Context, reg *status.Store[Registry], task *status.Store[
 // finish is the reverse: the agent leaves the registry and its task moves
 // from running to outcome, together.
 func finish(ctx context.Context, reg *status.Store[Registry], task *status.Store[status.Status], id string, outcome status.State) error {
-	_, err := status.MutateAll(ctx, []status.Doc{task, reg}, func(tx *status.Tx) error {
+	_, err := status.MutateAll(ctx, []status.AnyStore{task, reg}, func(tx *status.Tx) error {
 		return unregister(tx, reg, id, outcome)
 	})
 	return err
@@ -122,7 +122,7 @@ func reap(ctx context.Context, reg *status.Store[Registry]) (claim.Result, error
 	return claim.Reap(ctx, reg, func(r *Registry) []claim.Claim {
 		cs := make([]claim.Claim, 0, len(r.Agents))
 		for _, a := range r.Agents {
-			cs = append(cs, claim.Claim{ID: a.ID, Owner: a.Owner, Docs: []status.Doc{taskOf(a)}})
+			cs = append(cs, claim.Claim{ID: a.ID, Owner: a.Owner, Docs: []status.AnyStore{taskOf(a)}})
 		}
 		return cs
 	}, func(tx *status.Tx, c claim.Claim) error {
@@ -173,7 +173,7 @@ func Example_admissionControl() {
 	fmt.Println(spawn(ctx, reg, tasks["review-2"], Agent{ID: "rev-2", Type: "reviewer", Parent: "planner"}))
 
 	// Read together, under the locks: the count is the running status files.
-	all := []status.Doc{reg}
+	all := []status.AnyStore{reg}
 	for _, name := range []string{"deep", "lint", "other", "plan", "review", "review-2"} {
 		all = append(all, tasks[name])
 	}

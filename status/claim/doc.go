@@ -19,7 +19,7 @@
 //	res, err := claim.Reap(ctx, reg, func(r *Registry) []claim.Claim {
 //		var cs []claim.Claim
 //		for _, a := range r.Agents {
-//			cs = append(cs, claim.Claim{ID: a.ID, Owner: a.Owner, Docs: []status.Doc{taskOf(a)}})
+//			cs = append(cs, claim.Claim{ID: a.ID, Owner: a.Owner, Docs: []status.AnyStore{taskOf(a)}})
 //		}
 //		return cs
 //	}, func(tx *status.Tx, c claim.Claim) error {

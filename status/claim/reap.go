@@ -23,7 +23,7 @@ type Claim struct {
 	// Docs are the other documents that releasing the claim changes (the
 	// status file of its task, a registry that counts it), if any: Stores
 	// of the same backend as the document.
-	Docs []status.Doc
+	Docs []status.AnyStore
 }
 
 // A Result is what one [Reap] found.
@@ -110,7 +110,7 @@ func Reap[T any](ctx context.Context, doc *status.Store[T], claims func(*T) []Cl
 		return res, nil
 	}
 
-	docs := []status.Doc{doc}
+	docs := []status.AnyStore{doc}
 	inTx := map[string]bool{doc.Name(): true}
 	candidate := map[string]bool{}
 	for _, c := range dead {
@@ -135,7 +135,7 @@ func Reap[T any](ctx context.Context, doc *status.Store[T], claims func(*T) []Cl
 			// A claim that was not a candidate, or that now needs a
 			// document outside this transaction (released and taken
 			// again meanwhile), waits for the next Reap.
-			if !candidate[c.ID] || slices.ContainsFunc(c.Docs, func(d status.Doc) bool { return d == nil || !inTx[d.Name()] }) {
+			if !candidate[c.ID] || slices.ContainsFunc(c.Docs, func(d status.AnyStore) bool { return d == nil || !inTx[d.Name()] }) {
 				continue
 			}
 			l, err := live.of(ctx, c.Owner)

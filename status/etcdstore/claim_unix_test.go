@@ -51,7 +51,7 @@ func (f *claimFleet) task(id string) *status.Store[status.Status] {
 }
 
 func (f *claimFleet) register(ctx context.Context, id string, o claim.Owner) error {
-	_, err := status.MutateAll(ctx, []status.Doc{f.reg, f.task(id)}, func(tx *status.Tx) error {
+	_, err := status.MutateAll(ctx, []status.AnyStore{f.reg, f.task(id)}, func(tx *status.Tx) error {
 		r := f.reg.In(tx)
 		r.Agents = append(r.Agents, claimAgent{ID: id, Owner: o})
 		r.ActiveCount++
@@ -75,7 +75,7 @@ func (f *claimFleet) reap(ctx context.Context, cli *clientv3.Client) (claim.Resu
 	return claim.Reap(ctx, f.reg, func(r *claimRegistry) []claim.Claim {
 		var cs []claim.Claim
 		for _, a := range r.Agents {
-			cs = append(cs, claim.Claim{ID: a.ID, Owner: a.Owner, Docs: []status.Doc{f.task(a.ID)}})
+			cs = append(cs, claim.Claim{ID: a.ID, Owner: a.Owner, Docs: []status.AnyStore{f.task(a.ID)}})
 		}
 		return cs
 	}, func(tx *status.Tx, c claim.Claim) error {
@@ -87,7 +87,7 @@ func (f *claimFleet) reap(ctx context.Context, cli *clientv3.Client) (claim.Resu
 // of agents and of running tasks.
 func (f *claimFleet) check(t *testing.T, ids []string) claimRegistry {
 	t.Helper()
-	docs := []status.Doc{f.reg}
+	docs := []status.AnyStore{f.reg}
 	for _, id := range ids {
 		docs = append(docs, f.task(id))
 	}
@@ -375,7 +375,7 @@ func helperClaim() error {
 			continue
 		}
 		for _, id := range ids {
-			if _, err := status.MutateAll(ctx, []status.Doc{f.reg, f.task(id)}, func(tx *status.Tx) error {
+			if _, err := status.MutateAll(ctx, []status.AnyStore{f.reg, f.task(id)}, func(tx *status.Tx) error {
 				return f.unregister(tx, id, status.Completed)
 			}); err != nil {
 				return err

@@ -46,7 +46,7 @@ func TestTxExactlyOnce(t *testing.T) {
 			cli := newFaultyClient(t, []string{endpoint}, f)
 			a, b := txPair(t, With(cli, WithBackoff(time.Microsecond, time.Millisecond)))
 			calls := 0
-			tx, err := status.MutateAll(testCtx(t), []status.Doc{a, b}, addBoth(a, b, &calls))
+			tx, err := status.MutateAll(testCtx(t), []status.AnyStore{a, b}, addBoth(a, b, &calls))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +92,7 @@ func TestTxOverlappingContended(t *testing.T) {
 				}
 				for r := range rounds {
 					set := sets[(w+g+r)%len(sets)]
-					docs := make([]status.Doc, len(set))
+					docs := make([]status.AnyStore, len(set))
 					for i, j := range set {
 						docs[i] = stores[j]
 					}
@@ -125,7 +125,7 @@ func TestTxOverlappingContended(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	stores := make([]status.Doc, len(paths))
+	stores := make([]status.AnyStore, len(paths))
 	opt := With(newClient(t, endpoint))
 	for i, p := range paths {
 		stores[i] = status.NewStore[counter](p, opt)
@@ -151,7 +151,7 @@ func TestTxRefusesOtherClients(t *testing.T) {
 	b := status.NewStore[counter](docPath(t), With(newClient(t, endpoint)))
 	file := status.NewStore[counter](docPath(t))
 	root := status.NewStore[counter](docPath(t), With(newClient(t, endpoint), WithRoot(t.TempDir())))
-	for _, docs := range [][]status.Doc{{a, b}, {a, file}, {root, a}} {
+	for _, docs := range [][]status.AnyStore{{a, b}, {a, file}, {root, a}} {
 		calls := 0
 		_, err := status.MutateAll(testCtx(t), docs, addBoth(a, a, &calls))
 		if err == nil || calls > 0 {

@@ -562,7 +562,7 @@ func (h Harness) pair(t *testing.T) (*status.Store[Doc], *status.Store[Doc]) {
 func testTxAllOrNothing(t *testing.T, h Harness) {
 	a, b := h.pair(t)
 	h.WriteRaw(t, a.Name(), []byte(`{"count": 1, "name": "a"}`))
-	tx, err := status.MutateAll(context.Background(), []status.Doc{a, b}, func(tx *status.Tx) error {
+	tx, err := status.MutateAll(context.Background(), []status.AnyStore{a, b}, func(tx *status.Tx) error {
 		if got := a.In(tx).Count; got != 1 {
 			return fmt.Errorf("fn saw count %d in a, want 1", got)
 		}
@@ -588,7 +588,7 @@ func testTxFnError(t *testing.T, h Harness) {
 	seed := []byte(`{"count": 1, "name": "seed"}`)
 	h.WriteRaw(t, a.Name(), seed)
 	errBoom := errors.New("boom")
-	_, err := status.MutateAll(context.Background(), []status.Doc{a, b}, func(tx *status.Tx) error {
+	_, err := status.MutateAll(context.Background(), []status.AnyStore{a, b}, func(tx *status.Tx) error {
 		a.In(tx).Count = 99
 		b.In(tx).Count = 99
 		return fmt.Errorf("fn: %w", errBoom)
@@ -609,7 +609,7 @@ func testTxCorrupt(t *testing.T, h Harness) {
 	h.WriteRaw(t, a.Name(), []byte(`{"count": 1}`))
 	h.WriteRaw(t, b.Name(), []byte(`{"count": `))
 	called := false
-	_, err := status.MutateAll(context.Background(), []status.Doc{a, b}, func(tx *status.Tx) error {
+	_, err := status.MutateAll(context.Background(), []status.AnyStore{a, b}, func(tx *status.Tx) error {
 		called = true
 		return nil
 	})
@@ -624,7 +624,7 @@ func testTxCorrupt(t *testing.T, h Harness) {
 func testTxUnknownFields(t *testing.T, h Harness) {
 	a, b := h.pair(t)
 	h.WriteRaw(t, a.Name(), []byte(`{"count":1,"owner":{"id":7, "tags":["x"]},"ratio":1.50e3}`))
-	if _, err := status.MutateAll(context.Background(), []status.Doc{a, b}, func(tx *status.Tx) error {
+	if _, err := status.MutateAll(context.Background(), []status.AnyStore{a, b}, func(tx *status.Tx) error {
 		a.In(tx).Count++
 		b.In(tx).Count++
 		return nil
@@ -645,12 +645,12 @@ func testTxRefuses(t *testing.T, h Harness) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name string
-		docs []status.Doc
+		docs []status.AnyStore
 		fn   func(*status.Tx) error
 	}{
-		{"twice", []status.Doc{a, b, a}, func(*status.Tx) error { return nil }},
-		{"undeclared", []status.Doc{a}, func(tx *status.Tx) error { b.In(tx).Count = 5; return nil }},
-		{"nil", []status.Doc{a, nil}, func(*status.Tx) error { return nil }},
+		{"twice", []status.AnyStore{a, b, a}, func(*status.Tx) error { return nil }},
+		{"undeclared", []status.AnyStore{a}, func(tx *status.Tx) error { b.In(tx).Count = 5; return nil }},
+		{"nil", []status.AnyStore{a, nil}, func(*status.Tx) error { return nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := status.MutateAll(ctx, tc.docs, func(tx *status.Tx) error {
@@ -674,7 +674,7 @@ func testTxCancelled(t *testing.T, h Harness) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	called := false
-	_, err := status.MutateAll(ctx, []status.Doc{a, b}, func(tx *status.Tx) error {
+	_, err := status.MutateAll(ctx, []status.AnyStore{a, b}, func(tx *status.Tx) error {
 		called = true
 		a.In(tx).Count = 1
 		return nil
@@ -693,9 +693,9 @@ func testTxConcurrent(t *testing.T, h Harness) {
 		wg.Go(func() {
 			a, b := h.store(pa), h.store(pb)
 			for i := range 5 {
-				docs := []status.Doc{a, b}
+				docs := []status.AnyStore{a, b}
 				if (g+i)%2 == 1 {
-					docs = []status.Doc{b, a} // order of the list does not matter
+					docs = []status.AnyStore{b, a} // order of the list does not matter
 				}
 				if _, err := status.MutateAll(context.Background(), docs, func(tx *status.Tx) error {
 					a.In(tx).Count++
@@ -734,7 +734,7 @@ func testTxLoadAll(t *testing.T, h Harness) {
 	wg.Go(func() {
 		defer close(done)
 		for range 20 {
-			if _, err := status.MutateAll(context.Background(), []status.Doc{a, b}, func(tx *status.Tx) error {
+			if _, err := status.MutateAll(context.Background(), []status.AnyStore{a, b}, func(tx *status.Tx) error {
 				a.In(tx).Count++
 				b.In(tx).Count++
 				return nil

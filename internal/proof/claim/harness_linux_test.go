@@ -75,7 +75,7 @@ func (f *fleet) task(id string) *status.Store[task] {
 // if it ran before): one transaction.
 func (f *fleet) register(ctx context.Context, id string, o claim.Owner) error {
 	tk := f.task(id)
-	_, err := status.MutateAll(ctx, []status.Doc{f.reg, tk}, func(tx *status.Tx) error {
+	_, err := status.MutateAll(ctx, []status.AnyStore{f.reg, tk}, func(tx *status.Tx) error {
 		r, t := f.reg.In(tx), tk.In(tx)
 		if t.State == status.Running {
 			return fmt.Errorf("task %s is running", id)
@@ -90,7 +90,7 @@ func (f *fleet) register(ctx context.Context, id string, o claim.Owner) error {
 
 // finish is what an agent does when its work is done.
 func (f *fleet) finish(ctx context.Context, id string) error {
-	_, err := status.MutateAll(ctx, []status.Doc{f.reg, f.task(id)}, func(tx *status.Tx) error {
+	_, err := status.MutateAll(ctx, []status.AnyStore{f.reg, f.task(id)}, func(tx *status.Tx) error {
 		return f.unregister(tx, id, status.Completed)
 	})
 	return err
@@ -122,7 +122,7 @@ func (f *fleet) unregister(tx *status.Tx, id string, to status.State) error {
 func (f *fleet) claims(r *registry) []claim.Claim {
 	cs := make([]claim.Claim, 0, len(r.Agents))
 	for _, a := range r.Agents {
-		cs = append(cs, claim.Claim{ID: a.ID, Owner: a.Owner, Docs: []status.Doc{status.NewStore[task](a.Task)}})
+		cs = append(cs, claim.Claim{ID: a.ID, Owner: a.Owner, Docs: []status.AnyStore{status.NewStore[task](a.Task)}})
 	}
 	return cs
 }
@@ -142,7 +142,7 @@ type snapshot struct {
 
 func (f *fleet) snapshot(t *testing.T, ids []string) snapshot {
 	t.Helper()
-	docs := []status.Doc{f.reg}
+	docs := []status.AnyStore{f.reg}
 	for _, id := range ids {
 		docs = append(docs, f.task(id))
 	}

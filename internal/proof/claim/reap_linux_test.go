@@ -514,7 +514,7 @@ func blindReap(ctx context.Context, f *fleet, claims func(*registry) []claim.Cla
 		return nil, err
 	}
 	var dead []claim.Claim
-	docs := []status.Doc{f.reg}
+	docs := []status.AnyStore{f.reg}
 	for _, c := range claims(&r) {
 		if l, _ := claim.Local(ctx, c.Owner); l == claim.Dead {
 			dead = append(dead, c)

@@ -44,7 +44,7 @@ func txDocs(mnt string) (a, b string) {
 
 func txCommit(a, b string, v int) error {
 	sa, sb := status.NewStore[status.Status](a), status.NewStore[status.Status](b)
-	_, err := status.MutateAll(context.Background(), []status.Doc{sa, sb}, func(tx *status.Tx) error {
+	_, err := status.MutateAll(context.Background(), []status.AnyStore{sa, sb}, func(tx *status.Tx) error {
 		for _, s := range []*status.Store[status.Status]{sa, sb} {
 			d := s.In(tx)
 			d.Runs, d.Note = v, string(body(v))

@@ -38,7 +38,7 @@ type registry struct {
 var errAtCapacity = errors.New("at capacity")
 
 func spawnTask(ctx context.Context, reg *status.Store[registry], task *status.Store[status.Status]) error {
-	_, err := status.MutateAll(ctx, []status.Doc{reg, task}, func(tx *status.Tx) error {
+	_, err := status.MutateAll(ctx, []status.AnyStore{reg, task}, func(tx *status.Tx) error {
 		r, t := reg.In(tx), task.In(tx)
 		if r.ActiveCount >= r.MaxConcurrent {
 			return errAtCapacity
@@ -52,7 +52,7 @@ func spawnTask(ctx context.Context, reg *status.Store[registry], task *status.St
 }
 
 func finishTask(ctx context.Context, reg *status.Store[registry], task *status.Store[status.Status]) error {
-	_, err := status.MutateAll(ctx, []status.Doc{task, reg}, func(tx *status.Tx) error {
+	_, err := status.MutateAll(ctx, []status.AnyStore{task, reg}, func(tx *status.Tx) error {
 		r, t := reg.In(tx), task.In(tx)
 		r.ActiveCount--
 		r.Agents = slices.DeleteFunc(r.Agents, func(a string) bool { return a == t.Task })
@@ -264,7 +264,7 @@ func admission(t *testing.T, variant string, procs, goroutines, perGoroutine, py
 		}
 		peak = max(peak, o.running)
 	}
-	tx, err := status.LoadAll(ctx, append([]status.Doc{reg}, docsOfTasks(tasks)...)...)
+	tx, err := status.LoadAll(ctx, append([]status.AnyStore{reg}, docsOfTasks(tasks)...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,8 +282,8 @@ func admission(t *testing.T, variant string, procs, goroutines, perGoroutine, py
 	return nil
 }
 
-func docsOfTasks(ts []*status.Store[status.Status]) []status.Doc {
-	ds := make([]status.Doc, len(ts))
+func docsOfTasks(ts []*status.Store[status.Status]) []status.AnyStore {
+	ds := make([]status.AnyStore, len(ts))
 	for i, s := range ts {
 		ds[i] = s
 	}

@@ -53,7 +53,7 @@ var _ = cpRegister("txdeadlock", func(a cpArgs, out *cpReporter) error {
 		wg.Go(func() {
 			for range a.Iterations {
 				set := deadlockSets[rng.IntN(len(deadlockSets))]
-				docs := make([]status.Doc, len(set))
+				docs := make([]status.AnyStore, len(set))
 				for i, j := range set {
 					docs[i] = ss[j]
 				}
@@ -156,8 +156,8 @@ func TestTxNoDeadlockAcrossProcesses(t *testing.T) {
 	}
 }
 
-func docsOf(ss []*status.Store[counter]) []status.Doc {
-	ds := make([]status.Doc, len(ss))
+func docsOf(ss []*status.Store[counter]) []status.AnyStore {
+	ds := make([]status.AnyStore, len(ss))
 	for i, s := range ss {
 		ds[i] = s
 	}

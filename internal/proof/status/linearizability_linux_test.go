@@ -71,7 +71,7 @@ func (d txLinDocs) do(ctx context.Context, variant string, in txLinIn) txLinOut 
 			break
 		}
 		var tx *status.Tx
-		tx, err = status.MutateAll(ctx, []status.Doc{d.b, d.a}, func(tx *status.Tx) error {
+		tx, err = status.MutateAll(ctx, []status.AnyStore{d.b, d.a}, func(tx *status.Tx) error {
 			d.a.In(tx).N += in.DA
 			d.b.In(tx).N += in.DB
 			return nil

@@ -34,8 +34,8 @@ type txModel struct {
 	stale  []*counter // nil: nothing pending
 }
 
-func (m *txModel) docs(idx []int) []status.Doc {
-	ds := make([]status.Doc, len(idx))
+func (m *txModel) docs(idx []int) []status.AnyStore {
+	ds := make([]status.AnyStore, len(idx))
 	for i, j := range idx {
 		ds[i] = m.stores[j]
 	}

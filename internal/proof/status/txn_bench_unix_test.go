@@ -39,7 +39,7 @@ var benchKinds = []benchKind{
 		return err
 	}},
 	{"tx", func(ctx context.Context, a, b *status.Store[status.Status]) error {
-		_, err := status.MutateAll(ctx, []status.Doc{a, b}, func(tx *status.Tx) error {
+		_, err := status.MutateAll(ctx, []status.AnyStore{a, b}, func(tx *status.Tx) error {
 			a.In(tx).Runs++
 			b.In(tx).Runs++
 			return nil

@@ -43,7 +43,7 @@ type cpRegistry struct {
 type cpFleet struct {
 	reg   *status.Store[cpRegistry]
 	tasks []*status.Store[status.Status]
-	docs  []status.Doc // registry first
+	docs  []status.AnyStore // registry first
 }
 
 func cpOpenFleet(dir string, n int) cpFleet {
@@ -73,7 +73,7 @@ func cpMakeFleet(t *testing.T, n int) (string, cpFleet) {
 // toggle is one transaction on task i.
 func (f cpFleet) toggle(ctx context.Context, i int) error {
 	reg, task := f.reg, f.tasks[i]
-	_, err := status.MutateAll(ctx, []status.Doc{task, reg}, func(tx *status.Tx) error {
+	_, err := status.MutateAll(ctx, []status.AnyStore{task, reg}, func(tx *status.Tx) error {
 		r, s := reg.In(tx), task.In(tx)
 		cpToggleRegistry(r, s.State, s.Task)
 		s.Runs++
