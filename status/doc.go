@@ -142,8 +142,8 @@
 // The files a commit writes, how recovery decides, what it trusts in a
 // directory other users can write, and what an operator does after a
 // conflict are in [docs/PROTOCOL.md]. corestate fsck lists what needs an
-// operator ([CheckTxFile]); corestate sweep removes journals no longer
-// needed ([SweepJournals]).
+// operator (package status/txfile); corestate sweep removes journals no longer
+// needed (txfile.Sweep).
 //
 // # Listing and watching documents
 //

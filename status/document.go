@@ -51,7 +51,8 @@ func (d Document) Len() int { return d.r.Len() }
 // whether it holds it. The value must not be modified.
 func (d Document) Get(name string) (json.RawMessage, bool) { return d.r.Get(anyObject, name) }
 
-// Decode is [Document.Decode].
+// Decode decodes the value of member name into v, as encoding/json
+// would; an absent member leaves v unchanged.
 func (d Document) Decode(name string, v any) error { return d.r.Decode(name, v) }
 
 // Set sets member name to the JSON value, compacted, or keeps the member's
@@ -61,7 +62,8 @@ func (d *Document) Set(name string, value json.RawMessage) error {
 	return d.r.Set(anyObject, name, value)
 }
 
-// Encode is [Document.Encode], with the checks of Set.
+// Encode sets member name to the JSON encoding of v (see Set), with
+// <, > and & as they are, as the [Store] writes strings.
 func (d *Document) Encode(name string, v any) error { return d.r.Encode(anyObject, name, v) }
 
 // Delete removes member name, if present.
@@ -91,8 +93,7 @@ func (d StatusDocument) Get(name string) (json.RawMessage, bool) {
 	return d.r.Get(statusSchema, name)
 }
 
-// Decode decodes the value of member name into v, as encoding/json
-// would; an absent member leaves v unchanged.
+// Decode is [Document.Decode].
 func (d StatusDocument) Decode(name string, v any) error { return d.r.Decode(name, v) }
 
 // Set is [Document.Set], and also refuses a name that differs from a
@@ -102,8 +103,7 @@ func (d *StatusDocument) Set(name string, value json.RawMessage) error {
 	return d.r.Set(statusSchema, name, value)
 }
 
-// Encode sets member name to the JSON encoding of v (see Set), with
-// <, > and & as they are, as the [Store] writes strings.
+// Encode is [Document.Encode], with the checks of Set.
 func (d *StatusDocument) Encode(name string, v any) error {
 	return d.r.Encode(statusSchema, name, v)
 }

@@ -126,7 +126,7 @@ func TestRecoveryKeepsBasicClientsWrites(t *testing.T) {
 				crashCommitted(t, reg, task)
 				acked = c.incr(t, task.Name(), n)
 				_, err := task.Mutate(context.Background(), func(*Status) error { return nil })
-				if !journal.Seams.NoConflictCheck && (!errors.Is(err, ErrTxConflict) || !errNames(err, task.Name(), task.Name()+ConflictSuffix)) {
+				if !journal.Seams.NoConflictCheck && (!errors.Is(err, ErrTxConflict) || !errNames(err, task.Name(), task.Name()+journal.ConflictSuffix)) {
 					t.Fatalf("the next Mutate: %v, want ErrTxConflict naming the document and its copy", err)
 				}
 				got, err := task.Mutate(context.Background(), func(*Status) error { return nil })
@@ -386,7 +386,7 @@ func TestPythonAgentRecoveryRules(t *testing.T) {
 			t.Fatalf("%d increments", got)
 		}
 		out, err := recoverPy(task.Name())
-		if err == nil || !strings.Contains(out, "conflict") || !strings.Contains(out, ConflictSuffix) {
+		if err == nil || !strings.Contains(out, "conflict") || !strings.Contains(out, journal.ConflictSuffix) {
 			t.Fatalf("agent: %v: %s", err, out)
 		}
 		if s, err := task.Load(context.Background()); err != nil || s.Runs != 3 || s.State != Queued {

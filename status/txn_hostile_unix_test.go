@@ -173,7 +173,7 @@ func TestRecoveryNoTakeoverInStickyDirectory(t *testing.T) {
 				escaped++
 				continue
 			}
-			if !legacy && (!errors.Is(err, ErrTxUntrusted) || !errNames(err, doc+TxMarkerSuffix)) {
+			if !legacy && (!errors.Is(err, ErrTxUntrusted) || !errNames(err, doc+journal.MarkerSuffix)) {
 				t.Fatalf("%s: Mutate = %v, want ErrTxUntrusted naming the marker", sh.name, err)
 			}
 		}

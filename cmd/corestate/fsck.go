@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentstate/core/fs"
 	"github.com/agentstate/core/status"
+	"github.com/agentstate/core/status/txfile"
 )
 
 // errUnusable marks fsck's finding of documents that Mutate refuses (exit
@@ -26,10 +27,10 @@ var (
 
 // checkTxFile and followRoot are variables only so that the controls of
 // the tests can switch off what they do: the check of transaction files
-// (status.CheckTxFile) and the walk of the tree that a link given as ROOT
+// (txfile.Check) and the walk of the tree that a link given as ROOT
 // names.
 var (
-	checkTxFile = status.CheckTxFile
+	checkTxFile = txfile.Check
 	followRoot  = true
 )
 
@@ -84,7 +85,7 @@ func cmdFsck(args []string, stdout io.Writer) error {
 			if path == root {
 				return nil
 			}
-			if status.IsTxFile(d.Name()) {
+			if txfile.Is(d.Name()) {
 				return report(stdout, r.checkTx(path, maxSize))
 			}
 			if strings.HasPrefix(d.Name(), ".") {
@@ -135,7 +136,7 @@ func (r *fsckReport) check(k kind, path, base, pattern string, maxSize int64) (f
 		return finding{"temp", path, "left by an interrupted write " + age(path) + " (corestate sweep removes it)"}, true
 	case strings.HasSuffix(base, status.LockSuffix):
 		return r.checkLock(path)
-	case status.IsTxFile(base):
+	case txfile.Is(base):
 		return r.checkTx(path, maxSize), true
 	case strings.Contains(base, status.QuarantineSuffix):
 		r.quarantined++
@@ -161,7 +162,7 @@ func (r *fsckReport) check(k kind, path, base, pattern string, maxSize int64) (f
 	return finding{"unreadable", path, errText(path, err)}, true
 }
 
-// checkTx classifies a transaction file (status.CheckTxFile): one the next
+// checkTx classifies a transaction file (txfile.Check): one the next
 // locker of its documents finishes with, or one that needs an operator.
 func (r *fsckReport) checkTx(path string, maxSize int64) finding {
 	err := checkTxFile(path, maxSize)
@@ -170,13 +171,13 @@ func (r *fsckReport) checkTx(path string, maxSize int64) finding {
 		r.txns++
 		what := "transaction marker: the next writer of its documents recovers it"
 		switch base := filepath.Base(path); {
-		case strings.HasSuffix(base, status.TxTempSuffix):
+		case strings.HasSuffix(base, txfile.TempSuffix):
 			what = "new content of an unfinished transaction: the next commit or recovery of its document installs or removes it"
-		case !strings.HasSuffix(base, status.TxMarkerSuffix):
+		case !strings.HasSuffix(base, txfile.MarkerSuffix):
 			what = "journal of a committed transaction: the next writers of its documents finish with it"
 		}
 		return finding{"txn", path, what + "; left in place"}
-	case errors.Is(err, status.ErrTxOrphan):
+	case errors.Is(err, txfile.ErrOrphan):
 		r.orphans++
 		return finding{"orphan", path, "a journal no marker names, never needed again: corestate sweep removes it"}
 	case errors.Is(err, status.ErrTxConflict):

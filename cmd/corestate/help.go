@@ -198,7 +198,7 @@ Removes from DIR (not its subdirectories) the temp files
 (".<name>.<16 hex digits>.tmp") that writes interrupted by a crash left
 behind, when older than D (fs.SweepTemp), and the transaction journals
 (".txn-<16 hex digits>.journal") that no marker names, whatever their age
-(status.SweepJournals: a crash between the last two steps of a recovery can
+(txfile.Sweep: a crash between the last two steps of a recovery can
 leave one, and it is never needed again). It prints each removed path on its
 own line. A path with a control character, bytes that are not UTF-8 or a
 leading double quote is printed Go-quoted ("a\nb"), so one line is one path.
@@ -237,7 +237,7 @@ counts everything. fsck reads without locking and changes nothing. Documents
 are the files named like PATTERN (path.Match), checked as get reads them: one
 named status.json as a status document, any other as a JSON object, unless
 --kind names one kind for all. Transaction files are checked by
-status.CheckTxFile. What an operator does with a blocked file or a conflict
+txfile.Check. What an operator does with a blocked file or a conflict
 copy is in docs/PROTOCOL.md (Basic and conforming clients).
 
 Exit codes: 0 every document can be used and no transaction file needs an

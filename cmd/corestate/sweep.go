@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentstate/core/fs"
-	"github.com/agentstate/core/status"
+	"github.com/agentstate/core/status/txfile"
 )
 
 func cmdSweep(args []string, stdout io.Writer) error {
@@ -35,7 +35,7 @@ func cmdSweep(args []string, stdout io.Writer) error {
 		return fmt.Errorf("%w: sweep: %s is not a directory", errUsage, dir)
 	}
 	removed, err := fs.SweepTemp(dir, *olderThan)
-	journals, jerr := status.SweepJournals(dir)
+	journals, jerr := txfile.Sweep(dir)
 	removed, err = append(removed, journals...), errors.Join(err, jerr)
 	// Print what was removed even when some removals failed: it happened.
 	for _, name := range removed {

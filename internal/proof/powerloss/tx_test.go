@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentstate/core/status"
+	"github.com/agentstate/core/status/txfile"
 )
 
 // The transaction variants. The writer commits, again and again, one
@@ -189,11 +190,11 @@ func txFiles(t *testing.T, docs ...string) (files []string, torn bool) {
 			t.Fatal(err)
 		}
 		for _, e := range ents {
-			if !status.IsTxFile(e.Name()) {
+			if !txfile.Is(e.Name()) {
 				continue
 			}
 			files = append(files, e.Name())
-			if strings.HasSuffix(e.Name(), status.TxMarkerSuffix) {
+			if strings.HasSuffix(e.Name(), txfile.MarkerSuffix) {
 				if fi, err := e.Info(); err == nil && fi.Size() == 0 {
 					torn = true
 				}
