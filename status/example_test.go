@@ -121,3 +121,36 @@ func ExampleCorruptError() {
 	}
 	// Output: corrupt at byte 31 - left untouched for repair
 }
+
+func ExampleMutateAll() {
+	dir, _ := os.MkdirTemp("", "workspace")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	type Registry struct {
+		Active int `json:"active_count"`
+		Max    int `json:"max_concurrent"`
+	}
+	reg := status.NewStore[Registry](filepath.Join(dir, "registry.json"))
+	task := status.NewStore[status.Status](filepath.Join(dir, "status.json"))
+	reg.Mutate(ctx, func(r *Registry) error { r.Max = 1; return nil })
+	status.Create(ctx, task.Name(), status.Status{State: status.Queued, Task: "t1"})
+
+	errFull := errors.New("fleet full")
+	claim := func(tx *status.Tx) error {
+		r, t := reg.In(tx), task.In(tx)
+		if r.Active >= r.Max {
+			return errFull // nothing is written
+		}
+		r.Active++
+		return t.Transition(status.Running, status.Queued)
+	}
+	// The count and the task's state change together, or neither does.
+	tx, err := status.MutateAll(ctx, []status.AnyStore{reg, task}, claim)
+	fmt.Println(reg.In(tx).Active, task.In(tx).State, err)
+	_, err = status.MutateAll(ctx, []status.AnyStore{reg, task}, claim)
+	fmt.Println(errors.Is(err, errFull))
+	// Output:
+	// 1 running <nil>
+	// true
+}

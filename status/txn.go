@@ -83,25 +83,15 @@ func (tx *Tx) fail(err error) {
 
 // MutateAll runs fn on several documents under all their locks and commits
 // every change fn made, all or nothing: the transaction of a registry and
-// the status files of its tasks.
-//
-//	tx, err := status.MutateAll(ctx, []status.AnyStore{reg, task}, func(tx *status.Tx) error {
-//		r, t := reg.In(tx), task.In(tx)
-//		if r.Active >= r.Max {
-//			return errFull
-//		}
-//		r.Active++
-//		return t.Transition(status.Running, status.Queued)
-//	})
-//
-// Each document is presented and stored as [Mutate] does; the package doc's
-// Guarantees and Transactions state what is written, when, and what later
-// readers see. The returned [Tx] holds the documents as committed. An error
-// matching [fs.ErrDurabilityUnknown] means the transaction is committed but
-// an I/O error interrupted its installation or its last sync: every later
-// locker sees it complete. The documents must be distinct, non-nil and kept
-// by one [TxBackend]; otherwise the error matches [os.ErrInvalid] and
-// nothing changes.
+// the status files of its tasks (see the example). Each document is
+// presented and stored as [Mutate] does; the package doc's Guarantees and
+// Transactions state what is written, when, and what later readers see.
+// The returned [Tx] holds the documents as committed. An error matching
+// [fs.ErrDurabilityUnknown] means the transaction is committed but an I/O
+// error interrupted its installation or its last sync: every later locker
+// sees it complete. The documents must be distinct, non-nil and kept by one
+// [TxBackend]; otherwise the error matches [os.ErrInvalid] and nothing
+// changes.
 func MutateAll(ctx context.Context, docs []AnyStore, fn func(*Tx) error) (*Tx, error) {
 	if fn == nil {
 		return nil, pathError("mutate all", docNames(docs), errNilFunc)
