@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from . import _files
+from . import _bell, _files, _seams
 from .errors import Error, InvalidArgument, LockTimeout, NestedError, NotRegularError, Unsupported
 
 # flock(2) through fcntl: every system Python runs on but Windows.
@@ -67,6 +67,7 @@ class Handle:
         self.op = op
         self.shown = shown
         self.fd = -1
+        self.locked = False
         self._open()
 
     def _error(self, e: OSError) -> Error:
@@ -198,6 +199,7 @@ class Handle:
         while True:
             try:
                 if self.try_lock():
+                    self.locked = True
                     return
             except BaseException:
                 self.close()
@@ -213,10 +215,18 @@ class Handle:
             backoff = min(2 * backoff, MAX_BACKOFF)
 
     def close(self) -> None:
-        """Step 6: closing the descriptor releases the lock."""
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+        """Step 6: closing the descriptor releases the lock. A release
+        rings the lock file's bell, if it has one, as Go's does: the
+        waiter that has slept longest on it wakes."""
+        if self.fd < 0:
+            return
+        bell = _bell.open_bell(self.fd, self.name) if self.locked and not _seams.no_ring else None
+        os.close(self.fd)
+        self.fd = -1
+        self.locked = False
+        if bell is not None:
+            bell.ring()
+            bell.close()
 
 
 def lock_one(key: str, perm: int, deadline: Deadline, op: str, shown: str) -> Handle:

@@ -1,0 +1,125 @@
+"""The lock file's bell (Linux): a futex word in the first four bytes of
+PATH.lock, in a shared mapping, on which Go waiters sleep (the Go package's
+doc, Waiting for the lock). A release rings it as the Go package's does:
+FUTEX_WAKE_BITSET of one sleeper, any bit, on a read-only shared mapping of
+the lock file, made through a descriptor of its own after checking that it
+is the file locked. Nothing here writes or extends the file. Where the bell
+cannot be used (another system, an unknown processor, an empty lock file,
+no mapping) a release does not ring: sleeping Go waiters then get the lock
+at their own timeouts."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from typing import Any, Optional
+
+from . import _files
+
+# The futex system call's number, per processor (Python does not export it).
+_SYS_FUTEX = {
+    "x86_64": 202,
+    "aarch64": 98,
+    "arm64": 98,
+    "riscv64": 98,
+    "loongarch64": 98,
+    "ppc64le": 221,
+    "ppc64": 221,
+    "s390x": 238,
+}
+
+_FUTEX_WAKE_BITSET = 10
+_FUTEX_BITSET_ANY = 0xFFFFFFFF
+_PROT_READ = 1
+_MAP_SHARED = 1
+
+# What a bell needs of the lock file: a first page, so a file not empty.
+SIZE = 4
+
+_libc: Any = None  # ctypes' libc, loaded on first use; False: no bell here
+
+
+def _load() -> Any:
+    global _libc
+    if _libc is None:
+        _libc = False
+        if sys.platform == "linux" and platform.machine() in _SYS_FUTEX:
+            try:
+                import ctypes
+
+                libc = ctypes.CDLL(None, use_errno=True)
+                libc.mmap.restype = ctypes.c_void_p
+                libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+                libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+                libc.syscall.restype = ctypes.c_long
+                _libc = libc
+            except (OSError, AttributeError, ImportError):
+                pass
+    return _libc
+
+
+class Bell:
+    """A read-only shared mapping of a lock file's first bytes."""
+
+    __slots__ = ("addr", "fd")
+
+    def __init__(self, addr: int, fd: int) -> None:
+        self.addr = addr
+        self.fd = fd
+
+    def ring(self) -> bool:
+        """Wakes the sleeper that has slept longest; reports whether there
+        was one."""
+        import ctypes
+
+        r: int = _libc.syscall(
+            ctypes.c_long(_SYS_FUTEX[platform.machine()]),
+            ctypes.c_void_p(self.addr),
+            ctypes.c_long(_FUTEX_WAKE_BITSET),
+            ctypes.c_long(1),
+            ctypes.c_void_p(0),
+            ctypes.c_void_p(0),
+            ctypes.c_long(_FUTEX_BITSET_ANY),
+        )
+        return r > 0
+
+    def close(self) -> None:
+        _libc.munmap(self.addr, SIZE)
+        os.close(self.fd)
+
+
+def open_bell(fd: int, name: str) -> Optional[Bell]:
+    """Maps the bell of the lock file that fd (the locked descriptor) has
+    open, through a descriptor of its own (the flock belongs to fd's open
+    file description, which must be released by its close). None when
+    there is no bell: an empty file, or one that cannot be mapped."""
+    libc = _load()
+    if not libc:
+        return None
+    try:
+        st = os.fstat(fd)
+        if st.st_size == 0:
+            return None
+        bfd = os.open(name, os.O_RDONLY | _files.O_CLOEXEC | _files.O_NOFOLLOW | _files.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        bst = os.fstat(bfd)
+    except OSError:
+        os.close(bfd)
+        return None
+    if (bst.st_dev, bst.st_ino) != (st.st_dev, st.st_ino):
+        os.close(bfd)
+        return None
+    addr = libc.mmap(None, SIZE, _PROT_READ, _MAP_SHARED, bfd, 0)
+    if addr is None or addr == (1 << (8 * _pointer_size())) - 1:  # MAP_FAILED
+        os.close(bfd)
+        return None
+    return Bell(addr, bfd)
+
+
+def _pointer_size() -> int:
+    import ctypes
+
+    return ctypes.sizeof(ctypes.c_void_p)
