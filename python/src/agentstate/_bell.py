@@ -11,13 +11,14 @@ at their own timeouts."""
 from __future__ import annotations
 
 import os
-import platform
 import sys
 from typing import Any, Optional
 
 from . import _files
 
 # The futex system call's number, per processor (Python does not export it).
+# ctypes is imported on a process's first ring (it takes milliseconds), not
+# with the package.
 _SYS_FUTEX = {
     "x86_64": 202,
     "aarch64": 98,
@@ -40,11 +41,17 @@ SIZE = 4
 _libc: Any = None  # ctypes' libc, loaded on first use; False: no bell here
 
 
+def _machine() -> str:
+    if sys.platform == "win32":
+        return ""
+    return os.uname().machine
+
+
 def _load() -> Any:
     global _libc
     if _libc is None:
         _libc = False
-        if sys.platform == "linux" and platform.machine() in _SYS_FUTEX:
+        if sys.platform == "linux" and _machine() in _SYS_FUTEX:
             try:
                 import ctypes
 
@@ -74,7 +81,7 @@ class Bell:
         import ctypes
 
         r: int = _libc.syscall(
-            ctypes.c_long(_SYS_FUTEX[platform.machine()]),
+            ctypes.c_long(_SYS_FUTEX[_machine()]),
             ctypes.c_void_p(self.addr),
             ctypes.c_long(_FUTEX_WAKE_BITSET),
             ctypes.c_long(1),

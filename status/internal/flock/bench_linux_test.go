@@ -96,11 +96,16 @@ var _ = func() bool {
 //     its own timeouts;
 //
 //   - blocking-flock: the peer, a process blocked in flock(2) (flock(1),
-//     Python's fcntl.flock), woken by the kernel.
+//     Python's fcntl.flock), woken by the kernel;
+//
+//   - python-ring, python-ring-warm, python-no-ring: the holder is a
+//     process of the repository's Python package, whose release rings
+//     the bell: its first release (which loads ctypes), a later one, and
+//     one with the ring turned off (as before Python rang).
 //
 //     go test -run '^$' -bench Handoff -benchtime 30x ./status/internal/flock/
 func BenchmarkHandoff(b *testing.B) {
-	for _, c := range []string{"ring", "no-ring", "stopped-head", "absorbing-reader", "blocking-flock"} {
+	for _, c := range []string{"ring", "no-ring", "stopped-head", "absorbing-reader", "blocking-flock", "python-ring", "python-ring-warm", "python-no-ring"} {
 		b.Run(c, func(b *testing.B) {
 			var delays []time.Duration
 			waits := []time.Duration{50 * time.Millisecond, 300 * time.Millisecond, time.Second}
@@ -121,7 +126,37 @@ func handoff(b *testing.B, c string, wait time.Duration) time.Duration {
 		b.Fatal(err)
 	}
 	var release func()
-	if c == "no-ring" || c == "blocking-flock" {
+	var releasedAt func() int64 // when the release began, if not at release()
+	var procs []*exec.Cmd
+	defer func() {
+		for _, p := range procs {
+			p.Process.Signal(syscall.SIGCONT)
+			p.Process.Kill()
+			p.Wait()
+		}
+	}()
+	if strings.HasPrefix(c, "python-") {
+		cmd := execPython(b, pythonHolderScript, pythonSrc(b), strings.TrimSuffix(name, ".lock"),
+			map[string]string{"python-ring": "clock", "python-ring-warm": "warm-clock", "python-no-ring": "no-ring-clock"}[c])
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		h := newBenchChild(b, cmd)
+		procs = append(procs, cmd)
+		if l := h.next(b); l != "locked" {
+			b.Fatalf("python holder: %q", l)
+		}
+		release = func() { stdin.Write([]byte("release\n")) }
+		releasedAt = func() int64 {
+			l := h.next(b)
+			at, err := strconv.ParseInt(strings.TrimPrefix(l, "released at="), 10, 64)
+			if err != nil {
+				b.Fatalf("python holder: %q", l)
+			}
+			return at
+		}
+	} else if c == "no-ring" || c == "blocking-flock" {
 		fd, err := syscall.Open(name, syscall.O_RDWR|syscall.O_CLOEXEC, 0)
 		if err != nil {
 			b.Fatal(err)
@@ -138,14 +173,6 @@ func handoff(b *testing.B, c string, wait time.Duration) time.Duration {
 		}
 		release = f.Close
 	}
-	var procs []*exec.Cmd
-	defer func() {
-		for _, p := range procs {
-			p.Process.Signal(syscall.SIGCONT)
-			p.Process.Kill()
-			p.Wait()
-		}
-	}()
 	run := func(mode string) *benchChild {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), fmt.Sprintf(`%s={"Mode":%q,"Name":%q}`, helperEnv, mode, name))
@@ -181,6 +208,9 @@ func handoff(b *testing.B, c string, wait time.Duration) time.Duration {
 	time.Sleep(wait) // the scenario: a waiter that has waited this long
 	at, _ := monotonicNow()
 	release()
+	if releasedAt != nil {
+		at = releasedAt()
+	}
 	l := w.next(b)
 	got, err := strconv.ParseInt(strings.TrimPrefix(l, "got "), 10, 64)
 	if err != nil {
@@ -200,7 +230,9 @@ func newBenchChild(b *testing.B, cmd *exec.Cmd) *benchChild {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cmd.Stdin = strings.NewReader("") // ignored: the benchmark kills it
+	if cmd.Stdin == nil {
+		cmd.Stdin = strings.NewReader("") // ignored: the benchmark kills it
+	}
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}

@@ -15,15 +15,19 @@ import (
 // repository's Python package (its source tree, argv[1]), reports "locked",
 // releases it when a line arrives on stdin, reporting "released woke=N"
 // (how many of the package's rings woke a sleeper), and waits for stdin to
-// close. argv[3] "no-ring" turns the ring off (the package's test seam),
-// "clock" reports "released at=<CLOCK_MONOTONIC ns>" taken just before
-// the release, for the benchmark.
+// close. argv[3] "ring" or "no-ring" (the ring turned off by the
+// package's test seam); "clock", "warm-clock" (ctypes loaded before, as
+// by an earlier release of the process) and "no-ring-clock" report
+// "released at=<CLOCK_MONOTONIC ns>", taken just before the release,
+// instead.
 const pythonHolderScript = `
 import sys, time
 sys.path.insert(0, sys.argv[1])
 from agentstate import _bell, _lock, _seams
 key, mode = sys.argv[2], sys.argv[3]
-_seams.no_ring = mode == "no-ring"
+_seams.no_ring = mode.startswith("no-ring")
+if mode.startswith("warm"):
+    _bell._load()  # what a process's earlier release did
 woke = []
 ring = _bell.Bell.ring
 def counted(b):
@@ -38,7 +42,7 @@ while True:
         break
     at = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
     h.close()
-    if mode == "clock":
+    if mode.endswith("clock"):
         print("released at=%d" % at, flush=True)
     else:
         print("released woke=%d" % sum(woke), flush=True)
