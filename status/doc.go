@@ -393,10 +393,12 @@
 // it, and other time namespaces change nothing. Only a process that holds
 // the flock keeps a waiter out, as with any flock-based tool.
 //
-// Not guaranteed: a release by a program that does not ring (another
-// language, flock(1), a version of this package before the bell) reaches a
-// sleeping waiter only at its next timeout; such programs poll or block in
-// flock themselves, and take the lock meanwhile. The kernel's close of
+// The repository's Python package rings on release as this package does
+// (step 6 of the Locking protocol), though its waiters poll. Not
+// guaranteed: a release by a program that does not ring (flock(1), other
+// languages' clients, a version of either package before the bell)
+// reaches a sleeping waiter only at its next timeout; such programs poll or
+// block in flock themselves, and take the lock meanwhile. The kernel's close of
 // PATH.lock, which every locker makes, takes time in proportion to the
 // byte-range locks that others hold on it (about 0.1µs each). Where there
 // is no bell (systems other than Linux, a lock file that a waiter may
@@ -442,7 +444,15 @@
 //     leaves one behind (other names work, but are not swept). Write
 //     nothing if you have no change. To remove the document instead,
 //     unlink PATH, then PATH.lock, then fsync the directory.
-//  6. Close the lock descriptor, which releases the lock.
+//  6. Close the lock descriptor, which releases the lock. On Linux, ring
+//     the bell (see Waiting for the lock) so that a sleeping waiter gets
+//     the lock at once rather than at its timeout: before the close, if
+//     PATH.lock is not empty, open it again O_RDONLY, check that fstat
+//     gives the locked file's device and inode, and mmap its first four
+//     bytes PROT_READ, MAP_SHARED; after the close, call futex(2) on that
+//     address with FUTEX_WAKE_BITSET, 1 and the bitset 0xffffffff (no
+//     FUTEX_PRIVATE_FLAG), then unmap and close. Never extend or write
+//     the file to ring; if any of this fails, do not ring.
 //
 // Readers just open and read PATH. On Windows the lock is an exclusive
 // LockFileEx on the first byte of PATH.lock, and steps 1 and 3 do not

@@ -101,11 +101,14 @@ var _ = func() bool {
 //   - python-ring, python-ring-warm, python-no-ring: the holder is a
 //     process of the repository's Python package, whose release rings
 //     the bell: its first release (which loads ctypes), a later one, and
-//     one with the ring turned off (as before Python rang).
+//     one with the ring turned off (as before Python rang);
+//
+//   - python-waiter: the waiter is a process of the Python package, which
+//     polls (our holder releases).
 //
 //     go test -run '^$' -bench Handoff -benchtime 30x ./status/internal/flock/
 func BenchmarkHandoff(b *testing.B) {
-	for _, c := range []string{"ring", "no-ring", "stopped-head", "absorbing-reader", "blocking-flock", "python-ring", "python-ring-warm", "python-no-ring"} {
+	for _, c := range []string{"ring", "no-ring", "stopped-head", "absorbing-reader", "blocking-flock", "python-ring", "python-ring-warm", "python-no-ring", "python-waiter"} {
 		b.Run(c, func(b *testing.B) {
 			var delays []time.Duration
 			waits := []time.Duration{50 * time.Millisecond, 300 * time.Millisecond, time.Second}
@@ -204,7 +207,17 @@ func handoff(b *testing.B, c string, wait time.Duration) time.Duration {
 	if c == "blocking-flock" {
 		mode = "block"
 	}
-	w := run(mode)
+	var w *benchChild
+	if c == "python-waiter" {
+		cmd := execPython(b, pythonWaiterScript, pythonSrc(b), strings.TrimSuffix(name, ".lock"))
+		w = newBenchChild(b, cmd)
+		procs = append(procs, cmd)
+		if l := w.next(b); l != "sleeping" {
+			b.Fatalf("python waiter: %q", l)
+		}
+	} else {
+		w = run(mode)
+	}
 	time.Sleep(wait) // the scenario: a waiter that has waited this long
 	at, _ := monotonicNow()
 	release()
@@ -218,6 +231,24 @@ func handoff(b *testing.B, c string, wait time.Duration) time.Duration {
 	}
 	return time.Duration(got - at)
 }
+
+// pythonWaiterScript waits for the lock of the document argv[2] with the
+// repository's Python package (its source tree, argv[1]), reporting
+// "sleeping" after its first failed try, then "got <CLOCK_MONOTONIC ns>".
+const pythonWaiterScript = `
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from agentstate import _lock
+key = sys.argv[2]
+h = _lock.Handle(key, 0o644, "wait", key)
+if h.try_lock():
+    print("err: the lock was free", flush=True)
+    sys.exit(1)
+print("sleeping", flush=True)
+h.lock(_lock.Deadline(None))
+print("got %d" % time.clock_gettime_ns(time.CLOCK_MONOTONIC), flush=True)
+sys.stdin.read()
+`
 
 // A benchChild is a helper as a benchmark reads it.
 type benchChild struct {
