@@ -103,12 +103,13 @@ var _ = func() bool {
 //     the bell: its first release (which loads ctypes), a later one, and
 //     one with the ring turned off (as before Python rang);
 //
-//   - python-waiter: the waiter is a process of the Python package, which
-//     polls (our holder releases).
+//   - python-waiter, python-waiter-poll: the waiter is a process of the
+//     Python package, which sleeps on the bell, and one that polls (as
+//     before it slept); our holder releases.
 //
 //     go test -run '^$' -bench Handoff -benchtime 30x ./status/internal/flock/
 func BenchmarkHandoff(b *testing.B) {
-	for _, c := range []string{"ring", "no-ring", "stopped-head", "absorbing-reader", "blocking-flock", "python-ring", "python-ring-warm", "python-no-ring", "python-waiter"} {
+	for _, c := range []string{"ring", "no-ring", "stopped-head", "absorbing-reader", "blocking-flock", "python-ring", "python-ring-warm", "python-no-ring", "python-waiter", "python-waiter-poll"} {
 		b.Run(c, func(b *testing.B) {
 			var delays []time.Duration
 			waits := []time.Duration{50 * time.Millisecond, 300 * time.Millisecond, time.Second}
@@ -208,8 +209,9 @@ func handoff(b *testing.B, c string, wait time.Duration) time.Duration {
 		mode = "block"
 	}
 	var w *benchChild
-	if c == "python-waiter" {
-		cmd := execPython(b, pythonWaiterScript, pythonSrc(b), strings.TrimSuffix(name, ".lock"))
+	if strings.HasPrefix(c, "python-waiter") {
+		mode := map[bool]string{true: "poll", false: "bell"}[c == "python-waiter-poll"]
+		cmd := execPython(b, pythonWaiterScript, pythonSrc(b), strings.TrimSuffix(name, ".lock"), mode, "clock")
 		w = newBenchChild(b, cmd)
 		procs = append(procs, cmd)
 		if l := w.next(b); l != "sleeping" {
@@ -233,20 +235,36 @@ func handoff(b *testing.B, c string, wait time.Duration) time.Duration {
 }
 
 // pythonWaiterScript waits for the lock of the document argv[2] with the
-// repository's Python package (its source tree, argv[1]), reporting
-// "sleeping" after its first failed try, then "got <CLOCK_MONOTONIC ns>".
+// repository's Python package (its source tree, argv[1]), on the bell, or
+// polling if argv[3] is "poll" (the package's test seam), reporting
+// "sleeping" after its first failed try, then "got <CLOCK_MONOTONIC ns>"
+// if argv[4] is "clock", else "got rungs=N" (its sleeps a ring ended;
+// then it has no timeouts of its own, so that only a ring wakes it).
 const pythonWaiterScript = `
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from agentstate import _lock
+from agentstate import _bell, _lock, _seams
 key = sys.argv[2]
+_seams.no_bell = sys.argv[3] == "poll"
+rungs = []
+sleep = _bell.Bell.sleep
+def counted(b, *a):
+    r = sleep(b, *a)
+    rungs.append(r == _bell.RUNG)
+    return r
+_bell.Bell.sleep = counted
+if sys.argv[4] != "clock":
+    _lock.FIRST_SLEEP = _lock.MAX_SLEEP = 3600.0  # only a ring wakes it
 h = _lock.Handle(key, 0o644, "wait", key)
 if h.try_lock():
     print("err: the lock was free", flush=True)
     sys.exit(1)
 print("sleeping", flush=True)
 h.lock(_lock.Deadline(None))
-print("got %d" % time.clock_gettime_ns(time.CLOCK_MONOTONIC), flush=True)
+if sys.argv[4] == "clock":
+    print("got %d" % time.clock_gettime_ns(time.CLOCK_MONOTONIC), flush=True)
+else:
+    print("got rungs=%d" % sum(rungs), flush=True)
 sys.stdin.read()
 `
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // pythonHolderScript takes the lock of the document argv[2] with the
@@ -132,6 +133,38 @@ func TestPythonReleaseRings(t *testing.T) {
 			cancel()
 			if err := <-got; !errors.Is(err, context.Canceled) || rungs.Load() != 0 {
 				t.Fatalf("CONTROL: waiter ended with %v after %d rings, want context.Canceled and none", err, rungs.Load())
+			}
+		})
+	}
+}
+
+// TestPythonWaiterSleepsOnBell: a Python waiter sleeps on the bell, in the
+// kernel's queue that Go's waiters share, and a Go release wakes it: Go's
+// ring woke a sleeper, and the Python process got the lock after a sleep a
+// ring ended. The CONTROL, a Python waiter that polls (the package's test
+// seam), is reached by no ring.
+func TestPythonWaiterSleepsOnBell(t *testing.T) {
+	for _, c := range []string{"bell", "CONTROL_poll"} {
+		t.Run(c, func(t *testing.T) {
+			name := lockName(t)
+			f, err := lockWith(t.Context(), name, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mode := map[string]string{"bell": "bell", "CONTROL_poll": "poll"}[c]
+			w := start(t, execPython(t, pythonWaiterScript, pythonSrc(t), strings.TrimSuffix(name, ".lock"), mode, "rungs"))
+			w.expect(t, "sleeping")
+			if c == "bell" {
+				waitFor(t, "Python asleep on the bell", func() bool { return bellSleepers(w.cmd.Process.Pid) > 0 })
+			}
+			f.Close()
+			woke := recentlyWoke(name, time.Now())
+			got := w.expect(t, "got")
+			if c == "bell" && (!woke || got == "got rungs=0") {
+				t.Fatalf("Go's release woke a sleeper: %v; Python said %q: want a wake and rungs > 0", woke, got)
+			}
+			if c == "CONTROL_poll" && (woke || got != "got rungs=0") {
+				t.Fatalf("CONTROL: Go's release woke a sleeper: %v; Python said %q: want neither", woke, got)
 			}
 		})
 	}
