@@ -21,8 +21,8 @@ from typing import Any, Optional, Tuple
 from . import _files
 
 # The futex system call's number, per processor (Python does not export it).
-# ctypes is imported on a process's first ring (it takes milliseconds), not
-# with the package.
+# ctypes is imported when first needed (it takes milliseconds), not with
+# the package.
 _SYS_FUTEX = {
     "x86_64": 202,
     "aarch64": 98,
@@ -74,6 +74,18 @@ def _load() -> Any:
             except (OSError, AttributeError, ImportError):
                 pass
     return _libc
+
+
+def preload(fd: int) -> None:
+    """Loads ctypes (milliseconds) before a lock is taken if the lock file
+    has a bell, so that the release that rings it, in the lock's critical
+    path, does not wait for it."""
+    if _libc is None:
+        try:
+            if os.fstat(fd).st_size > 0:
+                _load()
+        except OSError:
+            pass
 
 
 class Bell:

@@ -215,6 +215,7 @@ class Handle:
         self.locked = True
 
     def _wait(self, deadline: Deadline) -> None:
+        _bell.preload(self.fd)
         start = time.monotonic()
         polite = _recently_woke(self.name, start)
         if not polite and self.try_lock():

@@ -98,9 +98,10 @@ var _ = func() bool {
 //   - blocking-flock: the peer, a process blocked in flock(2) (flock(1),
 //     Python's fcntl.flock), woken by the kernel;
 //
-//   - python-ring, python-ring-warm, python-no-ring: the holder is a
-//     process of the repository's Python package, whose release rings
-//     the bell: its first release (which loads ctypes), a later one, and
+//   - python-ring, python-ring-new-file, python-no-ring: the holder is a
+//     new process of the repository's Python package, whose release rings
+//     the bell; the same on a lock file that had no bell when it took the
+//     lock (its release loads ctypes, milliseconds, before it rings); and
 //     one with the ring turned off (as before Python rang);
 //
 //   - python-waiter, python-waiter-poll: the waiter is a process of the
@@ -109,7 +110,7 @@ var _ = func() bool {
 //
 //     go test -run '^$' -bench Handoff -benchtime 30x ./status/internal/flock/
 func BenchmarkHandoff(b *testing.B) {
-	for _, c := range []string{"ring", "no-ring", "stopped-head", "absorbing-reader", "blocking-flock", "python-ring", "python-ring-warm", "python-no-ring", "python-waiter", "python-waiter-poll"} {
+	for _, c := range []string{"ring", "no-ring", "stopped-head", "absorbing-reader", "blocking-flock", "python-ring", "python-ring-new-file", "python-no-ring", "python-waiter", "python-waiter-poll"} {
 		b.Run(c, func(b *testing.B) {
 			var delays []time.Duration
 			waits := []time.Duration{50 * time.Millisecond, 300 * time.Millisecond, time.Second}
@@ -139,9 +140,15 @@ func handoff(b *testing.B, c string, wait time.Duration) time.Duration {
 			p.Wait()
 		}
 	}()
-	if strings.HasPrefix(c, "python-") {
+	if c == "python-ring" || c == "python-no-ring" {
+		// A lock file that has been waited for before has a bell.
+		if err := os.Truncate(name, bellSize); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if strings.HasPrefix(c, "python-") && !strings.HasPrefix(c, "python-waiter") {
 		cmd := execPython(b, pythonHolderScript, pythonSrc(b), strings.TrimSuffix(name, ".lock"),
-			map[string]string{"python-ring": "clock", "python-ring-warm": "warm-clock", "python-no-ring": "no-ring-clock"}[c])
+			map[string]string{"python-ring": "clock", "python-ring-new-file": "clock", "python-no-ring": "no-ring-clock"}[c])
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
 			b.Fatal(err)

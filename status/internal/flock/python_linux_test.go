@@ -17,18 +17,14 @@ import (
 // releases it when a line arrives on stdin, reporting "released woke=N"
 // (how many of the package's rings woke a sleeper), and waits for stdin to
 // close. argv[3] "ring" or "no-ring" (the ring turned off by the
-// package's test seam); "clock", "warm-clock" (ctypes loaded before, as
-// by an earlier release of the process) and "no-ring-clock" report
-// "released at=<CLOCK_MONOTONIC ns>", taken just before the release,
-// instead.
+// package's test seam); "clock" and "no-ring-clock" report "released
+// at=<CLOCK_MONOTONIC ns>", taken just before the release, instead.
 const pythonHolderScript = `
 import sys, time
 sys.path.insert(0, sys.argv[1])
 from agentstate import _bell, _lock, _seams
 key, mode = sys.argv[2], sys.argv[3]
 _seams.no_ring = mode.startswith("no-ring")
-if mode.startswith("warm"):
-    _bell._load()  # what a process's earlier release did
 woke = []
 ring = _bell.Bell.ring
 def counted(b):
