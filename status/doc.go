@@ -393,10 +393,10 @@
 // it, and other time namespaces change nothing. Only a process that holds
 // the flock keeps a waiter out, as with any flock-based tool.
 //
-// The repository's Python package rings on release as this package does
-// (step 6 of the Locking protocol), though its waiters poll. Not
-// guaranteed: a release by a program that does not ring (flock(1), other
-// languages' clients, a version of either package before the bell)
+// The repository's Python package waits and rings as this package does,
+// in the same queue. Not guaranteed: a release by a program that does not
+// ring (flock(1), other languages' clients, a version of either package
+// before the bell)
 // reaches a sleeping waiter only at its next timeout; such programs poll or
 // block in flock themselves, and take the lock meanwhile. The kernel's close of
 // PATH.lock, which every locker makes, takes time in proportion to the
