@@ -1,6 +1,6 @@
 """The lock of a document: flock(2) on PATH.lock, steps 1 to 3 and 6 of the
-locking protocol, waited for by polling with a bounded backoff so that a
-timeout always ends the wait."""
+locking protocol, waited for on the lock file's bell (Linux; _bell) or by
+polling, with bounded timeouts so that a deadline always ends the wait."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from . import _files
+from . import _bell, _files, _seams
 from .errors import Error, InvalidArgument, LockTimeout, NestedError, NotRegularError, Unsupported
 
 # flock(2) through fcntl: every system Python runs on but Windows.
@@ -25,10 +25,20 @@ HAVE_FLOCK = sys.platform != "win32"
 # (a named pipe planted as the lock file).
 _LOCK_FLAGS = _files.O_CLOEXEC | _files.O_NOFOLLOW | _files.O_NONBLOCK
 
-# The poll's backoff: from 50 microseconds, doubling up to 5 milliseconds,
-# with full jitter so that processes polling one lock spread out.
+# The poll's backoff, where there is no bell: from 50 microseconds,
+# doubling up to 5 milliseconds, with full jitter so that processes polling
+# one lock spread out.
 MIN_BACKOFF = 50e-6
 MAX_BACKOFF = 5e-3
+
+# A waiter asleep on the bell tries the lock at each ring and at its own
+# timeouts (seconds): the first, then as long as it has waited, at most
+# the last. The constants of the Go package's waiters.
+FIRST_SLEEP = 0.020
+MAX_SLEEP = 0.200
+MAX_FALSE_RINGS = 4
+COURTESY = 1.0
+MEMO_SIZE = 1024
 
 
 class Deadline:
@@ -67,6 +77,7 @@ class Handle:
         self.op = op
         self.shown = shown
         self.fd = -1
+        self.locked = False
         self._open()
 
     def _error(self, e: OSError) -> Error:
@@ -191,32 +202,121 @@ class Handle:
         return (st.st_dev, st.st_ino)
 
     def lock(self, deadline: Deadline) -> None:
-        """Waits for the lock, polling with LOCK_NB (a blocking flock could
-        not be given up), until the deadline: then LockTimeout, and the
-        handle is closed."""
-        backoff = MIN_BACKOFF
-        while True:
+        """Waits for the lock until the deadline: then LockTimeout. On
+        Linux it sleeps on the lock file's bell, in one queue with Go's
+        waiters, and tries at each ring and at its own timeouts, as Go's
+        waiters do; elsewhere it polls with LOCK_NB. A blocking flock could
+        not be given up. On failure the handle is closed."""
+        try:
+            self._wait(deadline)
+        except BaseException:
+            self.close()
+            raise
+        self.locked = True
+
+    def _wait(self, deadline: Deadline) -> None:
+        _bell.preload(self.fd)
+        start = time.monotonic()
+        polite = _recently_woke(self.name, start)
+        if not polite and self.try_lock():
+            return
+        bell = None if _seams.no_bell else _bell.open_bell(self.fd, self.name, grow=True)
+        if bell is not None:
             try:
-                if self.try_lock():
+                if self._sleep(bell, deadline, start):
                     return
-            except BaseException:
-                self.close()
-                raise
+            finally:
+                bell.close()
+        self._poll(deadline, polite)
+
+    def _timed_out(self, deadline: Deadline) -> None:
+        if deadline.passed():
+            raise LockTimeout("agentstate: %s %s: lock not free within %ss" % (self.op, self.shown, deadline.timeout), self.shown)
+
+    def _sleep(self, bell: _bell.Bell, deadline: Deadline, start: float) -> bool:
+        """Sleeps on the bell and tries the lock after each ring and each
+        timeout: FIRST_SLEEP, then as long as it has waited, at most
+        MAX_SLEEP. Rung MAX_FALSE_RINGS times in a row without getting the
+        lock (someone rings for nothing), it ignores the bell until its
+        next timeout. False: the bell is no longer the lock file's (it was
+        truncated, or replaced), poll instead."""
+        bit = 1 << random.randrange(32)
+        val = bell.word()
+        false_rings = 0
+        d = FIRST_SLEEP
+        while True:
             left = deadline.left()
-            if left is not None and left <= 0:
-                self.close()
-                raise LockTimeout("agentstate: %s %s: lock not free within %ss" % (self.op, self.shown, deadline.timeout), self.shown)
-            d = backoff / 2 + random.uniform(0, backoff / 2)
             if left is not None:
-                d = min(d, left)
+                d = max(min(d, left), 0.0)
+            w = _bell.TIMED_OUT
+            if false_rings < MAX_FALSE_RINGS:
+                w = bell.sleep(val, d, bit)
+            else:
+                false_rings = 0
+                time.sleep(d)
+            if self.try_lock():
+                return True
+            self._timed_out(deadline)
+            if w == _bell.BROKEN or self.id() != bell.id:
+                return False
+            if w == _bell.RUNG:
+                false_rings += 1
+                val = bell.word()
+            else:
+                false_rings = 0
+            d = min(max(time.monotonic() - start, FIRST_SLEEP), MAX_SLEEP)
+
+    def _poll(self, deadline: Deadline, polite: bool) -> None:
+        """Polls with LOCK_NB and a jittered backoff, where there is no
+        bell."""
+        backoff = FIRST_SLEEP if polite else MIN_BACKOFF
+        while True:
+            d = backoff / 2 + random.uniform(0, backoff / 2)
+            left = deadline.left()
+            if left is not None:
+                d = max(min(d, left), 0.0)
             time.sleep(d)
+            if self.try_lock():
+                return
+            self._timed_out(deadline)
             backoff = min(2 * backoff, MAX_BACKOFF)
 
     def close(self) -> None:
-        """Step 6: closing the descriptor releases the lock."""
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+        """Step 6: closing the descriptor releases the lock. A release
+        rings the lock file's bell, if it has one, as Go's does: the
+        waiter that has slept longest on it wakes."""
+        if self.fd < 0:
+            return
+        bell = _bell.open_bell(self.fd, self.name) if self.locked and not _seams.no_ring else None
+        os.close(self.fd)
+        self.fd = -1
+        self.locked = False
+        if bell is not None:
+            _remember_release(self.name, bell.ring())
+            bell.close()
+
+
+# A process remembers, per lock file, when it last released the lock and
+# whether that woke a waiter: within COURTESY seconds its next acquisition
+# lets that waiter have the lock first (it sleeps before it tries), as Go's
+# does. At most MEMO_SIZE entries.
+_memo: "dict[str, Tuple[float, bool]]" = {}
+_memo_lock = threading.Lock()
+
+
+def _remember_release(name: str, woke: bool) -> None:
+    now = time.monotonic()
+    with _memo_lock:
+        if name not in _memo and len(_memo) >= MEMO_SIZE:
+            for k in [k for k, (at, _) in _memo.items() if now - at > COURTESY] or list(_memo)[: MEMO_SIZE // 2]:
+                del _memo[k]
+        _memo[name] = (now, woke)
+
+
+def _recently_woke(name: str, now: float) -> bool:
+    with _memo_lock:
+        r = _memo.get(name)
+    return r is not None and r[1] and now - r[0] < COURTESY
 
 
 def lock_one(key: str, perm: int, deadline: Deadline, op: str, shown: str) -> Handle:

@@ -20,6 +20,8 @@ hook: Optional[Callable[[str, str], None]] = None
 skip_recovery = False  # a basic client: lock, read, replace, unlock
 no_conflict_check = False  # install a transaction's copy whatever replaced the document
 trust_any_owner = False  # no owner check in sticky directories
+no_ring = False  # a release does not ring the lock file's bell
+no_bell = False  # a waiter polls instead of sleeping on the bell
 
 
 class Crashed(Exception):

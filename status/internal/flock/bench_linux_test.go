@@ -96,11 +96,21 @@ var _ = func() bool {
 //     its own timeouts;
 //
 //   - blocking-flock: the peer, a process blocked in flock(2) (flock(1),
-//     Python's fcntl.flock), woken by the kernel.
+//     Python's fcntl.flock), woken by the kernel;
+//
+//   - python-ring, python-ring-new-file, python-no-ring: the holder is a
+//     new process of the repository's Python package, whose release rings
+//     the bell; the same on a lock file that had no bell when it took the
+//     lock (its release loads ctypes, milliseconds, before it rings); and
+//     one with the ring turned off (as before Python rang);
+//
+//   - python-waiter, python-waiter-poll: the waiter is a process of the
+//     Python package, which sleeps on the bell, and one that polls (as
+//     before it slept); our holder releases.
 //
 //     go test -run '^$' -bench Handoff -benchtime 30x ./status/internal/flock/
 func BenchmarkHandoff(b *testing.B) {
-	for _, c := range []string{"ring", "no-ring", "stopped-head", "absorbing-reader", "blocking-flock"} {
+	for _, c := range []string{"ring", "no-ring", "stopped-head", "absorbing-reader", "blocking-flock", "python-ring", "python-ring-new-file", "python-no-ring", "python-waiter", "python-waiter-poll"} {
 		b.Run(c, func(b *testing.B) {
 			var delays []time.Duration
 			waits := []time.Duration{50 * time.Millisecond, 300 * time.Millisecond, time.Second}
@@ -121,7 +131,43 @@ func handoff(b *testing.B, c string, wait time.Duration) time.Duration {
 		b.Fatal(err)
 	}
 	var release func()
-	if c == "no-ring" || c == "blocking-flock" {
+	var releasedAt func() int64 // when the release began, if not at release()
+	var procs []*exec.Cmd
+	defer func() {
+		for _, p := range procs {
+			p.Process.Signal(syscall.SIGCONT)
+			p.Process.Kill()
+			p.Wait()
+		}
+	}()
+	if c == "python-ring" || c == "python-no-ring" {
+		// A lock file that has been waited for before has a bell.
+		if err := os.Truncate(name, bellSize); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if strings.HasPrefix(c, "python-") && !strings.HasPrefix(c, "python-waiter") {
+		cmd := execPython(b, pythonHolderScript, pythonSrc(b), strings.TrimSuffix(name, ".lock"),
+			map[string]string{"python-ring": "clock", "python-ring-new-file": "clock", "python-no-ring": "no-ring-clock"}[c])
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		h := newBenchChild(b, cmd)
+		procs = append(procs, cmd)
+		if l := h.next(b); l != "locked" {
+			b.Fatalf("python holder: %q", l)
+		}
+		release = func() { stdin.Write([]byte("release\n")) }
+		releasedAt = func() int64 {
+			l := h.next(b)
+			at, err := strconv.ParseInt(strings.TrimPrefix(l, "released at="), 10, 64)
+			if err != nil {
+				b.Fatalf("python holder: %q", l)
+			}
+			return at
+		}
+	} else if c == "no-ring" || c == "blocking-flock" {
 		fd, err := syscall.Open(name, syscall.O_RDWR|syscall.O_CLOEXEC, 0)
 		if err != nil {
 			b.Fatal(err)
@@ -138,14 +184,6 @@ func handoff(b *testing.B, c string, wait time.Duration) time.Duration {
 		}
 		release = f.Close
 	}
-	var procs []*exec.Cmd
-	defer func() {
-		for _, p := range procs {
-			p.Process.Signal(syscall.SIGCONT)
-			p.Process.Kill()
-			p.Wait()
-		}
-	}()
 	run := func(mode string) *benchChild {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), fmt.Sprintf(`%s={"Mode":%q,"Name":%q}`, helperEnv, mode, name))
@@ -177,10 +215,24 @@ func handoff(b *testing.B, c string, wait time.Duration) time.Duration {
 	if c == "blocking-flock" {
 		mode = "block"
 	}
-	w := run(mode)
+	var w *benchChild
+	if strings.HasPrefix(c, "python-waiter") {
+		mode := map[bool]string{true: "poll", false: "bell"}[c == "python-waiter-poll"]
+		cmd := execPython(b, pythonWaiterScript, pythonSrc(b), strings.TrimSuffix(name, ".lock"), mode, "clock")
+		w = newBenchChild(b, cmd)
+		procs = append(procs, cmd)
+		if l := w.next(b); l != "sleeping" {
+			b.Fatalf("python waiter: %q", l)
+		}
+	} else {
+		w = run(mode)
+	}
 	time.Sleep(wait) // the scenario: a waiter that has waited this long
 	at, _ := monotonicNow()
 	release()
+	if releasedAt != nil {
+		at = releasedAt()
+	}
 	l := w.next(b)
 	got, err := strconv.ParseInt(strings.TrimPrefix(l, "got "), 10, 64)
 	if err != nil {
@@ -188,6 +240,40 @@ func handoff(b *testing.B, c string, wait time.Duration) time.Duration {
 	}
 	return time.Duration(got - at)
 }
+
+// pythonWaiterScript waits for the lock of the document argv[2] with the
+// repository's Python package (its source tree, argv[1]), on the bell, or
+// polling if argv[3] is "poll" (the package's test seam), reporting
+// "sleeping" after its first failed try, then "got <CLOCK_MONOTONIC ns>"
+// if argv[4] is "clock", else "got rungs=N" (its sleeps a ring ended;
+// then it has no timeouts of its own, so that only a ring wakes it).
+const pythonWaiterScript = `
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from agentstate import _bell, _lock, _seams
+key = sys.argv[2]
+_seams.no_bell = sys.argv[3] == "poll"
+rungs = []
+sleep = _bell.Bell.sleep
+def counted(b, *a):
+    r = sleep(b, *a)
+    rungs.append(r == _bell.RUNG)
+    return r
+_bell.Bell.sleep = counted
+if sys.argv[4] != "clock":
+    _lock.FIRST_SLEEP = _lock.MAX_SLEEP = 3600.0  # only a ring wakes it
+h = _lock.Handle(key, 0o644, "wait", key)
+if h.try_lock():
+    print("err: the lock was free", flush=True)
+    sys.exit(1)
+print("sleeping", flush=True)
+h.lock(_lock.Deadline(None))
+if sys.argv[4] == "clock":
+    print("got %d" % time.clock_gettime_ns(time.CLOCK_MONOTONIC), flush=True)
+else:
+    print("got rungs=%d" % sum(rungs), flush=True)
+sys.stdin.read()
+`
 
 // A benchChild is a helper as a benchmark reads it.
 type benchChild struct {
@@ -200,7 +286,9 @@ func newBenchChild(b *testing.B, cmd *exec.Cmd) *benchChild {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cmd.Stdin = strings.NewReader("") // ignored: the benchmark kills it
+	if cmd.Stdin == nil {
+		cmd.Stdin = strings.NewReader("") // ignored: the benchmark kills it
+	}
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
@@ -375,4 +463,90 @@ while True:
 		cpu += w.cmd.ProcessState.UserTime() + w.cmd.ProcessState.SystemTime()
 	}
 	return cpu
+}
+
+var _ = func() bool {
+	// loop takes and releases the lock, holding it 1 ms, for a.Timeout,
+	// then reports "done n=<acquisitions> max=<longest wait, ns>".
+	helperModes["loop"] = func(a helperArgs) int {
+		n, worst := 0, time.Duration(0)
+		for end := time.Now().Add(a.Timeout); time.Now().Before(end); n++ {
+			t0 := time.Now()
+			f, err := lockWith(context.Background(), a.Name, false)
+			if err != nil {
+				fmt.Println("err", err)
+				return 0
+			}
+			worst = max(worst, time.Since(t0))
+			time.Sleep(time.Millisecond)
+			f.Close()
+		}
+		fmt.Printf("done n=%d max=%d\n", n, worst)
+		return 0
+	}
+	return true
+}()
+
+// pythonLoopScript is the loop helper in Python (argv[1] the package's
+// source tree, argv[2] the document, argv[3] "poll" to poll, argv[4] the
+// seconds to loop).
+const pythonLoopScript = `
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from agentstate import _lock, _seams
+key = sys.argv[2]
+_seams.no_bell = sys.argv[3] == "poll"
+n, worst, end = 0, 0, time.monotonic() + float(sys.argv[4])
+while time.monotonic() < end:
+    t0 = time.monotonic_ns()
+    h = _lock.lock_one(key, 0o644, _lock.Deadline(None), "loop", key)
+    worst = max(worst, time.monotonic_ns() - t0)
+    time.sleep(0.001)
+    h.close()
+    n += 1
+print("done n=%d max=%d" % (n, worst), flush=True)
+`
+
+// BenchmarkMixedFairness: 3 Go and 3 Python processes each take and
+// release one lock (holding it 1 ms) for 5 s; reported: each kind's share
+// of the acquisitions and its longest wait. bell: Python waiters sleep on
+// the bell with Go's; poll: Python waiters poll (as before they slept),
+// while Python releases ring in both.
+//
+//	go test -run '^$' -bench MixedFairness -benchtime 3x ./status/internal/flock/
+func BenchmarkMixedFairness(b *testing.B) {
+	for _, mode := range []string{"bell", "poll"} {
+		b.Run(mode, func(b *testing.B) {
+			var n, worst [2]float64 // Go, Python
+			for b.Loop() {
+				name := b.TempDir() + "/status.json.lock"
+				var kids []*benchChild
+				for i := range 6 {
+					var cmd *exec.Cmd
+					if i%2 == 0 {
+						cmd = exec.Command(os.Args[0], "-test.run=^$")
+						cmd.Env = append(os.Environ(), fmt.Sprintf(`%s={"Mode":"loop","Name":%q,"Timeout":%d}`, helperEnv, name, 5*time.Second))
+					} else {
+						cmd = execPython(b, pythonLoopScript, pythonSrc(b), strings.TrimSuffix(name, ".lock"), mode, "5")
+					}
+					kids = append(kids, newBenchChild(b, cmd))
+				}
+				for i, k := range kids {
+					var got, w int64
+					l := k.next(b)
+					if _, err := fmt.Sscanf(l, "done n=%d max=%d", &got, &w); err != nil {
+						b.Fatalf("loop: %q", l)
+					}
+					k.cmd.Wait()
+					n[i%2] += float64(got)
+					worst[i%2] = max(worst[i%2], float64(w)/1e6)
+				}
+			}
+			b.ReportMetric(n[0]/(n[0]+n[1]), "go-share")
+			b.ReportMetric(worst[0], "go-max-wait-ms")
+			b.ReportMetric(worst[1], "py-max-wait-ms")
+			b.ReportMetric((n[0]+n[1])/float64(b.N), "acq/run")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
 }
