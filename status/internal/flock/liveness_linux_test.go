@@ -424,6 +424,11 @@ func TestFirstComeFirstServed(t *testing.T) {
 		}
 		return got[0]
 	}
+	// Waiters sleep until the bell rings: a timeout that ends a sleep on a
+	// loaded machine would let B try the lock before the woken A does,
+	// which shows nothing about the bell's order.
+	testNoTimeouts = true
+	defer func() { testNoTimeouts = false }()
 	for rounds := 0; rounds < 10; {
 		switch first := order(t); first {
 		case "A":
@@ -432,6 +437,7 @@ func TestFirstComeFirstServed(t *testing.T) {
 			t.Fatalf("%s got the lock first; A slept first", first)
 		}
 	}
+	testNoTimeouts = false
 	t.Run("CONTROL_no_bell", func(t *testing.T) {
 		testNoBell = true
 		defer func() { testNoBell = false }()
