@@ -45,7 +45,7 @@ type Tx struct {
 
 // In returns the document of s in tx: inside a [MutateAll] function, the
 // value to read and change; afterwards, the document as committed or read
-// (one pointer per document). s must be one of the transaction's Docs or a
+// (one pointer per document). s must be one of the transaction's Stores or a
 // [Store] of the same type and name; otherwise In returns a pointer to a
 // zero T and the transaction fails with [os.ErrInvalid], writing nothing.
 func (s *Store[T]) In(tx *Tx) *T {
