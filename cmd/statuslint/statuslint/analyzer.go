@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/passes/buildssa"
+	"golang.org/x/tools/go/analysis/passes/ctrlflow"
 	"golang.org/x/tools/go/ssa"
 )
 
@@ -22,8 +23,13 @@ var Analyzer = &analysis.Analyzer{
 		"status.Mutate or a file lock loses concurrent updates; use status.Mutate.\n" +
 		"A JSON file written with os.WriteFile, os.Create or O_TRUNC can be seen empty\n" +
 		"or half written; use fs.WriteAtomic.",
-	Run:       run,
-	Requires:  []*analysis.Analyzer{buildssa.Analyzer},
+	Run: run,
+	// buildssa is run by run itself, only for the packages analysed: as a
+	// requirement it would build SSA for every package in the import graph,
+	// the standard library included, whose functions are modelled instead.
+	// Its own requirement (ctrlflow's facts on functions that never return)
+	// is kept, so the SSA built is the same.
+	Requires:  []*analysis.Analyzer{ctrlflow.Analyzer},
 	FactTypes: []analysis.Fact{new(fnFact), new(varFact)},
 }
 
@@ -68,7 +74,11 @@ func run(pass *analysis.Pass) (_ any, err error) {
 			err = fmt.Errorf("internal error analysing %s: %v\n%s", pass.Pkg.Path(), r, debug.Stack())
 		}
 	}()
-	ir := pass.ResultOf[buildssa.Analyzer].(*buildssa.SSA)
+	res, err := buildssa.Analyzer.Run(pass)
+	if err != nil {
+		return nil, err
+	}
+	ir := res.(*buildssa.SSA)
 	c := newChecker(pass, ir)
 	c.solve()
 	c.export()
