@@ -231,10 +231,8 @@ func fileLike(t types.Type, seen map[types.Type]bool) bool {
 		return false
 	}
 	seen[t] = true
-	if n, ok := types.Unalias(t).(*types.Named); ok {
-		if n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "os" && n.Obj().Name() == "File" {
-			return true
-		}
+	if isOSFile(t) {
+		return true
 	}
 	switch tt := t.Underlying().(type) {
 	case *types.Interface:
@@ -728,15 +726,19 @@ func (s *fnState) mayHoldHandle(i int) bool {
 	return holdsHandle(s.paramType(i), make(map[types.Type]bool))
 }
 
+// isOSFile reports whether t is os.File.
+func isOSFile(t types.Type) bool {
+	n, ok := types.Unalias(t).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "os" && n.Obj().Name() == "File"
+}
+
 func holdsHandle(t types.Type, seen map[types.Type]bool) bool {
 	if t == nil || seen[t] {
 		return false
 	}
 	seen[t] = true
-	if n, ok := types.Unalias(t).(*types.Named); ok {
-		if n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "os" && n.Obj().Name() == "File" {
-			return true
-		}
+	if isOSFile(t) {
+		return true
 	}
 	switch tt := t.Underlying().(type) {
 	case *types.Interface:
