@@ -47,17 +47,11 @@ func (b *fileBackend) Name() string { return b.path }
 // transaction needs of each of its documents ([fileBackend.UpdateAll]).
 type fileDoc interface {
 	Backend
-	// file returns the document's file settings; ok is false for a nil
-	// backend.
-	file() (settings fileBackend, ok bool)
+	// file returns the document's file backend (nil for a nil one).
+	file() *fileBackend
 }
 
-func (b *fileBackend) file() (fileBackend, bool) {
-	if b == nil {
-		return fileBackend{}, false
-	}
-	return *b, true
-}
+func (b *fileBackend) file() *fileBackend { return b }
 
 // sameOptions reports whether calls through a and b may share a batch: one
 // read and one write apply a single size limit and permission, so each

@@ -85,8 +85,7 @@ func txParts(docs []Backend) ([]*txPart, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: %s is not a file (one transaction cannot mix backends)", os.ErrInvalid, d.Name())
 		}
-		f, _ := fd.file()
-		fb := &f
+		fb := fd.file()
 		key, err := docPath(fb.path)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", fb.path, err)
@@ -116,8 +115,7 @@ func isNilDoc(d Backend) bool {
 	if !ok {
 		return false
 	}
-	_, ok = fd.file()
-	return !ok
+	return fd.file() == nil
 }
 
 func backendNames(docs []Backend) string {
