@@ -8,13 +8,11 @@ import (
 )
 
 // A Backend keeps one encoded JSON document and serialises read-modify-write
-// cycles on it, safe for concurrent use. The file backend (the default) keeps
-// it at the [Store]'s path; others (status/etcdstore) implement the same
-// contract, so code using a Store does not change with the backend. A
-// backend may lack the optional methods that [Store.Remove] ([RemoveBackend]),
-// [Store.Watch] ([WatchBackend]), [MutateAll] and [LoadAll] ([TxBackend]) and
-// [Store.Quarantine] need: those calls then return an error matching
-// [ErrUnsupported]. The etcd backend has all but Quarantine's.
+// cycles on it, safe for concurrent use: the file backend (the default) at
+// the [Store]'s path, status/etcdstore under a key. Optional methods are
+// interfaces ([RemoveBackend], [WatchBackend], [TxBackend]); a Store method
+// whose backend lacks one, or Quarantine off the file backend, returns an
+// error matching [ErrUnsupported].
 type Backend interface {
 	// Load returns the current encoded document, or (nil, nil) if there is
 	// none. It never returns a partially written document, and it must not
@@ -23,12 +21,10 @@ type Backend interface {
 
 	// Update performs one read-modify-write under the backend's mutual
 	// exclusion: it calls apply with the current document (nil if none) and
-	// stores the bytes apply returns durably before it returns nil. apply is
-	// fn as the package doc states it: its error is returned unchanged and
-	// its panic propagates, with nothing written; bytes equal to cur are not
-	// written; it runs on the caller's goroutine, perhaps more than once (a
-	// backend that retries), so it has no other effect; concurrent Updates
-	// may batch only as Group commit says; waiting honours ctx.
+	// stores the bytes apply returns durably before it returns nil, unless
+	// they equal cur. apply follows the package doc's rules for fn (its
+	// error and panic write nothing; it may run more than once, on the
+	// caller's goroutine); batching follows Group commit; waiting honours ctx.
 	Update(ctx context.Context, apply func(cur []byte) ([]byte, error)) error
 
 	// Name identifies the document in errors and logs (a path, an etcd key).

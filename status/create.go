@@ -7,11 +7,10 @@ import (
 	"time"
 )
 
-// Create stores v as the document if there is none yet, under the lock as
-// [Mutate] does, and returns it as stored (stamped, if T is a [Stamper]): of
-// several creators exactly one succeeds. If a document exists, even an empty
-// or corrupt one, Create changes nothing and returns an error matching
-// [os.ErrExist].
+// Create stores v as the document under the lock, as [Mutate] does, if there
+// is none yet, and returns it as stored (stamped, if T is a [Stamper]): of
+// several creators exactly one succeeds; the others, and a Create over an
+// existing document (even an empty or corrupt one), get [os.ErrExist].
 func (s *Store[T]) Create(ctx context.Context, v T) (T, error) {
 	var zero, result T
 	if ctx == nil {

@@ -67,12 +67,10 @@
 //     just before the write when fn changed something else, and only then,
 //     and when Create stores it, by every Store: status.Mutate sets UpdatedAt.
 //   - Waiting for the lock honours ctx: the call returns an error wrapping
-//     ctx.Err() promptly and changes nothing. A ctx that is already done
-//     fails at once, even when nobody holds the lock: a task's last write
-//     during shutdown needs a context made with [context.WithoutCancel] and a
-//     timeout of its own. Once a caller's fn has run in a batch, the caller
-//     waits for that batch's write (etcdstore's caller leaves at once, with
-//     an error that tells whether its change may have been sent).
+//     ctx.Err() promptly, changing nothing, and at once if ctx is done
+//     (a shutdown's last write needs [context.WithoutCancel] and a timeout).
+//     A caller whose fn ran in a batch waits for that batch's write
+//     (etcdstore's leaves at once, saying whether its change may be sent).
 //
 // # Not guaranteed
 //
@@ -81,13 +79,11 @@
 //     third-party lockers do.
 //   - Load may return a document that is replaced a moment later; to act on
 //     a value, decide inside fn.
-//   - fn runs under the lock, always on its caller's goroutine, with every
-//     backend, also when another goroutine runs the batch, and each time a
-//     backend runs it again (etcd re-runs fn after a conflict): it should be
-//     short and have no effect beyond *T. If fn calls [runtime.Goexit]
-//     (t.FailNow), its change is dropped like a panicking fn's; if fn is that
-//     of the file backend's batch leader, the rest of its batch fails and
-//     nothing is written.
+//   - fn runs under the lock on its caller's goroutine, with every backend,
+//     each time a backend runs it (etcd re-runs fn after a conflict): keep it
+//     short, with no effect beyond *T. An fn that calls [runtime.Goexit]
+//     (t.FailNow) is dropped like a panicking one; if it led the file
+//     backend's batch, the whole batch fails, writing nothing.
 //   - fn must not call Mutate, Create, Remove, [MutateAll] or [LoadAll] on a
 //     document its own call holds (as sync.Mutex is not reentrant): such a
 //     call waits for a turn that comes only after fn returns, so it ends
@@ -114,12 +110,10 @@
 //
 // # Transactions
 //
-// [MutateAll] runs one function on several documents under all their locks
-// and commits every change it made, all or nothing, so that a registry and
-// the status files of its tasks keep their shared invariants through crashes
-// and concurrent callers; [LoadAll] reads several documents as they were at
-// one moment. The documents are a list of Stores of any types; [Store.In]
-// types each at the call site (Go has no generic methods on [Tx]).
+// [MutateAll] commits one function's changes to several documents (Stores of
+// any types) all or nothing, so that a registry and its tasks' status files
+// keep their shared invariants through crashes; [LoadAll] reads several as
+// they were at one moment. [Store.In] types each (Go has no generic methods).
 //
 //   - Each document is presented and stored as Mutate does. When MutateAll
 //     returns nil every change is durable. After a crash at any moment, every
@@ -130,10 +124,9 @@
 //     overlapping sets never deadlock, in one process or across processes.
 //   - Load of several documents, without locks, may return one from before a
 //     transaction and another from after it; LoadAll never does.
-//   - In one process a transaction takes its turn in each document's queue
-//     like a Mutate call, and the calls queued behind it whose documents are
-//     all among its own join its commit. A commit that changes one document
-//     writes it as Mutate does; two or more cost three shared syncs.
+//   - A transaction queues for each document like a Mutate; calls behind it
+//     on documents all among its own join its commit, which costs three
+//     shared syncs when it changes two or more.
 //   - Not supported: removing a document in a transaction; documents on
 //     different backends; two names of one file ([os.ErrInvalid]); paths that
 //     are not valid UTF-8 or hold a newline; a document name longer than 247
@@ -149,11 +142,10 @@
 //
 // [Dir.All] yields every document under a root; [Store.Watch] and
 // [Dir.Watch] yield the current state, then each change (a value, a Removed
-// [Entry], or an error for an unreadable document, after which the watch
-// goes on), until the loop stops or ctx ends (the sequence then ends without
-// an error). On files they use inotify on Linux; elsewhere, or when inotify
-// runs out, they poll every 500ms (or every 20 times a poll's cost). Store.Watch
-// yields the same entries on every [WatchBackend] (etcd follows the key's
+// [Entry], or an error for an unreadable document, and go on) until the loop
+// stops or ctx ends. On files they use inotify on Linux, else, or when
+// inotify runs out, poll every 500ms (or 20 times a poll's cost); on etcd
+// they follow the key's revisions. Guaranteed:
 // revisions). Guaranteed:
 //
 //   - After a change is committed, the watch yields that state or a later
@@ -176,18 +168,11 @@
 //
 // # Observing, recovering and deleting
 //
-// An [Observer] attached to a context with [WithObserver] receives one [CallReport]
-// per Mutate, Create and Remove made with that context on the file backend.
-//
-// Mutate refuses a corrupt document for ever, so that nothing is lost.
-// corestate fsck lists the corrupt documents under a root; [Store.Quarantine]
-// moves one aside, keeping its bytes, so that work resumes from the zero T.
-// No last-good copy is kept.
-//
-// [Store.Remove] removes a document and its lock file under the lock. To
-// delete a workspace, put its document in a final state, stop its writers,
-// Remove the document, then remove the directory ([docs/PROTOCOL.md], Removing
-// a document, says why this is safe).
+// [Observer] measures calls; corestate fsck lists corrupt documents, which
+// Mutate refuses for ever and [Store.Quarantine] moves aside (no last-good
+// copy is kept). To delete a workspace, put its document in a final state,
+// stop its writers, [Store.Remove] the document, then remove the directory
+// ([docs/PROTOCOL.md], Removing a document, says why this is safe).
 //
 // [docs/PROTOCOL.md]: https://github.com/agentstate/core/blob/main/docs/PROTOCOL.md
 package status

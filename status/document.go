@@ -9,24 +9,19 @@ import (
 	"github.com/agentstate/core/status/internal/jsondoc"
 )
 
-// A Document is any JSON object kept as its top-level members, each value
-// exactly as read, for programs that must see, keep and change members
-// without knowing their types (a CLI, a migration, a proxy), used as the T
-// of a [Store]. A Store[Document] refuses a document that is not an object
-// and what the package doc's corrupt-document rules refuse without a
-// declared field; keeps every value's bytes (numbers beyond float64
-// survive); lays the members out sorted by name; and stamps nothing.
-// [StatusDocument] is the same with [Status]'s rules. Copies share their
-// members, as maps do (see Clone); the zero Document is empty and ready.
+// A Document is any JSON object kept as its top-level members, each value's
+// bytes exactly as read (numbers beyond float64 survive), as the T of a
+// [Store] for programs that change members without knowing their types (a
+// CLI, a migration). It refuses a non-object and what the corrupt-document
+// rules refuse without a declared field, sorts members by name and stamps
+// nothing. Copies share members, as maps do ([Document.Clone]); the zero
+// Document is empty and ready.
 type Document struct{ r jsondoc.Raw }
 
-// A StatusDocument is a status document kept as its raw members: a
-// [Document] that follows [Status]'s rules for the members Status
-// declares, for programs that change members Status does not declare. A
-// Store[StatusDocument] refuses what Store[Status] refuses (a Status field
-// whose value does not decode into its Go type included), keeps every
-// value's bytes, and lays out, stamps and compares the document as a
-// Store[Status] does. The zero StatusDocument is empty and ready to use.
+// A StatusDocument is a [Document] that follows [Status]'s rules for the
+// members Status declares: a Store[StatusDocument] refuses, lays out, stamps
+// and compares as a Store[Status] does, and keeps every value's bytes. The
+// zero StatusDocument is empty and ready.
 type StatusDocument struct{ r jsondoc.Raw }
 
 var (

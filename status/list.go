@@ -28,14 +28,12 @@ type Entry[T any] struct {
 	Removed bool
 }
 
-// A Dir is the set of documents of type T kept in files named like pattern
-// (path.Match syntax, against the name alone) anywhere under a root, whatever
-// the layout. It lists them ([Dir.All]) and follows their changes
-// ([Dir.Watch]), reading each as [Store.Load] does, limited by [WithMaxSize]
-// (other options do not apply). Lock files, temp files ([fs.IsTemp]),
-// directories whose name starts with "." and links to directories are
-// skipped; a link, pipe or device named like a document is reported as
-// [fs.ErrNotRegular] without being opened. The root may be a link.
+// A Dir is the set of documents of type T in files named like pattern
+// ([path.Match], against the name alone) anywhere under a root (which may be
+// a link). It lists ([Dir.All]) and follows ([Dir.Watch]) them, reading each
+// as [Store.Load] does with its [WithMaxSize]. Lock files, temp files, links
+// to directories and directories named ".*" are skipped; a link, pipe or
+// device named like a document is [fs.ErrNotRegular], never opened.
 type Dir[T any] struct {
 	root    string
 	pattern string

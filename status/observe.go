@@ -6,13 +6,10 @@ import (
 	"time"
 )
 
-// An Observer receives measurements of the file backend's work (each call's
-// wait, batch, write and outcome: a [CallReport]) for metrics or log/slog, which
-// the package does not depend on. Attached to a context with
-// [WithObserver], it reaches the package-level functions and every [Store]
-// without global state; attach it once to a service's base context
-// ([context.WithoutCancel] keeps it). Without one, a call costs one context
-// lookup more (BenchmarkObserver).
+// An Observer receives a [CallReport] of each call the file backend serves
+// (wait, batch, write, outcome) for metrics or log/slog. Attached once to a
+// service's base context with [WithObserver], it reaches the package-level
+// functions and every [Store] without global state.
 type Observer struct {
 	// Done is called once per observed call (not one whose fn panics), in
 	// the caller's goroutine after the lock was released and before the
@@ -24,21 +21,18 @@ type Observer struct {
 type CallReport struct {
 	Path string // the document, as the caller named it
 	Op   string // "mutate" (Mutate, Create) or "remove"
-	// Wait is the time from the call until its fn ran (queue, file lock,
-	// read), or until it failed if fn never ran.
+	// Wait is the time from the call until its fn ran, or failed to.
 	Wait time.Duration
-	// Lock is how long the batch's leader waited for the file lock, part
-	// of its Wait (measured if an observed call was queued as it began).
+	// Lock is the part of Wait the batch's leader spent on the file lock.
 	Lock time.Duration
 	// Batch is the number of calls in its batch, itself included; 0 if none.
 	Batch int
 	// Write is the duration of the batch's durable write or removal, or 0.
 	Write time.Duration
-	// Leader reports that the call led its batch. Count Batch, Lock and
-	// Write only for leaders to get one figure per write.
+	// Leader reports that the call led its batch: count Batch, Lock and
+	// Write only for leaders.
 	Leader bool
-	// Err is the call's result: [errors.Is] it with [ErrConflict],
-	// [ErrCorrupt], [fs.ErrTooLarge], [context.DeadlineExceeded]...
+	// Err is the call's result ([errors.Is] [ErrConflict], [ErrCorrupt]...).
 	Err error
 }
 

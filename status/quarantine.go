@@ -26,13 +26,10 @@ func Quarantine(ctx context.Context, path string) (moved string, err error) {
 
 // Quarantine moves the document aside if [Mutate] refuses it (a
 // [*CorruptError] or [fs.ErrTooLarge]), so that work resumes from the zero T,
-// and returns its new name (see [QuarantineSuffix]); a document that decodes
-// is left in place ("" and nil). The file is renamed under the lock, never
-// over another file, so its bytes, mode and owner stay; the move is durable
-// when Quarantine returns, and the lock file stays. A missing document is
-// [os.ErrNotExist]; a link, pipe or directory [fs.ErrNotRegular]. Only the
-// file backend quarantines (the document stays beside the original as a
-// file); others return an error matching [ErrUnsupported].
+// and returns its new name ([QuarantineSuffix]); a document that decodes is
+// left in place ("" and nil). The rename is durable, under the lock, never
+// over another file; bytes, mode, owner and the lock file stay. Errors match
+// [os.ErrNotExist], [fs.ErrNotRegular], or, off the file backend, [ErrUnsupported].
 func (s *Store[T]) Quarantine(ctx context.Context) (moved string, err error) {
 	name := s.b.Name()
 	q, ok := s.b.(quarantiner)

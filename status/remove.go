@@ -17,14 +17,11 @@ func Remove(ctx context.Context, path string) error {
 	return NewStore[Status](path).Remove(ctx)
 }
 
-// Remove removes the document and then its lock file, holding the lock
-// throughout, durably when it returns nil; a missing document is an error
-// matching [os.ErrNotExist]. It takes its turn for the lock as [Mutate]
-// does, so a Mutate after it finds no document and starts from the zero T.
-// Transactions a crash left pending on the document are completed first,
-// so removing the directory afterwards deletes nothing another document
-// needs (docs/PROTOCOL.md, Removing a document, has the rule). A backend
-// that is not a [RemoveBackend] returns an error matching [ErrUnsupported].
+// Remove removes the document and then its lock file, under the lock and
+// durably; a missing document is [os.ErrNotExist]. A Mutate after it starts
+// from the zero T. Transactions a crash left pending on the document are
+// completed first (docs/PROTOCOL.md, Removing a document). A backend that is
+// not a [RemoveBackend] returns an error matching [ErrUnsupported].
 func (s *Store[T]) Remove(ctx context.Context) error {
 	if ctx == nil {
 		return pathError("remove", s.b.Name(), errNilContext)

@@ -35,8 +35,6 @@ func (s State) Final() bool {
 // Status is the workspace status document kept in
 // <workspace-root>/<org>/<repo>/<task>/status.json; its State field is the
 // JSON member "status".
-//
-// Members Status does not declare are kept by [Mutate] but not visible here.
 type Status struct {
 	State     State     `json:"status"` // the JSON member "status"
 	Agent     string    `json:"agent"`

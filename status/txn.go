@@ -44,10 +44,9 @@ type Tx struct {
 }
 
 // In returns the document of s in tx: inside a [MutateAll] function, the
-// value to read and change; afterwards, the document as committed or read
-// (one pointer per document). s must be one of the transaction's Stores or a
-// [Store] of the same type and name; otherwise In returns a pointer to a
-// zero T and the transaction fails with [os.ErrInvalid], writing nothing.
+// value to read and change; afterwards, the document as committed or read.
+// s must be one of tx's Stores, or one of the same type and name; otherwise
+// In returns a zero T and the transaction fails with [os.ErrInvalid].
 func (s *Store[T]) In(tx *Tx) *T {
 	if tx == nil {
 		return new(T)
@@ -82,16 +81,12 @@ func (tx *Tx) fail(err error) {
 }
 
 // MutateAll runs fn on several documents under all their locks and commits
-// every change fn made, all or nothing: the transaction of a registry and
-// the status files of its tasks (see the example). Each document is
-// presented and stored as [Mutate] does; the package doc's Guarantees and
-// Transactions state what is written, when, and what later readers see.
-// The returned [Tx] holds the documents as committed. An error matching
-// [fs.ErrDurabilityUnknown] means the transaction is committed but an I/O
-// error interrupted its installation or its last sync: every later locker
-// sees it complete. The documents must be distinct, non-nil and kept by one
-// [TxBackend]; otherwise the error matches [os.ErrInvalid] and nothing
-// changes.
+// every change fn made, all or nothing (the package doc's Transactions), and
+// returns them as committed. An error matching [fs.ErrDurabilityUnknown]
+// means the transaction is committed but an I/O error interrupted its
+// installation or last sync: every later locker sees it complete. Documents
+// that are not distinct, non-nil and kept by one [TxBackend] fail with
+// [os.ErrInvalid], changing nothing.
 func MutateAll(ctx context.Context, docs []AnyStore, fn func(*Tx) error) (*Tx, error) {
 	if fn == nil {
 		return nil, pathError("mutate all", docNames(docs), errNilFunc)
