@@ -9,6 +9,12 @@
 //
 //	go vet -vettool=$(command -v statuslint) ./...
 //
+// Both report the same. Alone, it holds every package of the build, its
+// dependencies' included, in memory at once; go vet analyses one package
+// per process. On a large dependency graph use go vet: on kubectx, which
+// imports the Kubernetes client, the standalone command peaked at 4.5 GB,
+// go vet's largest process at 0.38 GB.
+//
 // Exit status: 0 when there is nothing to report, 3 when something is
 // reported, 1 when the packages cannot be loaded or analysed. With -json
 // the findings are printed as JSON on standard output and the exit status
