@@ -367,6 +367,7 @@ func BenchmarkUncontendedNextToMarks(b *testing.B) {
 	defer func() { holder.Process.Kill(); holder.Wait() }()
 	for _, old := range []bool{false, true} {
 		b.Run(map[bool]string{false: "bell", true: "CONTROL_old_queue"}[old], func(b *testing.B) {
+			replacedQueue(b, old)
 			var with, without time.Duration
 			for b.Loop() {
 				for _, n := range []string{plain, marked} {

@@ -29,6 +29,7 @@ var _ = func() bool {
 // did), reporting "sleeping" before its first sleep, then "got tries=N
 // rungs=N" or "err ...". It holds the lock until its stdin closes.
 func helperWait(a helperArgs) int {
+	testNoKeep = a.Old // the replaced queue closed on every release
 	f, err := Open(a.Name, a.Name+".doc", 0o644)
 	if err != nil {
 		fmt.Println("err", err)
@@ -320,4 +321,19 @@ func hook(t *testing.T, p *func(), fn func()) {
 	old := *p
 	*p = fn
 	t.Cleanup(func() { *p = old })
+}
+
+// replacedQueue makes the rest of the test release as the replaced queue
+// did, if old: by closing the descriptor (its waiters woke on the close).
+func replacedQueue(tb testing.TB, old bool) {
+	if old {
+		setSeam(tb, &testNoKeep, true)
+	}
+}
+
+// setSeam sets a boolean test seam for the rest of the test.
+func setSeam(tb testing.TB, p *bool, v bool) {
+	old := *p
+	*p = v
+	tb.Cleanup(func() { *p = old })
 }
