@@ -40,22 +40,23 @@ func keptFor(name string) int {
 	return n
 }
 
-// dropKept closes every kept descriptor when the test ends (once each: the
-// sharing CONTROL lists one several times).
-func dropKept(t *testing.T) {
-	t.Cleanup(func() {
-		keptFiles.Lock()
-		list := keptFiles.list
-		keptFiles.list = nil
-		keptFiles.Unlock()
-		closed := map[int]bool{}
-		for _, k := range list {
-			if !closed[k.fd] {
-				closed[k.fd] = true
-				k.close()
-			}
+// dropKept closes every kept descriptor when the test ends.
+func dropKept(t *testing.T) { t.Cleanup(closeKept) }
+
+// closeKept closes every kept descriptor, once each (the sharing CONTROL
+// lists one several times).
+func closeKept() {
+	keptFiles.Lock()
+	list := keptFiles.list
+	keptFiles.list = nil
+	keptFiles.Unlock()
+	closed := map[int]bool{}
+	for _, k := range list {
+		if !closed[k.fd] {
+			closed[k.fd] = true
+			k.close()
 		}
-	})
+	}
 }
 
 // lockFree takes name's lock, failing the test if it is busy.
