@@ -3,7 +3,8 @@
 // holds.
 //
 // What a waiter does, what other processes can and cannot do to it, and
-// why, is stated once, in docs/PROTOCOL.md (Waiting for the lock).
+// why, is stated once, in docs/PROTOCOL.md (Waiting for the lock); what a
+// process keeps open after a release, and why, in its Kept descriptors.
 package flock
 
 import (
@@ -155,7 +156,7 @@ func (f *File) acquired(err error) error {
 }
 
 // Close releases the lock, if f holds it, and the descriptor (which the
-// process may keep for a later acquisition: see keep_unix.go). A release
+// process may keep for a later acquisition: see Kept descriptors). A release
 // rings the lock file's bell, if it has one: the process that has waited
 // longest wakes.
 func (f *File) Close() {

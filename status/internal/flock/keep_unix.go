@@ -7,24 +7,12 @@ import (
 	"syscall"
 )
 
-// A process keeps a few released lock files open, for one reason: on Linux
-// every close(2) of a file walks all the byte-range (POSIX and OFD) locks
-// that anyone holds on it, so next to many such locks held by another
-// process (100,000 cost 64–91 ms per close) a fresh open and close per
-// acquisition would make an uncontended lock cost what those locks cost.
-//
-// So a release whose lock file carries byte-range locks of others unlocks
-// with LOCK_UN instead of closing, and keeps the descriptor (and the bell
-// mapped for it) for the next acquisition of the same name. A descriptor
-// with no flock affects no other process, whatever it runs; a lock file
-// without byte-range locks, the usual case, is closed as before, so a
-// process keeps nothing open after its calls return and pins no mount. At
-// most maxKept files are kept; a newer one closes the oldest.
-//
-// An acquisition takes its kept descriptor for itself (a flock belongs to
-// the open file description: two acquisitions sharing one would both
-// "hold" it) and uses it only if the name still names its file; the check
-// after each flock ([File.tryLock]) stays as for a fresh descriptor.
+// A release keeps its lock file's descriptor, instead of closing it, while
+// others hold byte-range locks on the file, whose close would walk them all;
+// what a process keeps open, and why, is stated in docs/PROTOCOL.md (Kept
+// descriptors). An acquisition takes a kept descriptor out of the list:
+// two acquisitions sharing one open file description would both "hold"
+// its flock.
 const maxKept = 16
 
 // A kept lock file: its name, descriptor and bell (nil if it had none).
@@ -114,13 +102,18 @@ func closeLock(fd int) {
 }
 
 // worthKeeping reports whether f's descriptor should be kept after its
-// release rather than closed.
+// release rather than closed: not that of a deleted file (Remove deletes
+// the lock file it holds), whose name can never be its again, and whose
+// descriptor would keep its directory's entry busy.
 func (f *File) worthKeeping() bool {
+	var st syscall.Stat_t
 	switch {
 	case f.fd < 0 || testNoKeep:
 		return false
 	case testKeepAlways:
 		return true
+	case syscall.Fstat(f.fd, &st) != nil || st.Nlink == 0:
+		return false
 	}
 	return othersHoldRangeLocks(f.fd)
 }
