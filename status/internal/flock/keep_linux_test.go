@@ -223,19 +223,19 @@ func TestKeptClosesNone(t *testing.T) {
 	}
 }
 
-// TestKeptBellSameFile: a waiter made the lock file's bell; a later
-// release keeps the bell with the descriptor, and the next acquisition
-// that waits sleeps on it and is rung by the release (not woken by its
-// timeout: the test switches timeouts off).
+// TestKeptBellSameFile: a waiter made the lock file's bell; the releases
+// keep the bell with the descriptor, and in the next round the holder's
+// release rings through the kept bell and wakes the waiter (a ring, not
+// its timeout: testHookRung counts).
 func TestKeptBellSameFile(t *testing.T) {
 	dropKept(t)
 	name := lockName(t)
 	holdRangeLock(t, name)
-	setSeam(t, &testNoTimeouts, true)
 	for round := range 2 {
 		holder := lockFree(t, name)
-		var slept atomic.Bool
-		hook(t, &testHookSleep, func() { slept.Store(true) })
+		var slept, rungs atomic.Int64
+		hook(t, &testHookSleep, func() { slept.Add(1) })
+		hook(t, &testHookRung, func() { rungs.Add(1) })
 		got := make(chan error)
 		go func() {
 			f, err := lockWith(t.Context(), name, false)
@@ -244,10 +244,13 @@ func TestKeptBellSameFile(t *testing.T) {
 			}
 			got <- err
 		}()
-		waitFor(t, "the waiter sleeps on the bell", func() bool { return slept.Load() && bellSleepers(os.Getpid()) == 1 })
+		waitFor(t, "the waiter sleeps on the bell", func() bool { return slept.Load() > 0 && bellSleepers(os.Getpid()) == 1 })
 		holder.Close()
 		if err := <-got; err != nil {
 			t.Fatalf("round %d: %v", round, err)
+		}
+		if rungs.Load() == 0 {
+			t.Fatalf("round %d: the release did not ring the waiter awake", round)
 		}
 	}
 	keptFiles.Lock()
