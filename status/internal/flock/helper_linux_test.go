@@ -337,3 +337,26 @@ func setSeam(tb testing.TB, p *bool, v bool) {
 	*p = v
 	tb.Cleanup(func() { *p = old })
 }
+
+// lockAsync waits for name's lock in a goroutine, as Lock does, releases it
+// at once, and reports how the wait ended.
+func lockAsync(ctx context.Context, name string) <-chan error {
+	got := make(chan error, 1)
+	go func() {
+		f, err := lockWith(ctx, name, false)
+		if err == nil {
+			f.Close()
+		}
+		got <- err
+	}()
+	return got
+}
+
+// asleepHook returns a channel closed at the first sleep of a waiter of
+// this process.
+func asleepHook(t *testing.T) <-chan struct{} {
+	asleep := make(chan struct{})
+	var once sync.Once
+	hook(t, &testHookSleep, func() { once.Do(func() { close(asleep) }) })
+	return asleep
+}

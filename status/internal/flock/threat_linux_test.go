@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 )
@@ -41,19 +40,10 @@ func TestStoppedPythonWaiter(t *testing.T) {
 			if err := py.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
 			}
-			asleep := make(chan struct{})
-			var once sync.Once
-			hook(t, &testHookSleep, func() { once.Do(func() { close(asleep) }) })
+			asleep := asleepHook(t)
 			ctx, cancel := context.WithTimeout(t.Context(), deadline)
 			defer cancel()
-			got := make(chan error, 1)
-			go func() {
-				f, err := lockWith(ctx, name, false)
-				if err == nil {
-					f.Close()
-				}
-				got <- err
-			}()
+			got := lockAsync(ctx, name)
 			<-asleep
 			waitFor(t, "our waiter asleep on the bell", func() bool { return bellSleepers(os.Getpid()) > 0 })
 			if holder != nil {
@@ -83,23 +73,14 @@ func TestSilentRelease(t *testing.T) {
 			name := lockName(t)
 			release := holdLock(t, name) // a plain flock: its release rings nothing
 			setSeam(t, &testNoTimeouts, !timeouts)
-			asleep := make(chan struct{})
-			var once sync.Once
-			hook(t, &testHookSleep, func() { once.Do(func() { close(asleep) }) })
+			asleep := asleepHook(t)
 			deadline := okDeadline
 			if !timeouts {
 				deadline = controlDeadline
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), deadline)
 			defer cancel()
-			got := make(chan error, 1)
-			go func() {
-				f, err := lockWith(ctx, name, false)
-				if err == nil {
-					f.Close()
-				}
-				got <- err
-			}()
+			got := lockAsync(ctx, name)
 			<-asleep
 			waitFor(t, "the waiter asleep on the bell", func() bool { return bellSleepers(os.Getpid()) > 0 })
 			release()
