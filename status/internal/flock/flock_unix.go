@@ -26,11 +26,12 @@ type File struct {
 // Open opens the lock file name, which guards the document doc, with an
 // open file description of its own (one this process kept, if name still
 // names its file, or else a fresh one), creating it if it is missing, and
-// refuses it unless it is a regular file. A final symbolic link is never followed and
-// the open never blocks (a named pipe planted as the lock file). A lock file
-// created gets doc's permission bits and, as root, its owner, or perm minus
-// umask when doc is not a regular file. Errors are *os.PathError; a link,
-// directory, pipe or device matches [fs.ErrNotRegular].
+// refuses it unless it is a regular file. A final symbolic link is never
+// followed and the open never blocks (a named pipe planted as the lock
+// file). A lock file created gets doc's permission bits and, as root, its
+// owner, or perm minus umask when doc is not a regular file. Errors are
+// *os.PathError; a link, directory, pipe or device matches
+// [fs.ErrNotRegular].
 func Open(name, doc string, perm os.FileMode) (*File, error) {
 	f := &File{fd: -1, name: name, doc: doc, perm: perm}
 	if k, ok := takeKept(name); ok {
@@ -224,7 +225,7 @@ func (f *File) closeFD() {
 }
 
 // release releases the lock, if f holds it, and reports whether f's
-// descriptor is to be kept (see keep_unix.go) rather than closed. A kept
+// descriptor is to be kept (see [File.worthKeeping]) rather than closed. A kept
 // descriptor is unlocked whether f holds the lock or not: a flock taken on
 // a file that turned out to be stale must not stay behind.
 func (f *File) release() bool {
