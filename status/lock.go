@@ -12,9 +12,11 @@ import (
 )
 
 // lockFile takes the exclusive lock on the lock file name (creating it if
-// needed; perm is the mode a new document will get) through a fresh open
-// file description, waiting until it is free or ctx ends (see Waiting for
-// the lock in the package doc). The returned function releases the lock.
+// needed; perm is the mode a new document will get) through an open file
+// description of its own (fresh, or one this process kept: see Kept
+// descriptors in docs/PROTOCOL.md), waiting until it is free or ctx ends
+// (see Waiting for the lock in the package doc). The returned function
+// releases the lock.
 func lockFile(ctx context.Context, name string, perm os.FileMode) (unlock func(), err error) {
 	h, err := openLock(name, perm)
 	if err != nil {

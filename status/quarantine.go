@@ -55,8 +55,8 @@ func (b *fileBackend) quarantine(ctx context.Context, usable func(doc []byte) bo
 	if err != nil {
 		return "", pathError("quarantine", name, err)
 	}
-	// A fresh descriptor's flock excludes this process's Mutate leaders
-	// too: they lock through descriptors of their own.
+	// A flock on a descriptor of its own excludes this process's Mutate
+	// leaders too: they lock through descriptors of their own.
 	unlock, err := lockFile(ctx, key+LockSuffix, b.perm)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -36,6 +36,10 @@ const bellSize = 4
 // the lock's, which must be released by its close.
 func (f *File) openBell(grow bool) *bell {
 	f.bellFD = f.fd
+	if b := f.kept; b != nil {
+		f.kept = nil
+		return b // mapped when the file was kept, and not empty then
+	}
 	var st, bst syscall.Stat_t
 	if syscall.Fstat(f.fd, &st) != nil {
 		return nil
@@ -92,7 +96,7 @@ func (b *bell) ring() bool {
 
 func (b *bell) close() {
 	syscall.Munmap(b.mem)
-	syscall.Close(b.fd)
+	closeLock(b.fd)
 }
 
 // A sleeper is one waiter's sleeps on a bell, which another goroutine can

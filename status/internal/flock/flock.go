@@ -3,7 +3,8 @@
 // holds.
 //
 // What a waiter does, what other processes can and cannot do to it, and
-// why, is stated once, in docs/PROTOCOL.md (Waiting for the lock).
+// why, is stated once, in docs/PROTOCOL.md (Waiting for the lock); what a
+// process keeps open after a release, and why, in its Kept descriptors.
 package flock
 
 import (
@@ -154,7 +155,8 @@ func (f *File) acquired(err error) error {
 	return nil
 }
 
-// Close releases the lock, if f holds it, and the descriptor. A release
+// Close releases the lock, if f holds it, and the descriptor (which the
+// process may keep for a later acquisition: see Kept descriptors). A release
 // rings the lock file's bell, if it has one: the process that has waited
 // longest wakes.
 func (f *File) Close() {
@@ -163,16 +165,16 @@ func (f *File) Close() {
 	if f.locked && b == nil {
 		b = f.openBell(false)
 	}
-	f.closeFD()
-	if b == nil {
-		f.locked = false
-		return
-	}
-	if f.locked {
-		f.locked = false
+	keeping := f.release()
+	if b != nil && f.locked {
 		rememberRelease(f.name, b.ring())
 	}
-	b.close()
+	f.locked = false
+	if keeping {
+		f.keep(b)
+	} else if b != nil {
+		b.close()
+	}
 }
 
 // A process remembers, per lock file, when it last released the lock and

@@ -20,17 +20,24 @@ type File struct {
 	locked bool
 	bell   *bell // the lock file's bell while waiting, and holding after a wait
 	bellFD int   // f.fd when the bell was mapped
+	kept   *bell // the bell kept with a kept descriptor, until openBell takes it
 }
 
-// Open opens the lock file name, which guards the document doc, with a
-// fresh open file description, creating it if it is missing, and refuses it
-// unless it is a regular file. A final symbolic link is never followed and
-// the open never blocks (a named pipe planted as the lock file). A lock file
-// created gets doc's permission bits and, as root, its owner, or perm minus
-// umask when doc is not a regular file. Errors are *os.PathError; a link,
-// directory, pipe or device matches [fs.ErrNotRegular].
+// Open opens the lock file name, which guards the document doc, with an
+// open file description of its own (one this process kept, if name still
+// names its file, or else a fresh one), creating it if it is missing, and
+// refuses it unless it is a regular file. A final symbolic link is never
+// followed and the open never blocks (a named pipe planted as the lock
+// file). A lock file created gets doc's permission bits and, as root, its
+// owner, or perm minus umask when doc is not a regular file. Errors are
+// *os.PathError; a link, directory, pipe or device matches
+// [fs.ErrNotRegular].
 func Open(name, doc string, perm os.FileMode) (*File, error) {
 	f := &File{fd: -1, name: name, doc: doc, perm: perm}
+	if k, ok := takeKept(name); ok {
+		f.fd, f.kept = k.fd, k.bell
+		return f, nil
+	}
 	if err := f.open(); err != nil {
 		return nil, err
 	}
@@ -160,8 +167,7 @@ func (f *File) tryLock() (bool, error) {
 			if err != nil || same {
 				return same, err
 			}
-			syscall.Close(f.fd)
-			f.fd = -1
+			f.closeFD()
 			if err := f.open(); err != nil || stale == 8 {
 				return false, err
 			}
@@ -179,6 +185,9 @@ func (f *File) tryLock() (bool, error) {
 // current reports whether the descriptor's file is still the one named
 // f.name (same device and inode).
 func (f *File) current() (bool, error) {
+	if testNoRecheck {
+		return true, nil
+	}
 	var fd, byName syscall.Stat_t
 	if err := syscall.Fstat(f.fd, &fd); err != nil {
 		return false, &os.PathError{Op: "fstat", Path: f.name, Err: err}
@@ -206,7 +215,48 @@ func (f *File) ID() (ID, error) {
 // descriptor of its open file description closes.
 func (f *File) closeFD() {
 	if f.fd >= 0 {
-		syscall.Close(f.fd)
+		closeLock(f.fd)
 		f.fd = -1
 	}
+	if f.kept != nil {
+		f.kept.close()
+		f.kept = nil
+	}
+}
+
+// release releases the lock, if f holds it, and reports whether f's
+// descriptor is to be kept (see [File.worthKeeping]) rather than closed. A kept
+// descriptor is unlocked whether f holds the lock or not: a flock taken on
+// a file that turned out to be stale must not stay behind.
+func (f *File) release() bool {
+	if f.worthKeeping() {
+		for {
+			err := syscall.Flock(f.fd, syscall.LOCK_UN)
+			if err == nil {
+				return true
+			}
+			if err != syscall.EINTR {
+				break
+			}
+		}
+	}
+	f.closeFD()
+	return false
+}
+
+// keep keeps f's descriptor, unlocked, with its bell b (which is closed
+// instead if it is another file's) or the bell f was given with it.
+func (f *File) keep(b *bell) {
+	if b != nil && f.stale() {
+		b.close()
+		b = nil
+	}
+	if b == nil {
+		b = f.kept
+	} else if f.kept != nil {
+		f.kept.close()
+	}
+	f.kept = nil
+	keep(kept{name: f.name, fd: f.fd, bell: b})
+	f.fd = -1
 }

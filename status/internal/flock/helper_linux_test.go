@@ -29,6 +29,7 @@ var _ = func() bool {
 // did), reporting "sleeping" before its first sleep, then "got tries=N
 // rungs=N" or "err ...". It holds the lock until its stdin closes.
 func helperWait(a helperArgs) int {
+	testNoKeep = a.Old // the replaced queue closed on every release
 	f, err := Open(a.Name, a.Name+".doc", 0o644)
 	if err != nil {
 		fmt.Println("err", err)
@@ -320,4 +321,42 @@ func hook(t *testing.T, p *func(), fn func()) {
 	old := *p
 	*p = fn
 	t.Cleanup(func() { *p = old })
+}
+
+// replacedQueue makes the rest of the test release as the replaced queue
+// did, if old: by closing the descriptor (its waiters woke on the close).
+func replacedQueue(tb testing.TB, old bool) {
+	if old {
+		setSeam(tb, &testNoKeep, true)
+	}
+}
+
+// setSeam sets a boolean test seam for the rest of the test.
+func setSeam(tb testing.TB, p *bool, v bool) {
+	old := *p
+	*p = v
+	tb.Cleanup(func() { *p = old })
+}
+
+// lockAsync waits for name's lock in a goroutine, as Lock does, releases it
+// at once, and reports how the wait ended.
+func lockAsync(ctx context.Context, name string) <-chan error {
+	got := make(chan error, 1)
+	go func() {
+		f, err := lockWith(ctx, name, false)
+		if err == nil {
+			f.Close()
+		}
+		got <- err
+	}()
+	return got
+}
+
+// asleepHook returns a channel closed at the first sleep of a waiter of
+// this process.
+func asleepHook(t *testing.T) <-chan struct{} {
+	asleep := make(chan struct{})
+	var once sync.Once
+	hook(t, &testHookSleep, func() { once.Do(func() { close(asleep) }) })
+	return asleep
 }

@@ -23,7 +23,6 @@ import (
 
 const (
 	oldQueueBase = 1 << 20
-	fOFDGetlk    = 36
 	fOFDSetlk    = 37
 )
 

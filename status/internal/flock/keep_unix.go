@@ -1,0 +1,119 @@
+//go:build darwin || dragonfly || freebsd || illumos || linux || netbsd || openbsd
+
+package flock
+
+import (
+	"sync"
+	"syscall"
+)
+
+// A release keeps its lock file's descriptor, instead of closing it, while
+// others hold byte-range locks on the file, whose close would walk them all;
+// what a process keeps open, and why, is stated in docs/PROTOCOL.md (Kept
+// descriptors). An acquisition takes a kept descriptor out of the list:
+// two acquisitions sharing one open file description would both "hold"
+// its flock.
+const maxKept = 16
+
+// A kept lock file: its name, descriptor and bell (nil if it had none).
+type kept struct {
+	name string
+	fd   int
+	bell *bell
+}
+
+var keptFiles struct {
+	sync.Mutex
+	list []kept // oldest first
+}
+
+// Test seams: testNoKeep closes every released descriptor, testKeepAlways
+// keeps it whatever the file carries, testShareKept hands a kept
+// descriptor out without taking it from the list (the CONTROL of
+// exclusive checkout), testNoRecheck skips both identity checks (the
+// CONTROL of a lock file replaced meanwhile), testHookCloseLock is called
+// for every close of a lock file's descriptor.
+var (
+	testNoKeep, testKeepAlways, testShareKept, testNoRecheck bool
+	testHookCloseLock                                        func()
+)
+
+// takeKept returns the descriptor kept last for name, taken from the list,
+// if the name still names its file. A kept file that a tool deleted or
+// replaced is closed.
+func takeKept(name string) (kept, bool) {
+	keptFiles.Lock()
+	var k kept
+	i := len(keptFiles.list) - 1
+	for ; i >= 0 && keptFiles.list[i].name != name; i-- {
+	}
+	if i >= 0 {
+		k = keptFiles.list[i]
+		if !testShareKept {
+			keptFiles.list = append(keptFiles.list[:i], keptFiles.list[i+1:]...)
+		}
+	}
+	keptFiles.Unlock()
+	if i < 0 {
+		return kept{}, false
+	}
+	if testNoRecheck || names(k.fd, name) {
+		return k, true
+	}
+	k.close()
+	return kept{}, false
+}
+
+// names reports whether name is the regular file that fd has open.
+func names(fd int, name string) bool {
+	var byFD, byName syscall.Stat_t
+	return syscall.Fstat(fd, &byFD) == nil && syscall.Lstat(name, &byName) == nil &&
+		byFD.Mode&syscall.S_IFMT == syscall.S_IFREG && byFD.Dev == byName.Dev && byFD.Ino == byName.Ino
+}
+
+// keep adds k to the list, closing the oldest file if the list is full.
+func keep(k kept) {
+	keptFiles.Lock()
+	var old []kept
+	keptFiles.list = append(keptFiles.list, k)
+	if n := len(keptFiles.list) - maxKept; n > 0 {
+		old = append(old, keptFiles.list[:n]...)
+		keptFiles.list = append(keptFiles.list[:0], keptFiles.list[n:]...)
+	}
+	keptFiles.Unlock()
+	for _, o := range old {
+		o.close()
+	}
+}
+
+func (k kept) close() {
+	closeLock(k.fd)
+	if k.bell != nil {
+		k.bell.close()
+	}
+}
+
+// closeLock closes a descriptor of a lock file.
+func closeLock(fd int) {
+	if testHookCloseLock != nil {
+		testHookCloseLock()
+	}
+	syscall.Close(fd)
+}
+
+// worthKeeping reports whether f's descriptor should be kept after its
+// release rather than closed: not that of a deleted file (Remove deletes
+// the lock file it holds), whose name can never be its again, and whose
+// descriptor would keep its directory's entry busy.
+func (f *File) worthKeeping() bool {
+	var st syscall.Stat_t
+	switch {
+	case f.fd < 0 || testNoKeep:
+		return false
+	case testKeepAlways:
+		return true
+	case syscall.Fstat(f.fd, &st) != nil || st.Nlink == 0:
+		return false
+	}
+	return othersHoldRangeLocks(f.fd)
+}
