@@ -1,0 +1,78 @@
+package statuslint
+
+import (
+	"go/types"
+)
+
+// A parser that builds its result rather than filling memory it is given
+// (todo.Parse(r) []Todo, a scanner of "key = value" lines returning a
+// map) is a decode too: a function whose result is a structured value
+// made from content it was given or read returns that content decoded.
+// Only the type of the result decides, never a name: text, bytes, a list
+// of strings and scalars stay raw, so that a text rewrite (strings
+// operations on raw content written back) and a one-value file (a pid read
+// with strconv.Atoi) are not taken for documents.
+
+// parsed turns what result i of the function holds into its decoded form
+// when the result is structured: content of a file becomes that file
+// decoded (and read, for the callers), what a parameter that can bring
+// content holds becomes that parameter decoded.
+func (s *fnState) parsed(f *fnFact, i int) {
+	if !structured(s.fn.Signature.Results().At(i).Type()) {
+		return
+	}
+	var out atoms
+	for _, a := range f.Results[i] {
+		switch {
+		case a.Kind == aContent:
+			out.add(atom{Kind: aDecoded, Key: a.Key})
+			f.Reads = append(f.Reads, a.Key)
+		case a.Kind == aParam && s.mayHoldContent(a.Param):
+			out.add(atom{Kind: aDecParam, Param: a.Param})
+		default:
+			out.add(a)
+		}
+	}
+	f.Results[i] = out
+}
+
+// structured reports whether a value of type t is a structured document:
+// a struct or a map, a pointer to one, or a slice or array of those. A
+// type of the standard library (a bufio.Scanner) is no document, nor is a
+// value through which a file is read or written, nor a struct with a
+// field of interface type: a box that carries whatever it is given (a
+// framework's Result{Value any, OK bool} holding the raw text, a wrapper
+// of a reader).
+func structured(t types.Type) bool {
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	switch tt := t.Underlying().(type) {
+	case *types.Slice:
+		t = tt.Elem()
+	case *types.Array:
+		t = tt.Elem()
+	}
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	if n, ok := types.Unalias(t).(*types.Named); ok && n.Obj().Pkg() != nil && isStd(n.Obj().Pkg()) {
+		return false
+	}
+	switch tt := t.Underlying().(type) {
+	case *types.Map:
+		return true
+	case *types.Struct:
+		if fileLike(types.NewPointer(t), make(map[types.Type]bool)) ||
+			hasMethod(types.NewPointer(t), "Read") || hasMethod(types.NewPointer(t), "Write") {
+			return false
+		}
+		for i := range tt.NumFields() {
+			if _, box := tt.Field(i).Type().Underlying().(*types.Interface); box {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
