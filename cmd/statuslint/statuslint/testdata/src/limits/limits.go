@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/agentstate/core/fs"
@@ -86,7 +87,7 @@ func loadIntoCache(p string) {
 
 func viaSideEffect(p string) {
 	loadIntoCache(p)
-	save(p, cache) // want `read-modify-write of p without a lock: read and decoded at line 88`
+	save(p, cache) // want `read-modify-write of p without a lock: read and decoded at line 89`
 }
 
 // FALSE NEGATIVE: the same file under two different expressions.
@@ -158,4 +159,52 @@ var handler = func(p string) {
 	_ = json.Unmarshal(data, &d)
 	out, _ := json.Marshal(d)
 	_ = os.WriteFile(p, out, 0o644) // want `read-modify-write of p`
+}
+
+type line struct{ cmd, arg string }
+
+// parseLines builds its result from the lines of what it is given: a
+// decode, judged by its result's type.
+func parseLines(text string) []line {
+	var out []line
+	for _, l := range strings.Split(text, "\n") {
+		cmd, arg, _ := strings.Cut(l, " ")
+		out = append(out, line{cmd, arg})
+	}
+	return out
+}
+
+func render(ls []line) string {
+	var b strings.Builder
+	for _, l := range ls {
+		b.WriteString(l.cmd + " " + l.arg + "\n")
+	}
+	return b.String()
+}
+
+func viaParser(p string) {
+	data, _ := os.ReadFile(p)
+	ls := parseLines(string(data))
+	ls = append(ls, line{"pick", "abc"})
+	_ = fs.WriteAtomic(p, []byte(render(ls)), 0o644) // want `read-modify-write of p`
+}
+
+// FALSE NEGATIVE: a rewrite of raw text (here, lines prepended) is not a
+// document's read-modify-write, though another writer's update is lost.
+func prepend(p, first string) {
+	data, _ := os.ReadFile(p)
+	_ = fs.WriteAtomic(p, append([]byte(first+"\n"), data...), 0o644)
+}
+
+// FALSE NEGATIVE: the same document parsed inline, not by a function that
+// returns it.
+func parseInline(p string) {
+	data, _ := os.ReadFile(p)
+	var ls []line
+	for _, l := range strings.Split(string(data), "\n") {
+		cmd, arg, _ := strings.Cut(l, " ")
+		ls = append(ls, line{cmd, arg})
+	}
+	ls = append(ls, line{"pick", "abc"})
+	_ = fs.WriteAtomic(p, []byte(render(ls)), 0o644)
 }
