@@ -15,8 +15,8 @@ import (
 
 // parsed turns what result i of the function holds into its decoded form
 // when the result is structured: content of a file becomes that file
-// decoded (and read, for the callers), what a parameter that can bring
-// content holds becomes that parameter decoded.
+// decoded (and read, for the callers), what a parameter that brings bytes
+// or a reader holds becomes that parameter decoded.
 func (s *fnState) parsed(f *fnFact, i int) {
 	if !structured(s.fn.Signature.Results().At(i).Type()) {
 		return
@@ -27,13 +27,27 @@ func (s *fnState) parsed(f *fnFact, i int) {
 		case a.Kind == aContent:
 			out.add(atom{Kind: aDecoded, Key: a.Key})
 			f.Reads = append(f.Reads, a.Key)
-		case a.Kind == aParam && s.mayHoldContent(a.Param):
+		case a.Kind == aParam && readerType(s.paramType(a.Param)):
 			out.add(atom{Kind: aDecParam, Param: a.Param})
 		default:
 			out.add(a)
 		}
 	}
 	f.Results[i] = out
+}
+
+// readerType reports whether a parameter of type t brings a document to
+// parse: bytes, or something to read from (a file, an io.Reader, a
+// buffer). A string is taken for a value (a name, a namespace stored in a
+// node), not a document.
+func readerType(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	if sl, ok := t.Underlying().(*types.Slice); ok && isByte(sl.Elem()) {
+		return true
+	}
+	return fileLike(t, make(map[types.Type]bool)) || hasMethod(t, "Read")
 }
 
 // structured reports whether a value of type t is a structured document:

@@ -167,9 +167,9 @@ type line struct{ cmd, arg string }
 
 // parseLines builds its result from the lines of what it is given: a
 // decode, judged by its result's type.
-func parseLines(text string) []line {
+func parseLines(text []byte) []line {
 	var out []line
-	for _, l := range strings.Split(text, "\n") {
+	for _, l := range strings.Split(string(text), "\n") {
 		cmd, arg, _ := strings.Cut(l, " ")
 		out = append(out, line{cmd, arg})
 	}
@@ -186,7 +186,7 @@ func render(ls []line) string {
 
 func viaParser(p string) {
 	data, _ := os.ReadFile(p)
-	ls := parseLines(string(data))
+	ls := parseLines(data)
 	ls = append(ls, line{"pick", "abc"})
 	_ = fs.WriteAtomic(p, []byte(render(ls)), 0o644) // want `read-modify-write of p`
 }
@@ -224,4 +224,16 @@ func readThenLog(p string) {
 	var d doc
 	_ = json.NewDecoder(f).Decode(&d)
 	done(f)
+}
+
+// A one-value file stored in a structure built from a string (a name, a
+// namespace) is a value, not a parsed document: not reported.
+type node struct{ kind, value string }
+
+func scalar(v string) *node { return &node{"scalar", v} }
+
+func setPrevious(p string, nodes map[string]*node) {
+	data, _ := os.ReadFile(p)
+	nodes["previous"] = scalar(string(data))
+	_ = fs.WriteAtomic(p, []byte("current"), 0o644)
 }
