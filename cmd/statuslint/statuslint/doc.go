@@ -49,10 +49,11 @@
 // and this module's status and fs packages. Everything else, the framework
 // a service is built on included, is analysed from its source: a decode is
 // a call that is given content and fills memory it can reach, or a
-// function whose result is a structured value made from content it was
-// given or read (a parser that builds its result from scanned lines, such
-// as git-todo-parser's todo.Parse); a write is a write to a handle opened
-// for writing or a rename onto the path, at any depth.
+// function whose result is a structured value made from a file's content
+// that it read or was given as bytes or a reader (a parser that builds its
+// result from scanned lines, such as git-todo-parser's todo.Parse); a
+// write is a write to a handle opened for writing or a rename onto the
+// path, at any depth.
 //
 // A result is structured when it is a struct or a map, a pointer to one,
 // or a slice or array of those, and is neither a type of the standard
@@ -61,7 +62,9 @@
 // given). Text, bytes, a []string and scalars stay raw: a text rewrite
 // (strings operations on a file's content, written back) and a one-value
 // file (a pid read with strconv.Atoi) are not read-modify-writes of a
-// document, and are not reported.
+// document, and are not reported. A string given to a function is taken
+// for a value, not a document: a structure built from one (a namespace
+// stored in a YAML node) is not a parse.
 //
 // viper finds its configuration file by search path and name, so a viper
 // instance stands for its document: one that was read (ReadInConfig,
@@ -154,7 +157,8 @@
 //   - A rewrite of raw text is not reported, even of a file that others
 //     update (lazygit's PrependStrToTodoFile: git-rebase-todo read,
 //     prepended to and written back), nor is a document parsed inline
-//     rather than by a function that returns it.
+//     rather than by a function that returns it, or by a parser given the
+//     text as a string.
 //   - In a loop, a variable made in each iteration is one key: a write in a
 //     later iteration can be taken for the write-back of an earlier read,
 //     and the finding then names that write (lazygit's loadUserConfig:
