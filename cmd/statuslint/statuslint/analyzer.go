@@ -1,11 +1,13 @@
 package statuslint
 
 import (
+	"cmp"
 	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -398,6 +400,15 @@ func (c *checker) indexMethods() {
 		if ok && isMethod(obj) && fn.Parent() == nil && fn.Synthetic == "" && f != nil && !f.empty() {
 			c.methods[obj.Name()] = append(c.methods[obj.Name()], obj)
 		}
+	}
+	// The maps above are iterated in random order, and what a call through
+	// an interface does is the union of its implementations, in bounded
+	// sets: the order must not depend on the run.
+	for _, fns := range c.methods {
+		slices.SortFunc(fns, func(a, b *types.Func) int {
+			return cmp.Or(strings.Compare(pkgPath(a), pkgPath(b)), strings.Compare(a.FullName(), b.FullName()),
+				cmp.Compare(a.Pos(), b.Pos()))
+		})
 	}
 }
 
