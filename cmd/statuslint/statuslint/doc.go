@@ -144,6 +144,10 @@
 //     configuration, a cache) and saved by an event handler later is not
 //     reported (lazygit's app state and pull-request cache, k9s's
 //     configuration saved from its views).
+//   - A call of a function kept in a struct field that another package
+//     sets is opaque: a document loaded through it is not seen (gh's
+//     commands read their configuration through the factory's Config
+//     field, opts.Config(), and 7 of its 10 read-modify-writes are missed).
 //   - A viper instance that was read and then written with
 //     WriteConfigAs to another file (an export) is reported: the instance,
 //     not the path, stands for the document.
@@ -181,12 +185,20 @@
 //     add, under a gofrs/flock try-lock, is not reported). 2 in place:
 //     values.schema.json written into a chart directory being created:
 //     true to the rule, no hazard in practice.
-//   - exercism/cli, 1 in place: .exercism/metadata.json written once on
-//     download: true to the rule, no hazard in practice.
+//   - exercism/cli, 1 read-modify-write: real (configure: the user's
+//     configuration read by viper, changed, and saved by a persister
+//     behind an interface); 1 in place: .exercism/metadata.json written
+//     once on download: true to the rule, no hazard in practice.
 //   - cobra-cli: nothing reported, nothing to report.
-//   - lazygit (pkg/utils, pkg/config), 1 read-modify-write: real, at the
-//     wrong line (above); 1 in place: the pull-request cache saved from
+//   - lazygit (pkg/utils, pkg/config), 6 read-modify-writes: real (five
+//     edits of git-rebase-todo through todo.Parse and todo.Write during an
+//     interactive rebase, no lock; the user-config migration, at the wrong
+//     line, above); 1 in place: the pull-request cache saved from
 //     goroutines in a test: real.
+//   - gh (the config, alias, auth and update packages), 5 read-modify-writes
+//     at 3 sites: real (the config migration and auth switch, each
+//     rewriting config.yml and hosts.yml that go-gh read; the update
+//     checker's state file, read, decided on and rewritten).
 //
 // Test data of package limits, and of the corpus module's locks package,
 // pins each of these.
