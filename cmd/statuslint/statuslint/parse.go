@@ -21,13 +21,16 @@ func (s *fnState) parsed(f *fnFact, i int) {
 	if !structured(s.fn.Signature.Results().At(i).Type()) {
 		return
 	}
+	// a method of a reader that returns a structure (a Stat's FileInfo)
+	// describes the reader; it does not parse it
+	recv := s.fn.Signature.Recv() != nil
 	var out atoms
 	for _, a := range f.Results[i] {
 		switch {
 		case a.Kind == aContent:
 			out.add(atom{Kind: aDecoded, Key: a.Key})
 			f.Reads = append(f.Reads, a.Key)
-		case a.Kind == aParam && readerType(s.paramType(a.Param)):
+		case a.Kind == aParam && readerType(s.paramType(a.Param)) && !(recv && a.Param == 0):
 			out.add(atom{Kind: aDecParam, Param: a.Param})
 		default:
 			out.add(a)
@@ -39,7 +42,7 @@ func (s *fnState) parsed(f *fnFact, i int) {
 // readerType reports whether a parameter of type t brings a document to
 // parse: bytes, or something to read from (a file, an io.Reader, a
 // buffer). A string is taken for a value (a name, a namespace stored in a
-// node), not a document.
+// node), not a document; a writer brings nothing to read.
 func readerType(t types.Type) bool {
 	if t == nil {
 		return false
@@ -47,16 +50,15 @@ func readerType(t types.Type) bool {
 	if sl, ok := t.Underlying().(*types.Slice); ok && isByte(sl.Elem()) {
 		return true
 	}
-	return fileLike(t, make(map[types.Type]bool)) || hasMethod(t, "Read")
+	return isOSFile(t) || hasMethod(t, "Read")
 }
 
 // structured reports whether a value of type t is a structured document:
 // a struct or a map, a pointer to one, or a slice or array of those. A
 // type of the standard library (a bufio.Scanner) is no document, nor is a
-// value through which a file is read or written, nor a struct with a
-// field of interface type: a box that carries whatever it is given (a
-// framework's Result{Value any, OK bool} holding the raw text, a wrapper
-// of a reader).
+// value through which a file is read or written, nor a struct that boxes
+// an interface (a framework's Result{Value any, OK bool} holding the raw
+// text, a decoder holding its reader).
 func structured(t types.Type) bool {
 	if p, ok := t.Underlying().(*types.Pointer); ok {
 		t = p.Elem()
@@ -73,7 +75,7 @@ func structured(t types.Type) bool {
 	if n, ok := types.Unalias(t).(*types.Named); ok && n.Obj().Pkg() != nil && isStd(n.Obj().Pkg()) {
 		return false
 	}
-	switch tt := t.Underlying().(type) {
+	switch t.Underlying().(type) {
 	case *types.Map:
 		return true
 	case *types.Struct:
@@ -81,12 +83,31 @@ func structured(t types.Type) bool {
 			hasMethod(types.NewPointer(t), "Read") || hasMethod(types.NewPointer(t), "Write") {
 			return false
 		}
+		return !boxes(t, make(map[types.Type]bool))
+	}
+	return false
+}
+
+// boxes reports whether a struct of type t holds a value of interface type
+// in a field, or in a field of a struct it holds or points to: a decoder
+// or an encoder (its reader or writer some levels down), a file's
+// description (its file system), a box of whatever it is given.
+func boxes(t types.Type, seen map[types.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	switch tt := t.Underlying().(type) {
+	case *types.Interface:
+		return true
+	case *types.Pointer:
+		return boxes(tt.Elem(), seen)
+	case *types.Struct:
 		for i := range tt.NumFields() {
-			if _, box := tt.Field(i).Type().Underlying().(*types.Interface); box {
-				return false
+			if boxes(tt.Field(i).Type(), seen) {
+				return true
 			}
 		}
-		return true
 	}
 	return false
 }

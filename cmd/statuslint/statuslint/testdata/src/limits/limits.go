@@ -251,3 +251,50 @@ func runWithOptions(o *options, p string) {
 }
 
 func command(p string) { runWithOptions(newOptions(), p) }
+
+// Not parses, and not reported: an encoder made for a writer, a reader's
+// description of itself (a Stat), a decoder that holds its reader some
+// levels down.
+type encoder struct{ st *encState }
+
+type encState struct {
+	w io.Writer
+	n int
+}
+
+func newEncoder(w io.Writer) *encoder { return &encoder{&encState{w: w}} }
+
+type decoder struct{ st *decState }
+
+type decState struct{ r io.Reader }
+
+func newDecoder(r io.Reader) *decoder { return &decoder{&decState{r}} }
+
+type fileInfo struct {
+	name string
+	size int
+}
+
+type source struct{ f *os.File }
+
+func (s *source) Read(p []byte) (int, error) { return s.f.Read(p) }
+func (s *source) Stat() fileInfo             { return fileInfo{s.f.Name(), 0} }
+
+func statThenWrite(p string, content []byte) {
+	f, _ := os.OpenFile(p, os.O_RDWR, 0)
+	src := &source{f}
+	_ = src.Stat()
+	_ = fs.WriteAtomic(p, content, 0o644)
+}
+
+func decoderThenWrite(p string, content []byte) {
+	f, _ := os.OpenFile(p, os.O_RDWR, 0)
+	_ = newDecoder(f)
+	_ = fs.WriteAtomic(p, content, 0o644)
+}
+
+func encoderThenWrite(p string, content []byte) {
+	f, _ := os.OpenFile(p, os.O_RDWR, 0)
+	_ = newEncoder(f)
+	_ = fs.WriteAtomic(p, content, 0o644)
+}
