@@ -56,13 +56,17 @@
 // path, at any depth.
 //
 // A result is structured when it is a struct or a map, a pointer to one,
-// or a slice or array of those, and is neither a type of the standard
-// library nor a struct with a field of interface type (a box such as a
+// or a slice or array of those, that carries text or a map (what a parser
+// takes out of a document; a structure of numbers measures its input), and
+// is neither a type of the standard library nor a struct that holds an
+// interface or bytes, directly or in a struct it holds (a box such as a
 // framework's Result{Value any, OK bool}, which carries the raw text it is
-// given). Text, bytes, a []string and scalars stay raw: a text rewrite
-// (strings operations on a file's content, written back) and a one-value
-// file (a pid read with strconv.Atoi) are not read-modify-writes of a
-// document, and are not reported. A string given to a function is taken
+// given; a decoder or encoder holding its reader or writer; a view of the
+// bytes it was given). A method of a reader that returns a structure (a
+// Stat) describes it. Text, bytes, a []string and scalars stay raw: a
+// text rewrite (strings operations on a file's content, written back) and
+// a one-value file (a pid read with strconv.Atoi) are not
+// read-modify-writes of a document, and are not reported. A string given to a function is taken
 // for a value, not a document: a structure built from one (a namespace
 // stored in a YAML node) is not a parse.
 //

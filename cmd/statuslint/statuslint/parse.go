@@ -57,8 +57,8 @@ func readerType(t types.Type) bool {
 // a struct or a map, a pointer to one, or a slice or array of those. A
 // type of the standard library (a bufio.Scanner) is no document, nor is a
 // value through which a file is read or written, nor a struct that boxes
-// an interface (a framework's Result{Value any, OK bool} holding the raw
-// text, a decoder holding its reader).
+// an interface or bytes (a framework's Result{Value any, OK bool} holding
+// the raw text, a decoder holding its reader).
 func structured(t types.Type) bool {
 	if p, ok := t.Underlying().(*types.Pointer); ok {
 		t = p.Elem()
@@ -83,15 +83,49 @@ func structured(t types.Type) bool {
 			hasMethod(types.NewPointer(t), "Read") || hasMethod(types.NewPointer(t), "Write") {
 			return false
 		}
-		return !boxes(t, make(map[types.Type]bool))
+		return !boxes(t, make(map[types.Type]bool)) && carriesText(t, make(map[types.Type]bool))
+	}
+	return false
+}
+
+// carriesText reports whether a value of type t holds text or a map
+// somewhere: what a parser takes out of a document. A structure of numbers
+// made from bytes (a rune's properties, a header's sizes) measures its
+// input; it does not parse a document.
+func carriesText(t types.Type, seen map[types.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	if n, ok := types.Unalias(t).(*types.Named); ok && n.Obj().Pkg() != nil && isStd(n.Obj().Pkg()) {
+		return false // a time.Time is a value, whatever its Location holds
+	}
+	switch tt := t.Underlying().(type) {
+	case *types.Basic:
+		return tt.Info()&types.IsString != 0
+	case *types.Map:
+		return true
+	case *types.Pointer:
+		return carriesText(tt.Elem(), seen)
+	case *types.Slice:
+		return carriesText(tt.Elem(), seen)
+	case *types.Array:
+		return carriesText(tt.Elem(), seen)
+	case *types.Struct:
+		for i := range tt.NumFields() {
+			if carriesText(tt.Field(i).Type(), seen) {
+				return true
+			}
+		}
 	}
 	return false
 }
 
 // boxes reports whether a struct of type t holds a value of interface type
-// in a field, or in a field of a struct it holds or points to: a decoder
-// or an encoder (its reader or writer some levels down), a file's
-// description (its file system), a box of whatever it is given.
+// or bytes in a field, or in a field of a struct it holds or points to: a
+// decoder or an encoder (its reader or writer some levels down), a file's
+// description (its file system), a box of whatever it is given, a view of
+// the bytes it was given (x/text's norm input).
 func boxes(t types.Type, seen map[types.Type]bool) bool {
 	if seen[t] {
 		return false
@@ -100,6 +134,8 @@ func boxes(t types.Type, seen map[types.Type]bool) bool {
 	switch tt := t.Underlying().(type) {
 	case *types.Interface:
 		return true
+	case *types.Slice:
+		return isByte(tt.Elem()) // raw bytes carried as they are
 	case *types.Pointer:
 		return boxes(tt.Elem(), seen)
 	case *types.Struct:
