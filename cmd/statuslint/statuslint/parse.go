@@ -18,7 +18,8 @@ import (
 // decoded (and read, for the callers), what a parameter that brings bytes
 // or a reader holds becomes that parameter decoded.
 func (s *fnState) parsed(f *fnFact, i int) {
-	if !structured(s.fn.Signature.Results().At(i).Type()) {
+	if !f.Results[i].has(aContent) && !f.Results[i].has(aParam) ||
+		!structured(s.fn.Signature.Results().At(i).Type()) {
 		return
 	}
 	// a method of a reader that returns a structure (a Stat's FileInfo)
