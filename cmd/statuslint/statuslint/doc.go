@@ -204,8 +204,8 @@
 //     rewriting config.yml and hosts.yml that go-gh read; the update
 //     checker's state file, read, decided on and rewritten).
 //
-// Test data of package limits, and of the corpus module's locks package,
-// pins each of these.
+// Test data of package limits, and of the corpus module's locks, parsers
+// and viperconf packages, pins each of these.
 //
 // A finding on a line that carries, or follows a line that carries, a
 // "//statuslint:ignore" comment is not reported.
