@@ -1,11 +1,13 @@
 package statuslint
 
 import (
+	"cmp"
 	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -378,6 +380,9 @@ func (c *checker) importedFact(obj *types.Func) *fnFact {
 // indexMethods lists the methods that have facts, by name, for calls
 // through interfaces.
 func (c *checker) indexMethods() {
+	// Maps are iterated in random order, and what a call through an
+	// interface does is the union of its implementations, in bounded sets:
+	// the lists are sorted so that the result does not depend on the run.
 	if c.imported == nil {
 		c.imported = make(map[string][]*types.Func)
 		for _, of := range c.pass.AllObjectFacts() {
@@ -387,18 +392,33 @@ func (c *checker) indexMethods() {
 				}
 			}
 		}
+		for _, fns := range c.imported {
+			sortFuncs(fns)
+		}
 	}
 	c.methods = make(map[string][]*types.Func)
 	c.impls = make(map[*types.Func][]*types.Func)
 	for name, fns := range c.imported {
-		c.methods[name] = append(c.methods[name], fns...)
+		c.methods[name] = fns
 	}
+	local := make(map[string][]*types.Func)
 	for fn, f := range c.local {
 		obj, ok := fn.Object().(*types.Func)
 		if ok && isMethod(obj) && fn.Parent() == nil && fn.Synthetic == "" && f != nil && !f.empty() {
-			c.methods[obj.Name()] = append(c.methods[obj.Name()], obj)
+			local[obj.Name()] = append(local[obj.Name()], obj)
 		}
 	}
+	for name, fns := range local {
+		sortFuncs(fns)
+		c.methods[name] = append(slices.Clip(c.methods[name]), fns...)
+	}
+}
+
+func sortFuncs(fns []*types.Func) {
+	slices.SortFunc(fns, func(a, b *types.Func) int {
+		return cmp.Or(strings.Compare(pkgPath(a), pkgPath(b)), cmp.Compare(a.Pos(), b.Pos()),
+			strings.Compare(a.FullName(), b.FullName()))
+	})
 }
 
 // implementations returns the methods with facts that a call of the

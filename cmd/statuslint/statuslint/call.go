@@ -231,7 +231,7 @@ func fileLike(t types.Type, seen map[types.Type]bool) bool {
 		return false
 	}
 	seen[t] = true
-	if isOSFile(t) {
+	if isOSFile(t) || isViper(t) {
 		return true
 	}
 	switch tt := t.Underlying().(type) {

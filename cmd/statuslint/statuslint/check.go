@@ -222,6 +222,7 @@ func (s *fnState) returns(f *fnFact) {
 		if !agree[i] {
 			f.Paths[i] = ""
 		}
+		s.parsed(f, i)
 	}
 }
 

@@ -45,13 +45,40 @@
 // TOML (BurntSushi, go-toml), whose bodies decode by reflection; afero
 // (ReadFile, WriteFile, and Open/Create/OpenFile/Rename of afero.Fs),
 // go-billy (util.ReadFile/WriteFile and its Filesystem interfaces); viper
-// (ReadInConfig/MergeInConfig, WriteConfig, SafeWriteConfig, WriteConfigAs,
-// on an instance or the global one); koanf (a file provider read by Load);
-// the file locks (below); and this module's status and fs packages.
-// Everything else, the framework a service is built on included, is
-// analysed from its source: a decode is a call that is given content and
-// fills memory it can reach, a write is a write to a handle opened for
-// writing or a rename onto the path, at any depth.
+// (below); koanf (a file provider read by Load); the file locks (below);
+// and this module's status and fs packages. Everything else, the framework
+// a service is built on included, is analysed from its source: a decode is
+// a call that is given content and fills memory it can reach, or a
+// function whose result is a structured value made from a file's content
+// that it read or was given as bytes or a reader (a parser that builds its
+// result from scanned lines, such as git-todo-parser's todo.Parse); a
+// write is a write to a handle opened for writing or a rename onto the
+// path, at any depth.
+//
+// A result is structured when it is a struct or a map, a pointer to one,
+// or a slice or array of those, that carries text or a map (what a parser
+// takes out of a document; a structure of numbers measures its input), and
+// is neither a type of the standard library nor a struct that holds an
+// interface or bytes, directly or in a struct it holds (a box such as a
+// framework's Result{Value any, OK bool}, which carries the raw text it is
+// given; a decoder or encoder holding its reader or writer; a view of the
+// bytes it was given). A method of a reader that returns a structure (a
+// Stat) describes it. Text, bytes, a []string and scalars stay raw: a
+// text rewrite (strings operations on a file's content, written back) and
+// a one-value file (a pid read with strconv.Atoi) are not
+// read-modify-writes of a document, and are not reported. A string given to a function is taken
+// for a value, not a document: a structure built from one (a namespace
+// stored in a YAML node) is not a parse.
+//
+// viper finds its configuration file by search path and name, so a viper
+// instance stands for its document: one that was read (ReadInConfig,
+// MergeInConfig) carries its document wherever it goes (struct fields,
+// parameters, interfaces), and a write by it (WriteConfig,
+// SafeWriteConfig, and WriteConfigAs or SafeWriteConfigAs under any path)
+// is a write of the document it read. The package-level functions use
+// viper's own instance. A read followed by a write is reported whether or
+// not Set changed anything in between, as for any read-modify-write; a
+// write with no read before it (a fresh configuration) is not.
 //
 // A call through an interface does what every implementation in the
 // program does; a call through a function value, what every function it
@@ -121,10 +148,13 @@
 //     configuration, a cache) and saved by an event handler later is not
 //     reported (lazygit's app state and pull-request cache, k9s's
 //     configuration saved from its views).
-//   - viper's ReadInConfig finds the file by search path and name; a
-//     WriteConfigAs(path) of the same file under a spelled-out path is a
-//     different key (exercism's configure command, through its Persister
-//     interface, is missed).
+//   - A call of a function kept in a struct field that another package
+//     sets is opaque: a document loaded through it is not seen (gh's
+//     commands read their configuration through the factory's Config
+//     field, opts.Config(), and 7 of its 10 read-modify-writes are missed).
+//   - A viper instance that was read and then written with
+//     WriteConfigAs to another file (an export) is reported: the instance,
+//     not the path, stands for the document.
 //   - The same file under two spellings (filepath.Join(ws, "status.json")
 //     and ws+"/status.json") is two files; a variable reassigned to another
 //     path between the read and the write is taken for one.
@@ -132,10 +162,11 @@
 //     is not reported.
 //   - A finding names the variable the path is made of (workspaceDir),
 //     not the file.
-//   - A parser that builds its result from scanned text, rather than
-//     filling memory it is given, is taken for a raw read, and a rewrite of
-//     raw text is not reported (lazygit's six edits of git-rebase-todo
-//     through todo.Parse and todo.Write are missed).
+//   - A rewrite of raw text is not reported, even of a file that others
+//     update (lazygit's PrependStrToTodoFile: git-rebase-todo read,
+//     prepended to and written back), nor is a document parsed inline
+//     rather than by a function that returns it, or by a parser given the
+//     text as a string.
 //   - In a loop, a variable made in each iteration is one key: a write in a
 //     later iteration can be taken for the write-back of an earlier read,
 //     and the finding then names that write (lazygit's loadUserConfig:
@@ -158,15 +189,23 @@
 //     add, under a gofrs/flock try-lock, is not reported). 2 in place:
 //     values.schema.json written into a chart directory being created:
 //     true to the rule, no hazard in practice.
-//   - exercism/cli, 1 in place: .exercism/metadata.json written once on
-//     download: true to the rule, no hazard in practice.
+//   - exercism/cli, 1 read-modify-write: real (configure: the user's
+//     configuration read by viper, changed, and saved by a persister
+//     behind an interface); 1 in place: .exercism/metadata.json written
+//     once on download: true to the rule, no hazard in practice.
 //   - cobra-cli: nothing reported, nothing to report.
-//   - lazygit (pkg/utils, pkg/config), 1 read-modify-write: real, at the
-//     wrong line (above); 1 in place: the pull-request cache saved from
+//   - lazygit (pkg/utils, pkg/config), 6 read-modify-writes: real (five
+//     edits of git-rebase-todo through todo.Parse and todo.Write during an
+//     interactive rebase, no lock; the user-config migration, at the wrong
+//     line, above); 1 in place: the pull-request cache saved from
 //     goroutines in a test: real.
+//   - gh (the config, alias, auth and update packages), 5 read-modify-writes
+//     at 3 sites: real (the config migration and auth switch, each
+//     rewriting config.yml and hosts.yml that go-gh read; the update
+//     checker's state file, read, decided on and rewritten).
 //
-// Test data of package limits, and of the corpus module's locks package,
-// pins each of these.
+// Test data of package limits, and of the corpus module's locks, parsers
+// and viperconf packages, pins each of these.
 //
 // A finding on a line that carries, or follows a line that carries, a
 // "//statuslint:ignore" comment is not reported.

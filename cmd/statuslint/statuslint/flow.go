@@ -153,6 +153,9 @@ func (s *fnState) addTo(o object, as atoms) {
 		if g.Pkg != s.c.pkg {
 			return // another package's variable: its fact is fixed
 		}
+		// what a parameter holds is the storing function's to know: read
+		// back in another function, it would stand for that one's parameter
+		as = as.filter(func(a atom) bool { return a.Kind != aParam && a.Kind != aDecParam })
 		set := s.c.globals[g]
 		if set.add(as...) {
 			s.c.globals[g] = set

@@ -121,21 +121,7 @@ func init() {
 		models[iface+".Rename"] = rename(1, 2)
 	}
 
-	// viper keeps the configuration file's name in its instance (the
-	// package-level functions use the instance v).
-	const viper = "github.com/spf13/viper"
-	for _, name := range []string{"ReadInConfig", "MergeInConfig"} {
-		models[key(viper, "Viper."+name)] = viperRead(false)
-		models[key(viper, name)] = viperRead(true)
-	}
-	for _, name := range []string{"WriteConfig", "SafeWriteConfig"} {
-		models[key(viper, "Viper."+name)] = viperWrite(false)
-		models[key(viper, name)] = viperWrite(true)
-	}
-	for _, name := range []string{"WriteConfigAs", "SafeWriteConfigAs"} {
-		models[key(viper, "Viper."+name)] = writeNamed(1, "")
-		models[key(viper, name)] = writeNamed(0, "")
-	}
+	viperModels()
 
 	// koanf: a file provider holds the file's content; Load decodes what
 	// the provider holds into the instance.
@@ -309,29 +295,6 @@ func writeNamed(path int, what string) model {
 		s.event(evWrite, k, m.instr, s.descs[k])
 		s.inPlace(m.instr, k, what, s.descs[k])
 	}
-}
-
-// viperRead models viper's ReadInConfig: the decoded configuration file of
-// the instance (the receiver, or the package's instance v).
-func viperRead(global bool) model {
-	return func(s *fnState, m *modelCall) {
-		k := viperFile(s, m, global)
-		s.event(evRead, k, m.instr, "the configuration file")
-	}
-}
-
-func viperWrite(global bool) model {
-	return func(s *fnState, m *modelCall) {
-		k := viperFile(s, m, global)
-		s.event(evWrite, k, m.instr, "the configuration file")
-	}
-}
-
-func viperFile(s *fnState, m *modelCall, global bool) string {
-	if global {
-		return "github.com/spf13/viper.v.configFile"
-	}
-	return s.term(m.arg(0)) + ".configFile"
 }
 
 // passValue models a call whose result is computed from argument from.

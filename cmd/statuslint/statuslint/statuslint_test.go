@@ -76,5 +76,6 @@ func TestLibraries(t *testing.T) {
 	linttest.RunModule(t, filepath.Join("..", "testdata", "corpus"), statuslint.Analyzer,
 		"statuslint.test/corpus/libs/aferofs", "statuslint.test/corpus/libs/viperconf",
 		"statuslint.test/corpus/libs/koanfconf", "statuslint.test/corpus/libs/billyfs",
-		"statuslint.test/corpus/libs/codecs", "statuslint.test/corpus/libs/locks")
+		"statuslint.test/corpus/libs/codecs", "statuslint.test/corpus/libs/locks",
+		"statuslint.test/corpus/libs/parsers")
 }

@@ -30,3 +30,74 @@ func initConfig(p string) error {
 	v.Set("token", "")
 	return v.WriteConfigAs(p)
 }
+
+// The shape of a CLI's configure command: an instance read by search path
+// and name, kept in a struct field, changed, and saved by a persister
+// behind an interface under a spelled-out path.
+
+type persister interface {
+	save(v *viper.Viper, name string) error
+}
+
+type filePersister struct{ dir string }
+
+func (p filePersister) save(v *viper.Viper, name string) error {
+	v.SetConfigType("json")
+	return v.WriteConfigAs(p.dir + "/" + name + ".json")
+}
+
+type memPersister struct{}
+
+func (memPersister) save(*viper.Viper, string) error { return nil }
+
+type configuration struct {
+	user      *viper.Viper
+	persister persister
+}
+
+func (c configuration) save(name string) error { return c.persister.save(c.user, name) }
+
+var userConfig = viper.New()
+
+func configure(dir, token string) error {
+	c := configuration{persister: filePersister{dir: dir}}
+	userConfig.AddConfigPath(dir)
+	userConfig.SetConfigName("user")
+	_ = userConfig.ReadInConfig()
+	c.user = userConfig
+	return runConfigure(c, token) // want `read-modify-write of c without a lock`
+}
+
+// runConfigure changes and saves the configuration it is given: the
+// read-modify-write is its caller's, which read it.
+func runConfigure(c configuration, token string) error {
+	c.user.Set("token", token)
+	return c.save("user")
+}
+
+// The same without the read: a fresh configuration saved through the
+// persister. Not reported.
+func configureFresh(dir, token string) error {
+	c := configuration{user: viper.New(), persister: filePersister{dir: dir}}
+	c.user.Set("token", token)
+	return c.save("user")
+}
+
+// The instance stands for the document it read, so a copy saved to
+// another file is reported too (a documented false positive).
+func exportConfig(p, dst string) error {
+	v := viper.New()
+	v.SetConfigFile(p)
+	if err := v.ReadInConfig(); err != nil {
+		return err
+	}
+	return v.WriteConfigAs(dst) // want `read-modify-write of .* without a lock`
+}
+
+// The global instance written under a spelled-out path.
+func setTokenGlobalAs(p, token string) error {
+	viper.AddConfigPath(p)
+	_ = viper.ReadInConfig()
+	viper.Set("token", token)
+	return viper.WriteConfigAs(p + "/config.json") // want `read-modify-write of .* without a lock`
+}

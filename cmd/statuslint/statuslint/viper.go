@@ -1,0 +1,76 @@
+package statuslint
+
+import (
+	"go/types"
+)
+
+// viper finds its configuration file by search path and name, so a path
+// does not name the document: the instance does. An instance that was read
+// (ReadInConfig, MergeInConfig) holds a handle on its document, which
+// flows with the instance (into struct fields, through parameters and
+// interfaces), and a write by that instance (WriteConfig, WriteConfigAs,
+// SafeWriteConfig, SafeWriteConfigAs) is a write of the document it read,
+// whatever path WriteConfigAs is given. The package-level functions use
+// viper's own instance, one document for the whole program.
+const viperPkg = "github.com/spf13/viper"
+
+// viperGlobal is the key of the document of viper's package-level
+// instance.
+const viperGlobal = viperPkg + ".v.configFile"
+
+func viperModels() {
+	for _, name := range []string{"ReadInConfig", "MergeInConfig"} {
+		models[key(viperPkg, "Viper."+name)] = viperRead(false)
+		models[key(viperPkg, name)] = viperRead(true)
+	}
+	for _, name := range []string{"WriteConfig", "SafeWriteConfig"} {
+		models[key(viperPkg, "Viper."+name)] = viperWrite(false, -1)
+		models[key(viperPkg, name)] = viperWrite(true, -1)
+	}
+	for _, name := range []string{"WriteConfigAs", "SafeWriteConfigAs"} {
+		models[key(viperPkg, "Viper."+name)] = viperWrite(false, 1)
+		models[key(viperPkg, name)] = viperWrite(true, 0)
+	}
+}
+
+// viperRead reads and decodes the instance's document and gives the
+// instance a handle on it.
+func viperRead(global bool) model {
+	return func(s *fnState, m *modelCall) {
+		if global {
+			s.event(evRead, viperGlobal, m.instr, "the configuration file")
+			return
+		}
+		k := s.term(m.arg(0)) + ".configFile"
+		s.event(evRead, k, m.instr, "the configuration file")
+		s.store(m.arg(0), atoms{{Kind: aHandle, Key: k, Flag: intArg{Known: true, Val: s.c.os.rdwr}}})
+	}
+}
+
+// viperWrite writes the instance's document: the one the instance was
+// read from (its handle), or else the one its name stands for; with path
+// >= 0, the file that argument names too.
+func viperWrite(global bool, path int) model {
+	return func(s *fnState, m *modelCall) {
+		if path >= 0 {
+			k := s.pathKey(m.arg(path), m.instr)
+			s.event(evWrite, k, m.instr, s.descs[k])
+		}
+		if global {
+			s.event(evWrite, viperGlobal, m.instr, "the configuration file")
+			return
+		}
+		s.event(evWrite, s.term(m.arg(0))+".configFile", m.instr, "the configuration file")
+		s.writeVia(m.instr, s.atomsOf(m.arg(0)), "the configuration file")
+	}
+}
+
+// isViper reports whether t is a viper instance (*viper.Viper), which
+// stands for its configuration file.
+func isViper(t types.Type) bool {
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := types.Unalias(t).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == viperPkg && n.Obj().Name() == "Viper"
+}
