@@ -338,12 +338,13 @@ func setSeam(tb testing.TB, p *bool, v bool) {
 	tb.Cleanup(func() { *p = old })
 }
 
-// lockAsync waits for name's lock in a goroutine, as Lock does, releases it
-// at once, and reports how the wait ended.
-func lockAsync(ctx context.Context, name string) <-chan error {
+// lockAsync waits for name's lock in a goroutine, as Lock does (as the
+// replaced queue did if old), releases it at once, and reports how the wait
+// ended.
+func lockAsync(ctx context.Context, name string, old bool) <-chan error {
 	got := make(chan error, 1)
 	go func() {
-		f, err := lockWith(ctx, name, false)
+		f, err := lockWith(ctx, name, old)
 		if err == nil {
 			f.Close()
 		}

@@ -59,14 +59,7 @@ func TestStoppedWaiter(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), deadline)
 			defer cancel()
-			got := make(chan error, 1)
-			go func() {
-				f, err := lockWith(ctx, name, old)
-				if err == nil {
-					f.Close()
-				}
-				got <- err
-			}()
+			got := lockAsync(ctx, name, old)
 			<-asleep
 			release()
 			err := <-got
@@ -109,14 +102,7 @@ func TestAbsorbingReader(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), deadline)
 			defer cancel()
-			got := make(chan error, 1)
-			go func() {
-				f, err := lockWith(ctx, name, false)
-				if err == nil {
-					f.Close()
-				}
-				got <- err
-			}()
+			got := lockAsync(ctx, name, false)
 			waitFor(t, "the waiter sleeps on the bell", func() bool { return bellSleepers(os.Getpid()) > 0 })
 			holder.Close() // rings: the reader wakes, and sleeps again
 			err = <-got
@@ -254,15 +240,8 @@ func TestEventFlood(t *testing.T) {
 			var once sync.Once
 			hook(t, &testHookTry, func() { tries.Add(1) })
 			hook(t, &testHookSleep, func() { once.Do(func() { close(asleep) }) })
-			got := make(chan error, 1)
 			t0 := time.Now()
-			go func() {
-				f, err := lockWith(t.Context(), name, old)
-				if err == nil {
-					f.Close()
-				}
-				got <- err
-			}()
+			got := lockAsync(t.Context(), name, old)
 			<-asleep
 			fl := flooder(t, name, 30_000)
 			fl.expect(t, "done")
@@ -486,14 +465,7 @@ func TestFalseRings(t *testing.T) {
 				sleeps.Add(1)
 				once.Do(func() { close(asleep) })
 			})
-			got := make(chan error, 1)
-			go func() {
-				f, err := lockWith(t.Context(), name, false)
-				if err == nil {
-					f.Close()
-				}
-				got <- err
-			}()
+			got := lockAsync(t.Context(), name, false)
 			<-asleep
 			r := start(t, helperCmd(t, helperArgs{Mode: "ring", Name: name}))
 			for range 20 {

@@ -90,14 +90,7 @@ func TestPythonReleaseRings(t *testing.T) {
 			t.Cleanup(func() { testNoTimeouts = false })
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			got := make(chan error, 1)
-			go func() {
-				f, err := lockWith(ctx, name, false)
-				if err == nil {
-					f.Close()
-				}
-				got <- err
-			}()
+			got := lockAsync(ctx, name, false)
 			waitFor(t, "asleep on the bell", func() bool { return bellSleepers(os.Getpid()) > 0 })
 
 			if _, err := holder.stdin.Write([]byte("release\n")); err != nil {

@@ -43,7 +43,7 @@ func TestStoppedPythonWaiter(t *testing.T) {
 			asleep := asleepHook(t)
 			ctx, cancel := context.WithTimeout(t.Context(), deadline)
 			defer cancel()
-			got := lockAsync(ctx, name)
+			got := lockAsync(ctx, name, false)
 			<-asleep
 			waitFor(t, "our waiter asleep on the bell", func() bool { return bellSleepers(os.Getpid()) > 0 })
 			if holder != nil {
@@ -80,7 +80,7 @@ func TestSilentRelease(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), deadline)
 			defer cancel()
-			got := lockAsync(ctx, name)
+			got := lockAsync(ctx, name, false)
 			<-asleep
 			waitFor(t, "the waiter asleep on the bell", func() bool { return bellSleepers(os.Getpid()) > 0 })
 			release()
