@@ -200,7 +200,7 @@ func resultType(call *ssa.Call, i int) types.Type {
 // fitting drops the handles from as when a value of type t cannot hold
 // one (a []string of paths computed from a struct that holds a handle).
 func (c *checker) fitting(as atoms, t types.Type) atoms {
-	if !as.has(aHandle) && !as.has(aParam) || holdsHandle(t, make(map[types.Type]bool)) {
+	if !as.has(aHandle) && !as.has(aParam) || c.holdsHandle(t) {
 		return as
 	}
 	return c.withoutHandles(as)
