@@ -104,9 +104,10 @@ type checker struct {
 	imports      map[string]*types.Package     // every package in the import graph
 	globalStores map[*ssa.Global][]*ssa.Store  // assignments of this package's variables
 	globalKeys   map[*ssa.Global]string        // memo of globalTerm
-	methods      map[string][]*types.Func      // methods with facts, by name
-	imported     map[string][]*types.Func      // the same, of other packages
+	methods      map[string][]*types.Func      // this package's methods with facts, by name
+	imported     map[string][]*types.Func      // the same, of other packages; see importedMethods
 	impls        map[*types.Func][]*types.Func // memo of implementations
+	handles      map[types.Type]bool           // memo of holdsHandle
 	os           osConsts
 	round        int
 	changed      bool
@@ -128,6 +129,7 @@ func newChecker(pass *analysis.Pass, ir *buildssa.SSA) *checker {
 		imports:      make(map[string]*types.Package),
 		globalStores: make(map[*ssa.Global][]*ssa.Store),
 		globalKeys:   make(map[*ssa.Global]string),
+		handles:      make(map[types.Type]bool),
 	}
 	seen := make(map[*ssa.Function]bool)
 	var add func(fn *ssa.Function)
@@ -377,16 +379,36 @@ func (c *checker) importedFact(obj *types.Func) *fnFact {
 	return nil
 }
 
-// indexMethods lists the methods that have facts, by name, for calls
-// through interfaces.
+// indexMethods lists this package's methods that have facts, by name, for
+// calls through interfaces. The list is taken at the start of each round,
+// so that what a call through an interface does within a round does not
+// depend on the order in which the round analyses the functions.
 func (c *checker) indexMethods() {
 	// Maps are iterated in random order, and what a call through an
 	// interface does is the union of its implementations, in bounded sets:
 	// the lists are sorted so that the result does not depend on the run.
+	c.methods = make(map[string][]*types.Func)
+	c.impls = make(map[*types.Func][]*types.Func)
+	for fn, f := range c.local {
+		obj, ok := fn.Object().(*types.Func)
+		if ok && isMethod(obj) && fn.Parent() == nil && fn.Synthetic == "" && f != nil && !f.empty() {
+			c.methods[obj.Name()] = append(c.methods[obj.Name()], obj)
+		}
+	}
+	for _, fns := range c.methods {
+		sortFuncs(fns)
+	}
+}
+
+// importedMethods lists the methods of other packages that have facts, by
+// name. It is built on the first call through an interface: it reads every
+// fact of the import graph, which most packages never need.
+func (c *checker) importedMethods() map[string][]*types.Func {
 	if c.imported == nil {
 		c.imported = make(map[string][]*types.Func)
 		for _, of := range c.pass.AllObjectFacts() {
-			if fn, ok := of.Object.(*types.Func); ok && isMethod(fn) {
+			// this package's own facts, once exported, are not imported
+			if fn, ok := of.Object.(*types.Func); ok && isMethod(fn) && fn.Pkg() != c.pass.Pkg {
 				if _, ok := of.Fact.(*fnFact); ok {
 					c.imported[fn.Name()] = append(c.imported[fn.Name()], fn)
 				}
@@ -396,28 +418,20 @@ func (c *checker) indexMethods() {
 			sortFuncs(fns)
 		}
 	}
-	c.methods = make(map[string][]*types.Func)
-	c.impls = make(map[*types.Func][]*types.Func)
-	for name, fns := range c.imported {
-		c.methods[name] = fns
-	}
-	local := make(map[string][]*types.Func)
-	for fn, f := range c.local {
-		obj, ok := fn.Object().(*types.Func)
-		if ok && isMethod(obj) && fn.Parent() == nil && fn.Synthetic == "" && f != nil && !f.empty() {
-			local[obj.Name()] = append(local[obj.Name()], obj)
-		}
-	}
-	for name, fns := range local {
-		sortFuncs(fns)
-		c.methods[name] = append(slices.Clip(c.methods[name]), fns...)
-	}
+	return c.imported
 }
 
+// sortFuncs orders functions by package path, position and full name. The
+// full name, which is built on each call, is compared only on a tie.
 func sortFuncs(fns []*types.Func) {
 	slices.SortFunc(fns, func(a, b *types.Func) int {
-		return cmp.Or(strings.Compare(pkgPath(a), pkgPath(b)), cmp.Compare(a.Pos(), b.Pos()),
-			strings.Compare(a.FullName(), b.FullName()))
+		if c := strings.Compare(pkgPath(a), pkgPath(b)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Pos(), b.Pos()); c != 0 {
+			return c
+		}
+		return strings.Compare(a.FullName(), b.FullName())
 	})
 }
 
@@ -431,7 +445,8 @@ func (c *checker) implementations(m *types.Func) []*types.Func {
 	sig, _ := m.Type().(*types.Signature)
 	if sig != nil && sig.Recv() != nil {
 		iface, _ := sig.Recv().Type().Underlying().(*types.Interface)
-		for _, cand := range c.methods[m.Name()] {
+		cands := slices.Concat(c.importedMethods()[m.Name()], c.methods[m.Name()])
+		for _, cand := range cands {
 			recv := cand.Type().(*types.Signature).Recv()
 			if iface == nil || recv == nil || hasTypeParams(recv.Type()) {
 				continue

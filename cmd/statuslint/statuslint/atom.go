@@ -49,7 +49,15 @@ func (a intArg) String() string {
 }
 
 func compareAtoms(a, b atom) int {
-	return cmp.Or(cmp.Compare(a.Kind, b.Kind), strings.Compare(a.Key, b.Key), cmp.Compare(a.Param, b.Param),
+	// The fields are compared in order, each only on a tie: this runs for
+	// every atom added to a set.
+	if c := cmp.Compare(a.Kind, b.Kind); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Key, b.Key); c != 0 {
+		return c
+	}
+	return cmp.Or(cmp.Compare(a.Param, b.Param),
 		boolCompare(a.NoHandle, b.NoHandle),
 		boolCompare(a.Flag.Known, b.Flag.Known), cmp.Compare(a.Flag.Val, b.Flag.Val),
 		boolCompare(a.Flag.FromParam, b.Flag.FromParam), cmp.Compare(a.Flag.Param, b.Flag.Param))
@@ -70,6 +78,12 @@ type atoms []atom
 
 // add adds the atoms of more and reports whether s changed.
 func (s *atoms) add(more ...atom) bool {
+	if len(*s) == 0 && len(more) > 0 && isSet(more) {
+		// the common case, a set copied into an empty one: what adding
+		// its atoms one by one would make, in one copy
+		*s = append((*s)[:0], more[:min(len(more), maxAtoms)]...)
+		return true
+	}
 	changed := false
 	for _, a := range more {
 		i, found := slices.BinarySearchFunc(*s, a, compareAtoms)
@@ -80,6 +94,16 @@ func (s *atoms) add(more ...atom) bool {
 		changed = true
 	}
 	return changed
+}
+
+// isSet reports whether as is sorted and has no atom twice.
+func isSet(as []atom) bool {
+	for i := 1; i < len(as); i++ {
+		if compareAtoms(as[i-1], as[i]) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (s atoms) has(kind atomKind) bool {

@@ -723,13 +723,28 @@ func (s *fnState) mayHoldContent(i int) bool {
 // mayHoldHandle reports whether what parameter i holds can include a file
 // handle: an interface, an *os.File, or a value with one in it.
 func (s *fnState) mayHoldHandle(i int) bool {
-	return holdsHandle(s.paramType(i), make(map[types.Type]bool))
+	return s.c.holdsHandle(s.paramType(i))
 }
 
 // isOSFile reports whether t is os.File.
 func isOSFile(t types.Type) bool {
 	n, ok := types.Unalias(t).(*types.Named)
 	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "os" && n.Obj().Name() == "File"
+}
+
+// holdsHandle reports whether a value of type t can hold an open file: an
+// *os.File, or an interface, anywhere in it. The answer depends on t alone,
+// and the same types are asked about again in every round: it is kept.
+func (c *checker) holdsHandle(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	h, ok := c.handles[t]
+	if !ok {
+		h = holdsHandle(t, make(map[types.Type]bool))
+		c.handles[t] = h
+	}
+	return h
 }
 
 func holdsHandle(t types.Type, seen map[types.Type]bool) bool {

@@ -200,7 +200,7 @@ func resultType(call *ssa.Call, i int) types.Type {
 // fitting drops the handles from as when a value of type t cannot hold
 // one (a []string of paths computed from a struct that holds a handle).
 func (c *checker) fitting(as atoms, t types.Type) atoms {
-	if !as.has(aHandle) && !as.has(aParam) || holdsHandle(t, make(map[types.Type]bool)) {
+	if !as.has(aHandle) && !as.has(aParam) || c.holdsHandle(t) {
 		return as
 	}
 	return c.withoutHandles(as)
@@ -210,7 +210,7 @@ func (c *checker) fitting(as atoms, t types.Type) atoms {
 // computed from a handle holds what was read from it) and marks its
 // parameters as bringing no handle.
 func (c *checker) withoutHandles(as atoms) atoms {
-	var out atoms
+	out := make(atoms, 0, len(as))
 	for _, a := range as {
 		switch a.Kind {
 		case aHandle:
@@ -222,6 +222,9 @@ func (c *checker) withoutHandles(as atoms) atoms {
 			a.NoHandle = true
 		}
 		out.add(a)
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
