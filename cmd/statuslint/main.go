@@ -12,7 +12,7 @@
 // Both report the same. Alone, it holds every package of the build, its
 // dependencies' included, in memory at once; go vet analyses one package
 // per process. On a large dependency graph use go vet: on kubectx, which
-// imports the Kubernetes client, the standalone command peaked at 4.5 GB,
+// imports the Kubernetes client, the standalone command peaked at about 4 GB,
 // go vet's largest process at 0.38 GB.
 //
 // Exit status: 0 when there is nothing to report, 3 when something is
