@@ -30,6 +30,18 @@ const (
 	controlDeadline = 3 * time.Second
 )
 
+// deadlineCtx returns a context that ends after controlDeadline for a
+// CONTROL, else after okDeadline.
+func deadlineCtx(t *testing.T, control bool) context.Context {
+	d := okDeadline
+	if control {
+		d = controlDeadline
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // TestStoppedWaiter: another process waits for the lock ahead of us and is
 // stopped (SIGSTOP: Ctrl-Z, a paused container, a debugger). When the
 // holder releases, we get the lock. (A stopped process leaves the bell's
@@ -53,12 +65,7 @@ func TestStoppedWaiter(t *testing.T) {
 			asleep := make(chan struct{})
 			var once sync.Once
 			hook(t, &testHookSleep, func() { once.Do(func() { close(asleep) }) })
-			deadline := okDeadline
-			if old {
-				deadline = controlDeadline
-			}
-			ctx, cancel := context.WithTimeout(t.Context(), deadline)
-			defer cancel()
+			ctx := deadlineCtx(t, old)
 			got := lockAsync(ctx, name, old)
 			<-asleep
 			release()
@@ -96,12 +103,7 @@ func TestAbsorbingReader(t *testing.T) {
 			r := start(t, helperCmd(t, helperArgs{Mode: "absorb", Name: name}))
 			r.expect(t, "sleeping")
 			waitFor(t, "the reader sleeps on the bell", func() bool { return bellSleepers(r.cmd.Process.Pid) > 0 })
-			deadline := okDeadline
-			if !timeouts {
-				deadline = controlDeadline
-			}
-			ctx, cancel := context.WithTimeout(t.Context(), deadline)
-			defer cancel()
+			ctx := deadlineCtx(t, !timeouts)
 			got := lockAsync(ctx, name, false)
 			waitFor(t, "the waiter sleeps on the bell", func() bool { return bellSleepers(os.Getpid()) > 0 })
 			holder.Close() // rings: the reader wakes, and sleeps again
@@ -131,12 +133,7 @@ func TestForeignMarks(t *testing.T) {
 				t.Fatal(err)
 			}
 			markHolder(t, name, 1, oldQueueBase+1)
-			deadline := okDeadline
-			if old {
-				deadline = controlDeadline
-			}
-			ctx, cancel := context.WithTimeout(t.Context(), deadline)
-			defer cancel()
+			ctx := deadlineCtx(t, old)
 			f, err := lockWith(ctx, name, old)
 			if err == nil {
 				f.Close()

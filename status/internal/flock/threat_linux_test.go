@@ -74,12 +74,7 @@ func TestSilentRelease(t *testing.T) {
 			release := holdLock(t, name) // a plain flock: its release rings nothing
 			setSeam(t, &testNoTimeouts, !timeouts)
 			asleep := asleepHook(t)
-			deadline := okDeadline
-			if !timeouts {
-				deadline = controlDeadline
-			}
-			ctx, cancel := context.WithTimeout(t.Context(), deadline)
-			defer cancel()
+			ctx := deadlineCtx(t, !timeouts)
 			got := lockAsync(ctx, name, false)
 			<-asleep
 			waitFor(t, "the waiter asleep on the bell", func() bool { return bellSleepers(os.Getpid()) > 0 })
