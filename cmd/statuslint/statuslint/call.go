@@ -1,6 +1,7 @@
 package statuslint
 
 import (
+	"go/token"
 	"go/types"
 	"strings"
 
@@ -867,7 +868,7 @@ func decodeTarget(t types.Type) bool {
 				return false
 			}
 		}
-		return !hasMethod(t, "Read") && !hasMethod(t, "Write")
+		return !implements(t, readerIface) && !implements(t, writerIface)
 	case *types.Map:
 		return true
 	case *types.Interface:
@@ -905,15 +906,38 @@ func bufferType(t types.Type) bool {
 		return isByte(tt.Elem())
 	case *types.Pointer:
 		_, isStruct := tt.Elem().Underlying().(*types.Struct)
-		return isStruct && hasMethod(t, "Write") && hasMethod(t, "String")
+		return isStruct && implements(t, writerIface) && implements(t, stringerIface)
 	}
 	return false
 }
 
-func hasMethod(t types.Type, name string) bool {
-	obj, _, _ := types.LookupFieldOrMethod(t, true, nil, name)
-	_, ok := obj.(*types.Func)
-	return ok
+// implements reports whether a value of type t, or an addressable one, has
+// the methods of iface (io.Reader, io.Writer, fmt.Stringer below): what a
+// value can do is told by its method set, signatures included.
+func implements(t types.Type, iface *types.Interface) bool {
+	if types.Implements(t, iface) {
+		return true
+	}
+	_, isPtr := t.Underlying().(*types.Pointer)
+	return !isPtr && !types.IsInterface(t) && types.Implements(types.NewPointer(t), iface)
+}
+
+// The interfaces io.Reader, io.Writer and fmt.Stringer, built here because
+// the package analysed need not import io or fmt.
+var (
+	readerIface   = oneMethod("Read", bytesParam, intErrResults)
+	writerIface   = oneMethod("Write", bytesParam, intErrResults)
+	stringerIface = oneMethod("String", nil, types.NewTuple(types.NewParam(token.NoPos, nil, "", types.Typ[types.String])))
+
+	bytesParam    = types.NewTuple(types.NewParam(token.NoPos, nil, "p", types.NewSlice(types.Typ[types.Byte])))
+	intErrResults = types.NewTuple(
+		types.NewParam(token.NoPos, nil, "n", types.Typ[types.Int]),
+		types.NewParam(token.NoPos, nil, "err", types.Universe.Lookup("error").Type()))
+)
+
+func oneMethod(name string, params, results *types.Tuple) *types.Interface {
+	sig := types.NewSignatureType(nil, nil, nil, params, results, false)
+	return types.NewInterfaceType([]*types.Func{types.NewFunc(token.NoPos, nil, name, sig)}, nil).Complete()
 }
 
 func isByte(t types.Type) bool {

@@ -51,7 +51,7 @@ func readerType(t types.Type) bool {
 	if sl, ok := t.Underlying().(*types.Slice); ok && isByte(sl.Elem()) {
 		return true
 	}
-	return isOSFile(t) || hasMethod(t, "Read")
+	return isOSFile(t) || implements(t, readerIface)
 }
 
 // structured reports whether a value of type t is a structured document:
@@ -81,7 +81,7 @@ func structured(t types.Type) bool {
 		return true
 	case *types.Struct:
 		if fileLike(types.NewPointer(t), make(map[types.Type]bool)) ||
-			hasMethod(types.NewPointer(t), "Read") || hasMethod(types.NewPointer(t), "Write") {
+			implements(t, readerIface) || implements(t, writerIface) {
 			return false
 		}
 		return !boxes(t, make(map[types.Type]bool)) && carriesText(t, make(map[types.Type]bool))
