@@ -896,7 +896,8 @@ func contentType(t types.Type) bool {
 }
 
 // bufferType reports whether t is a buffer a call can fill: bytes, or a
-// pointer to a type with a Write method (bytes.Buffer, strings.Builder).
+// pointer to a struct that is an io.Writer and a fmt.Stringer
+// (bytes.Buffer, strings.Builder).
 func bufferType(t types.Type) bool {
 	if t == nil {
 		return false
