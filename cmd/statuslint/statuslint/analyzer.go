@@ -107,6 +107,8 @@ type checker struct {
 	methods      map[string][]*types.Func      // this package's methods with facts, by name
 	imported     map[string][]*types.Func      // the same, of other packages; see importedMethods
 	impls        map[*types.Func][]*types.Func // memo of implementations
+	loaders      []*types.Func                 // this package's loaders; see indexMethods
+	importedLd   []*types.Func                 // the same, of other packages; see importedMethods
 	handles      map[types.Type]bool           // memo of holdsHandle
 	os           osConsts
 	round        int
@@ -389,15 +391,23 @@ func (c *checker) indexMethods() {
 	// the lists are sorted so that the result does not depend on the run.
 	c.methods = make(map[string][]*types.Func)
 	c.impls = make(map[*types.Func][]*types.Func)
+	c.loaders = nil
 	for fn, f := range c.local {
 		obj, ok := fn.Object().(*types.Func)
-		if ok && isMethod(obj) && fn.Parent() == nil && fn.Synthetic == "" && f != nil && !f.empty() {
+		if !ok || fn.Parent() != nil || fn.Synthetic != "" || f == nil || f.empty() {
+			continue
+		}
+		switch {
+		case isMethod(obj):
 			c.methods[obj.Name()] = append(c.methods[obj.Name()], obj)
+		case isLoader(obj, f):
+			c.loaders = append(c.loaders, obj)
 		}
 	}
 	for _, fns := range c.methods {
 		sortFuncs(fns)
 	}
+	sortFuncs(c.loaders)
 }
 
 // importedMethods lists the methods of other packages that have facts, by
@@ -408,17 +418,53 @@ func (c *checker) importedMethods() map[string][]*types.Func {
 		c.imported = make(map[string][]*types.Func)
 		for _, of := range c.pass.AllObjectFacts() {
 			// this package's own facts, once exported, are not imported
-			if fn, ok := of.Object.(*types.Func); ok && isMethod(fn) && fn.Pkg() != c.pass.Pkg {
-				if _, ok := of.Fact.(*fnFact); ok {
-					c.imported[fn.Name()] = append(c.imported[fn.Name()], fn)
-				}
+			fn, ok := of.Object.(*types.Func)
+			f, isFn := of.Fact.(*fnFact)
+			if !ok || !isFn || fn.Pkg() == c.pass.Pkg {
+				continue
+			}
+			switch {
+			case isMethod(fn):
+				c.imported[fn.Name()] = append(c.imported[fn.Name()], fn)
+			case isLoader(fn, f):
+				c.importedLd = append(c.importedLd, fn)
 			}
 		}
 		for _, fns := range c.imported {
 			sortFuncs(fns)
 		}
+		sortFuncs(c.importedLd)
 	}
 	return c.imported
+}
+
+// isLoader reports whether fn, a function with fact f, returns a file's
+// content as a value of a type the program defines (see [programResult]):
+// a function value of its signature whose functions are not known may be
+// it (see [fnState.likeLoaders]).
+func isLoader(fn *types.Func, f *fnFact) bool {
+	sig, _ := fn.Type().(*types.Signature)
+	return sig != nil && sig.TypeParams().Len() == 0 && programResult(sig) &&
+		slices.ContainsFunc(f.Results, func(as atoms) bool {
+			return slices.ContainsFunc(as, func(a atom) bool { return a.Kind == aDecoded || a.Kind == aContent })
+		})
+}
+
+// programResult reports whether a result of sig has a named type (or a
+// pointer to one) that is defined outside the standard library: a
+// signature such as func() error or func() ([]byte, error) says nothing
+// of what a function value of it does.
+func programResult(sig *types.Signature) bool {
+	for v := range sig.Results().Variables() {
+		t := v.Type()
+		if p, ok := t.(*types.Pointer); ok {
+			t = p.Elem()
+		}
+		if n, ok := types.Unalias(t).(*types.Named); ok && n.Obj().Pkg() != nil && !isStd(n.Obj().Pkg()) {
+			return true
+		}
+	}
+	return false
 }
 
 // sortFuncs orders functions by package path, position and full name. The

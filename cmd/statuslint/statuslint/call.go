@@ -3,6 +3,7 @@ package statuslint
 import (
 	"go/token"
 	"go/types"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
@@ -159,7 +160,32 @@ func (s *fnState) dynamic(instr ssa.CallInstruction, callee ssa.Value, args []ss
 			handled = true
 		}
 	}
+	if !handled {
+		s.likeLoaders(instr, callee, args)
+	}
 	return handled
+}
+
+// likeLoaders applies, to a call of a function value whose functions are
+// not known (one kept in a struct field that another package sets, such as
+// a command factory's loader of its configuration), the reads and results
+// of every function of the program with the same signature that returns a
+// file's content as a value of a type the program defines (see
+// [isLoader]). What else the call does stays opaque.
+func (s *fnState) likeLoaders(instr ssa.CallInstruction, callee ssa.Value, args []ssa.Value) {
+	sig, _ := callee.Type().Underlying().(*types.Signature)
+	if sig == nil || !programResult(sig) {
+		return
+	}
+	s.c.importedMethods() // builds the imported loaders
+	for _, fn := range slices.Concat(s.c.loaders, s.c.importedLd) {
+		if !types.Identical(fn.Type(), sig) {
+			continue
+		}
+		if f := s.c.importedFact(fn); f != nil {
+			s.apply(instr, &fnFact{Results: f.Results, Reads: f.Reads}, args, len(args), nil)
+		}
+	}
 }
 
 // literal returns the last analysis of a function literal of this package.

@@ -38,8 +38,27 @@ func (s *fnState) event(kind eventKind, key string, instr ssa.CallInstruction, d
 	if key == "" {
 		return
 	}
-	s.events = append(s.events, event{kind: kind, key: key, instr: instr, desc: desc,
-		maybe: s.union && kind == evWrite})
+	maybe := s.union && kind == evWrite && !s.givesDocument(instr, key)
+	s.events = append(s.events, event{kind: kind, key: key, instr: instr, desc: desc, maybe: maybe})
+}
+
+// givesDocument reports whether the call gives the content of file key,
+// or what was decoded from it, to what it calls: a write of that file by
+// some implementation of an interface is then taken to be made, since the
+// call hands it the document (a configuration object, loaded once, whose
+// Write saves it).
+func (s *fnState) givesDocument(instr ssa.CallInstruction, key string) bool {
+	for _, a := range callArgs(instr.Common()) {
+		if a == nil {
+			continue
+		}
+		for _, at := range s.atomsOf(a) {
+			if (at.Kind == aDecoded || at.Kind == aContent) && at.Key == key {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // truncate records an open with flags: a truncating write (in place) when

@@ -82,7 +82,15 @@
 //
 // A call through an interface does what every implementation in the
 // program does; a call through a function value, what every function it
-// may hold does.
+// may hold does. A write that only some implementations make counts when
+// the call is given that file's document (a configuration object, loaded
+// once, whose Write saves it). A function value whose functions are not in
+// sight (kept in a struct field that a package the caller does not import
+// fills, such as a command factory's loader of the configuration) reads
+// and returns what every function of the program with the same signature
+// does when it returns a file's content as a type the program defines;
+// one whose results are all types of the standard library (func() ([]byte,
+// error)) says nothing of what it reads and stays opaque.
 //
 // # Facts: helpers of any depth, in any package
 //
@@ -148,10 +156,11 @@
 //     configuration, a cache) and saved by an event handler later is not
 //     reported (lazygit's app state and pull-request cache, k9s's
 //     configuration saved from its views).
-//   - A call of a function kept in a struct field that another package
-//     sets is opaque: a document loaded through it is not seen (gh's
-//     commands read their configuration through the factory's Config
-//     field, opts.Config(), and 7 of its 10 read-modify-writes are missed).
+//   - A function value whose functions are not in sight is taken for
+//     every loader of the program with its signature: when it holds a
+//     function that reads nothing, what follows can be reported wrongly.
+//     One whose results are all types of the standard library is opaque,
+//     and a document loaded through it is not seen.
 //   - A viper instance that was read and then written with
 //     WriteConfigAs to another file (an export) is reported: the instance,
 //     not the path, stands for the document.
@@ -199,10 +208,12 @@
 //     interactive rebase, no lock; the user-config migration, at the wrong
 //     line, above); 1 in place: the pull-request cache saved from
 //     goroutines in a test: real.
-//   - gh (the config, alias, auth and update packages), 5 read-modify-writes
-//     at 3 sites: real (the config migration and auth switch, each
-//     rewriting config.yml and hosts.yml that go-gh read; the update
-//     checker's state file, read, decided on and rewritten).
+//   - gh (the config, alias, auth and update packages), 19
+//     read-modify-writes at 10 sites: real (config set, alias set, delete
+//     and import, auth login, logout and refresh: config.yml and hosts.yml
+//     loaded through the factory's Config, changed and saved by Write; the
+//     config migration and auth switch; each reported once per file; the
+//     update checker's state file, read, decided on and rewritten).
 //
 // Test data of package limits, and of the corpus module's locks, parsers
 // and viperconf packages, pins each of these.
