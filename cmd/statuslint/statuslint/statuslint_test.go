@@ -29,7 +29,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 //     migration;
 //   - limits: the documented false negatives (no want) and false positives
 //     (want), pinned so that a change in them is seen;
-//   - crosspkg: helpers of package wsutil seen through facts.
+//   - crosspkg: helpers of package wsutil seen through facts;
+//   - appconf, appcmd: a configuration loaded through a factory's function
+//     field that a package appcmd does not import fills (gh's shape), and
+//     saved through an interface: reported; a configuration the command is
+//     given, a blank one, a loader of bytes: not.
 func TestAnalyzer(t *testing.T) {
 	linttest.Run(t, "testdata", statuslint.Analyzer,
 		"svc/agentic", "svc/runner", "svc/monitor", "example.com/core",
