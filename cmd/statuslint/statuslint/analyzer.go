@@ -394,25 +394,17 @@ func (c *checker) indexMethods() {
 	c.loaders = nil
 	for fn, f := range c.local {
 		obj, ok := fn.Object().(*types.Func)
-		if !ok || fn.Parent() != nil || fn.Synthetic != "" || f == nil || f.empty() {
-			continue
-		}
-		switch {
-		case isMethod(obj):
-			c.methods[obj.Name()] = append(c.methods[obj.Name()], obj)
-		case isLoader(obj, f):
-			c.loaders = append(c.loaders, obj)
+		if ok && fn.Parent() == nil && fn.Synthetic == "" && f != nil && !f.empty() {
+			index(obj, f, c.methods, &c.loaders)
 		}
 	}
-	for _, fns := range c.methods {
-		sortFuncs(fns)
-	}
-	sortFuncs(c.loaders)
+	sortIndex(c.methods, c.loaders)
 }
 
 // importedMethods lists the methods of other packages that have facts, by
-// name. It is built on the first call through an interface: it reads every
-// fact of the import graph, which most packages never need.
+// name, and their loaders. It is built on the first call through an
+// interface or an unknown function value: it reads every fact of the
+// import graph, which most packages never need.
 func (c *checker) importedMethods() map[string][]*types.Func {
 	if c.imported == nil {
 		c.imported = make(map[string][]*types.Func)
@@ -420,22 +412,32 @@ func (c *checker) importedMethods() map[string][]*types.Func {
 			// this package's own facts, once exported, are not imported
 			fn, ok := of.Object.(*types.Func)
 			f, isFn := of.Fact.(*fnFact)
-			if !ok || !isFn || fn.Pkg() == c.pass.Pkg {
-				continue
-			}
-			switch {
-			case isMethod(fn):
-				c.imported[fn.Name()] = append(c.imported[fn.Name()], fn)
-			case isLoader(fn, f):
-				c.importedLd = append(c.importedLd, fn)
+			if ok && isFn && fn.Pkg() != c.pass.Pkg {
+				index(fn, f, c.imported, &c.importedLd)
 			}
 		}
-		for _, fns := range c.imported {
-			sortFuncs(fns)
-		}
-		sortFuncs(c.importedLd)
+		sortIndex(c.imported, c.importedLd)
 	}
 	return c.imported
+}
+
+// index adds fn, a function with fact f, to methods by name if it is a
+// method, or else to loaders if it is one.
+func index(fn *types.Func, f *fnFact, methods map[string][]*types.Func, loaders *[]*types.Func) {
+	switch {
+	case isMethod(fn):
+		methods[fn.Name()] = append(methods[fn.Name()], fn)
+	case isLoader(fn, f):
+		*loaders = append(*loaders, fn)
+	}
+}
+
+// sortIndex orders the lists of index.
+func sortIndex(methods map[string][]*types.Func, loaders []*types.Func) {
+	for _, fns := range methods {
+		sortFuncs(fns)
+	}
+	sortFuncs(loaders)
 }
 
 // isLoader reports whether fn, a function with fact f, returns a file's
