@@ -230,9 +230,11 @@ func (c *checker) withoutHandles(as atoms) atoms {
 }
 
 // noContent reports whether a value of type t cannot carry a file's
-// content, a handle or a function: errors and booleans.
+// content, a handle or a function: errors and booleans, and the SSA
+// builder's own types (the iterator of a range over a map, a defer
+// stack), which go/types cannot compare.
 func noContent(t types.Type) bool {
-	if t == nil {
+	if t == nil || !goType(t) {
 		return true
 	}
 	if isError(t) {
@@ -385,4 +387,15 @@ func (s *fnState) argAtoms(args []ssa.Value, i int) atoms {
 		return nil
 	}
 	return s.atomsOf(args[i])
+}
+
+// goType reports whether t is one of go/types' types.
+func goType(t types.Type) bool {
+	switch t.(type) {
+	case *types.Basic, *types.Pointer, *types.Array, *types.Slice, *types.Map, *types.Chan,
+		*types.Struct, *types.Tuple, *types.Signature, *types.Named, *types.Interface,
+		*types.TypeParam, *types.Union, *types.Alias:
+		return true
+	}
+	return false
 }
