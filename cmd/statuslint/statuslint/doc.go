@@ -170,6 +170,13 @@
 //   - The same file under two spellings (filepath.Join(ws, "status.json")
 //     and ws+"/status.json") is two files; a variable reassigned to another
 //     path between the read and the write is taken for one.
+//   - A document that carries its own path is not followed to it: when
+//     Load(dir) reads Join(dir, "config.json") into a value whose Filename
+//     field it sets, and Save renames onto that field, the write's key is
+//     the field, which does not meet the read's; a path merged from several
+//     values (Filename or the target of its symbolic link) has no key at
+//     all. Nor is a writer that keeps its path in a field and renames onto
+//     it in Close. (docker/cli: 8 of its 10 read-modify-writes missed.)
 //   - A stale copy assigned inside Mutate's function literal (*s = stale)
 //     is not reported.
 //   - A finding names the variable the path is made of (workspaceDir),
@@ -211,7 +218,10 @@
 //     interactive rebase, no lock; the user-config migration, at the wrong
 //     line, above); 1 in place: the pull-request cache saved from
 //     goroutines in a test: real.
-//   - gh (the config, alias, auth and update packages), 19
+//   - docker/cli, 2 read-modify-writes: real (manifest annotate and
+//     manifest create --amend: the local manifest read, changed and
+//     written back in place).
+//   - gh (whole repository), 19
 //     read-modify-writes at 10 sites: real (config set, alias set, delete
 //     and import, auth login, logout and refresh: config.yml and hosts.yml
 //     loaded through the factory's Config, changed and saved by Write; the
