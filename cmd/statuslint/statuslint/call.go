@@ -354,6 +354,7 @@ func (s *fnState) apply(instr ssa.CallInstruction, f *fnFact, args []ssa.Value, 
 			s.event(evWrite, key, instr, s.describe(instr, k, args, f.Recv))
 			s.within(inner, evWrite, k)
 		}
+		s.ownFile(instr, k, args)
 		s.union = union
 	}
 	union := s.union
@@ -394,6 +395,22 @@ func (s *fnState) apply(instr ssa.CallInstruction, f *fnFact, args []ssa.Value, 
 	for _, p := range f.Moves {
 		if p < len(args) && args[p] != nil {
 			s.renamed[s.argTerm(args[p])] = true
+		}
+	}
+}
+
+// ownFile records, for a write to a path that a document keeps in one of
+// its fields (template k is a field of a parameter), a write of the file
+// that document was decoded from: a configuration that remembers where it
+// was loaded from is saved there.
+func (s *fnState) ownFile(instr ssa.CallInstruction, k string, args []ssa.Value) {
+	p, ok := fieldOfParam(k)
+	if !ok || p >= len(args) || args[p] == nil {
+		return
+	}
+	for _, a := range s.atomsOf(args[p]) {
+		if a.Kind == aDecoded && isTemplate(a.Key) {
+			s.event(evWrite, a.Key, instr, "")
 		}
 	}
 }

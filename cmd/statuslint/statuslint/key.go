@@ -1,6 +1,7 @@
 package statuslint
 
 import (
+	"go/token"
 	"strconv"
 	"strings"
 )
@@ -46,6 +47,29 @@ func viaIndex(k string) (int, bool) {
 		return 0, false
 	}
 	i, err := strconv.Atoi(s)
+	return i, err == nil
+}
+
+// fieldOfParam reports which parameter a key is a field of ($0.Filename,
+// $1.Paths.Config).
+func fieldOfParam(k string) (int, bool) {
+	rest, ok := strings.CutPrefix(k, paramDelim)
+	if !ok {
+		return 0, false
+	}
+	n, fields, ok := strings.Cut(rest, paramDelim)
+	if !ok || fields == "" {
+		return 0, false
+	}
+	for _, f := range strings.Split(fields, ".")[1:] {
+		if f == "" || !token.IsIdentifier(f) {
+			return 0, false
+		}
+	}
+	if !strings.HasPrefix(fields, ".") {
+		return 0, false
+	}
+	i, err := strconv.Atoi(n)
 	return i, err == nil
 }
 

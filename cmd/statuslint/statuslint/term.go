@@ -320,7 +320,8 @@ func (s *fnState) binTerm(b *ssa.BinOp) string {
 }
 
 // phiTerm keys a value assigned on several paths: the key they all give,
-// if they agree.
+// if they agree. A field of a local structure (the path an error carries,
+// say) stands for the file the others name, if any does.
 func (s *fnState) phiTerm(p *ssa.Phi) string {
 	t := ""
 	for _, e := range p.Edges {
@@ -329,6 +330,7 @@ func (s *fnState) phiTerm(p *ssa.Phi) string {
 		}
 		et := s.term(e)
 		switch {
+		case strings.Contains(et, localMarker) && localField(e):
 		case strings.Contains(et, localMarker):
 			return s.localTerm(p)
 		case t == "":
@@ -341,6 +343,16 @@ func (s *fnState) phiTerm(p *ssa.Phi) string {
 		return s.localTerm(p)
 	}
 	return t
+}
+
+// localField reports whether v is loaded from a field of a structure.
+func localField(v ssa.Value) bool {
+	u, ok := v.(*ssa.UnOp)
+	if !ok || u.Op != token.MUL {
+		return false
+	}
+	_, ok = u.X.(*ssa.FieldAddr)
+	return ok
 }
 
 func (s *fnState) extractTerm(e *ssa.Extract) string {
@@ -383,6 +395,11 @@ func (s *fnState) callTerm(call *ssa.Call, i int) string {
 		if fn == nil {
 			return s.localTerm(call)
 		}
+		if samePath[s.c.funcKeyOf(fn)] && i == 0 {
+			if t, ok := argTerm(0); ok {
+				return t
+			}
+		}
 		if f := s.c.summaryOf(fn); f != nil && i < len(f.Paths) && f.Paths[i] != "" {
 			if t, ok := substitute(f.Paths[i], argTerm); ok {
 				return t
@@ -398,6 +415,15 @@ func (s *fnState) callTerm(call *ssa.Call, i int) string {
 		parts[n] = s.term(a)
 	}
 	return name + "(" + strings.Join(parts, ", ") + ")" + suffix
+}
+
+// samePath lists the functions whose result names the file their argument
+// names: a symbolic link resolved, a path made absolute or cleaned.
+var samePath = map[string]bool{
+	key("path/filepath", "EvalSymlinks"): true,
+	key("path/filepath", "Abs"):          true,
+	key("path/filepath", "Clean"):        true,
+	key("path", "Clean"):                 true,
 }
 
 // callArgs returns the arguments of a call, the receiver first for a

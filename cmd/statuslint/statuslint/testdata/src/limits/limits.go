@@ -338,29 +338,3 @@ func writeFresh(m *makers, p string) {
 	d := m.fresh(p)
 	save(p, d) // want `read-modify-write of p without a lock: read and decoded at line 338`
 }
-
-// FALSE NEGATIVE: a document that carries its own path is not followed to
-// it: the write's key is the field, which does not meet the read's.
-type selfDoc struct {
-	Filename string `json:"-"`
-	Status   string `json:"status"`
-}
-
-func loadSelf(dir string) *selfDoc {
-	p := filepath.Join(dir, "config.json")
-	d := &selfDoc{Filename: p}
-	data, _ := os.ReadFile(p)
-	_ = json.Unmarshal(data, d)
-	return d
-}
-
-func (d *selfDoc) save() {
-	out, _ := json.Marshal(d)
-	_ = fs.WriteAtomic(d.Filename, out, 0o644)
-}
-
-func completeSelf(dir string) {
-	d := loadSelf(dir)
-	d.Status = "done"
-	d.save()
-}
