@@ -354,7 +354,7 @@ func (s *fnState) apply(instr ssa.CallInstruction, f *fnFact, args []ssa.Value, 
 			s.event(evWrite, key, instr, s.describe(instr, k, args, f.Recv))
 			s.within(inner, evWrite, k)
 		}
-		s.ownFile(instr, k, args)
+		s.ownFile(instr, f, k, args)
 		s.union = union
 	}
 	union := s.union
@@ -399,16 +399,17 @@ func (s *fnState) apply(instr ssa.CallInstruction, f *fnFact, args []ssa.Value, 
 	}
 }
 
-// ownFile records, for a write to a path that a document keeps in one of
-// its fields (template k is a field of a parameter), a write of the file
-// that document was decoded from: a configuration that remembers where it
-// was loaded from is saved there.
-func (s *fnState) ownFile(instr ssa.CallInstruction, k string, args []ssa.Value) {
-	p, ok := fieldOfParam(k)
-	if !ok || p >= len(args) || args[p] == nil {
+// ownFile records, for a method's write to a path that its receiver keeps
+// in a field of its own (template k is $recv.Field), a write of the file
+// the receiver was decoded from: a configuration that remembers where it
+// was loaded from is saved there. A path deeper in a value, or in a
+// parameter that is not the receiver, is another file that the value
+// names (a container's ID file named in its options).
+func (s *fnState) ownFile(instr ssa.CallInstruction, f *fnFact, k string, args []ssa.Value) {
+	if !f.Recv || len(args) == 0 || args[0] == nil || !ownField(k) {
 		return
 	}
-	for _, a := range s.atomsOf(args[p]) {
+	for _, a := range s.atomsOf(args[0]) {
 		if a.Kind == aDecoded && isTemplate(a.Key) {
 			s.event(evWrite, a.Key, instr, "")
 		}

@@ -50,27 +50,10 @@ func viaIndex(k string) (int, bool) {
 	return i, err == nil
 }
 
-// fieldOfParam reports which parameter a key is a field of ($0.Filename,
-// $1.Paths.Config).
-func fieldOfParam(k string) (int, bool) {
-	rest, ok := strings.CutPrefix(k, paramDelim)
-	if !ok {
-		return 0, false
-	}
-	n, fields, ok := strings.Cut(rest, paramDelim)
-	if !ok || fields == "" {
-		return 0, false
-	}
-	for _, f := range strings.Split(fields, ".")[1:] {
-		if f == "" || !token.IsIdentifier(f) {
-			return 0, false
-		}
-	}
-	if !strings.HasPrefix(fields, ".") {
-		return 0, false
-	}
-	i, err := strconv.Atoi(n)
-	return i, err == nil
+// ownField reports whether a key is a field of parameter 0 ($recv.Path).
+func ownField(k string) bool {
+	f, ok := strings.CutPrefix(k, paramMarker(0)+".")
+	return ok && token.IsIdentifier(f)
 }
 
 // isTemplate reports whether a key can enter a fact: it names nothing
