@@ -92,6 +92,11 @@
 // one whose results are all types of the standard library (func() ([]byte,
 // error)) says nothing of what it reads and stays opaque.
 //
+// A document may keep the path it was loaded from in a field of its own and
+// save itself there: a method's write to a field of its receiver is a
+// write of the file the receiver was decoded from. A path resolved by
+// filepath.EvalSymlinks, Abs or Clean names the file its argument names.
+//
 // # Facts: helpers of any depth, in any package
 //
 // Every function gets a fact that says, in terms of its parameters,
@@ -170,13 +175,12 @@
 //   - The same file under two spellings (filepath.Join(ws, "status.json")
 //     and ws+"/status.json") is two files; a variable reassigned to another
 //     path between the read and the write is taken for one.
-//   - A document that carries its own path is not followed to it: when
-//     Load(dir) reads Join(dir, "config.json") into a value whose Filename
-//     field it sets, and Save renames onto that field, the write's key is
-//     the field, which does not meet the read's; a path merged from several
-//     values (Filename or the target of its symbolic link) has no key at
-//     all. Nor is a writer that keeps its path in a field and renames onto
-//     it in Close. (docker/cli: 8 of its 10 read-modify-writes missed.)
+//   - A document kept inside another value is not followed to the path it
+//     keeps: docker/cli's credential store holds the configuration in a
+//     field and saves it through an interface, so docker login and logout
+//     are missed. Nor is a writer that keeps its path in a field and
+//     renames onto it in Close (docker's context metadata). (docker/cli:
+//     5 of its 10 read-modify-writes missed.)
 //   - A stale copy assigned inside Mutate's function literal (*s = stale)
 //     is not reported.
 //   - A finding names the variable the path is made of (workspaceDir),
@@ -218,9 +222,10 @@
 //     interactive rebase, no lock; the user-config migration, at the wrong
 //     line, above); 1 in place: the pull-request cache saved from
 //     goroutines in a test: real.
-//   - docker/cli, 2 read-modify-writes: real (manifest annotate and
-//     manifest create --amend: the local manifest read, changed and
-//     written back in place).
+//   - docker/cli, 5 read-modify-writes: real (context use, context rm and
+//     the example plugin: config.json loaded through ConfigFile(), changed
+//     and saved; manifest annotate and manifest create --amend: the local
+//     manifest read, changed and written back in place).
 //   - gh (whole repository), 19
 //     read-modify-writes at 10 sites: real (config set, alias set, delete
 //     and import, auth login, logout and refresh: config.yml and hosts.yml

@@ -338,3 +338,37 @@ func writeFresh(m *makers, p string) {
 	d := m.fresh(p)
 	save(p, d) // want `read-modify-write of p without a lock: read and decoded at line 338`
 }
+
+// FALSE NEGATIVE: a document that keeps its own path is followed to it
+// when its own method saves it, not when it is kept inside another value
+// that saves it through an interface (a credential store holding the
+// configuration).
+type selfDoc struct {
+	Filename string `json:"-"`
+	Status   string `json:"status"`
+}
+
+func loadSelf(dir string) *selfDoc {
+	p := filepath.Join(dir, "config.json")
+	d := &selfDoc{Filename: p}
+	data, _ := os.ReadFile(p)
+	_ = json.Unmarshal(data, d)
+	return d
+}
+
+func (d *selfDoc) save() {
+	out, _ := json.Marshal(d)
+	_ = fs.WriteAtomic(d.Filename, out, 0o644)
+}
+
+type saver interface{ save() }
+
+type keeper struct{ doc saver }
+
+func (k keeper) store() { k.doc.save() }
+
+func completeKept(dir string) {
+	d := loadSelf(dir)
+	d.Status = "done"
+	keeper{doc: d}.store()
+}
