@@ -90,30 +90,30 @@ func run(pass *analysis.Pass) (_ any, err error) {
 
 // A checker holds what one pass knows.
 type checker struct {
-	pass         *analysis.Pass
-	pkg          *ssa.Package
-	funcs        []*ssa.Function               // the package's functions, literals included
-	local        map[*ssa.Function]*fnFact     // summaries of this package's functions
-	globals      map[*ssa.Global]atoms         // what this package's variables hold
-	states       map[*ssa.Function]*fnState    // the last analysis of each function
-	exempt       map[*ssa.Function]bool        // run under status.Mutate's lock
-	goes         map[*ssa.Function]bool        // started by a go statement
-	keyed        map[string]*ssa.Function      // this package's functions by funcKey
-	calls        map[token.Pos]*ast.CallExpr   // call expressions by Lparen
-	files        map[*token.File]*ast.File     // for the ignore directive and _test.go
-	imports      map[string]*types.Package     // every package in the import graph
-	globalStores map[*ssa.Global][]*ssa.Store  // assignments of this package's variables
-	globalKeys   map[*ssa.Global]string        // memo of globalTerm
-	methods      map[string][]*types.Func      // this package's methods with facts, by name
-	imported     map[string][]*types.Func      // the same, of other packages; see importedMethods
-	impls        map[*types.Func][]*types.Func // memo of implementations
-	loaders      []*types.Func                 // this package's loaders; see indexMethods
-	importedLd   []*types.Func                 // the same, of other packages; see importedMethods
-	handles      map[types.Type]bool           // memo of holdsHandle
-	os           osConsts
-	round        int
-	changed      bool
-	wrappers     []*ssa.Function // analysed on demand this round
+	pass            *analysis.Pass
+	pkg             *ssa.Package
+	funcs           []*ssa.Function               // the package's functions, literals included
+	local           map[*ssa.Function]*fnFact     // summaries of this package's functions
+	globals         map[*ssa.Global]atoms         // what this package's variables hold
+	states          map[*ssa.Function]*fnState    // the last analysis of each function
+	exempt          map[*ssa.Function]bool        // run under status.Mutate's lock
+	goes            map[*ssa.Function]bool        // started by a go statement
+	keyed           map[string]*ssa.Function      // this package's functions by funcKey
+	calls           map[token.Pos]*ast.CallExpr   // call expressions by Lparen
+	files           map[*token.File]*ast.File     // for the ignore directive and _test.go
+	imports         map[string]*types.Package     // every package in the import graph
+	globalStores    map[*ssa.Global][]*ssa.Store  // assignments of this package's variables
+	globalKeys      map[*ssa.Global]string        // memo of globalTerm
+	methods         map[string][]*types.Func      // this package's methods with facts, by name
+	imported        map[string][]*types.Func      // the same, of other packages; see importedMethods
+	impls           map[*types.Func][]*types.Func // memo of implementations
+	loaders         []*types.Func                 // this package's loaders; see indexMethods
+	importedLoaders []*types.Func                 // the same, of other packages; see importedMethods
+	handles         map[types.Type]bool           // memo of holdsHandle
+	os              osConsts
+	round           int
+	changed         bool
+	wrappers        []*ssa.Function // analysed on demand this round
 }
 
 func newChecker(pass *analysis.Pass, ir *buildssa.SSA) *checker {
@@ -413,10 +413,10 @@ func (c *checker) importedMethods() map[string][]*types.Func {
 			fn, ok := of.Object.(*types.Func)
 			f, isFn := of.Fact.(*fnFact)
 			if ok && isFn && fn.Pkg() != c.pass.Pkg {
-				index(fn, f, c.imported, &c.importedLd)
+				index(fn, f, c.imported, &c.importedLoaders)
 			}
 		}
-		sortIndex(c.imported, c.importedLd)
+		sortIndex(c.imported, c.importedLoaders)
 	}
 	return c.imported
 }

@@ -178,7 +178,7 @@ func (s *fnState) likeLoaders(instr ssa.CallInstruction, callee ssa.Value, args 
 		return
 	}
 	s.c.importedMethods() // builds the imported loaders
-	for _, fn := range slices.Concat(s.c.loaders, s.c.importedLd) {
+	for _, fn := range slices.Concat(s.c.loaders, s.c.importedLoaders) {
 		if !types.Identical(fn.Type(), sig) {
 			continue
 		}

@@ -231,8 +231,8 @@ func (c *checker) withoutHandles(as atoms) atoms {
 
 // noContent reports whether a value of type t cannot carry a file's
 // content, a handle or a function: errors and booleans, and the SSA
-// builder's own types (the iterator of a range over a map, a defer
-// stack), which go/types cannot compare.
+// builder's own types (such as the iterator of a range over a map), which
+// go/types cannot compare.
 func noContent(t types.Type) bool {
 	if t == nil || !goType(t) {
 		return true
