@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"maps"
 	"math"
 	"reflect"
@@ -157,6 +156,8 @@ func toTime(v any) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// toStringSlice and toStringMap take the common forms without reflection
+// and leave the rest to the decoder, so that they convert as Decode does.
 func toStringSlice(v any) ([]string, bool) {
 	switch x := v.(type) {
 	case []string:
@@ -166,13 +167,13 @@ func toStringSlice(v any) ([]string, bool) {
 		for i, e := range x {
 			s, ok := e.(string)
 			if !ok {
-				return nil, false
+				return decodeAs[[]string](v)
 			}
 			out[i] = s
 		}
 		return out, true
 	}
-	return nil, false
+	return decodeAs[[]string](v)
 }
 
 func toStringMap(v any) (map[string]string, bool) {
@@ -184,54 +185,50 @@ func toStringMap(v any) (map[string]string, bool) {
 		for k, e := range x {
 			s, ok := e.(string)
 			if !ok {
-				return nil, false
+				return decodeAs[map[string]string](v)
 			}
 			out[k] = s
 		}
 		return out, true
 	}
-	return nil, false
+	return decodeAs[map[string]string](v)
 }
 
-// assign implements Lookup: convert v for the variable dst points to.
-func assign(dst, v any) error {
+// convertFast stores v, converted, into the variable dst points to, for
+// the types the getters return, without reflection, and reports whether it
+// did. It makes the conversions the decoder makes: whatever it does not
+// take, a failure included, goes on to the decoder, which words the error.
+func convertFast(dst, v any) bool {
 	switch d := dst.(type) {
 	case *string:
-		return store(d, v, toString)
+		return convertTo(d, v, toString)
 	case *int:
-		return store(d, v, toInt)
+		return convertTo(d, v, toInt)
 	case *int64:
-		return store(d, v, toInt64)
+		return convertTo(d, v, toInt64)
 	case *float64:
-		return store(d, v, toFloat64)
+		return convertTo(d, v, toFloat64)
 	case *bool:
-		return store(d, v, toBool)
+		return convertTo(d, v, toBool)
 	case *time.Duration:
-		return store(d, v, toDuration)
+		return convertTo(d, v, toDuration)
 	case *time.Time:
-		return store(d, v, toTime)
+		return convertTo(d, v, toTime)
 	case *[]string:
-		return store(d, v, toStringSlice)
+		return convertTo(d, v, toStringSlice)
 	case *map[string]string:
-		return store(d, v, toStringMap)
-	case *any:
-		return store(d, v, func(v any) (any, bool) { return copyOut(v), true })
+		return convertTo(d, v, toStringMap)
 	}
-	if err := decodeInto(dst, v); err != nil {
-		return err
-	}
-	return nil
+	return false
 }
 
-// store sets *d to v converted by conv, or says why it cannot.
-func store[T any](d *T, v any, conv func(any) (T, bool)) error {
+func convertTo[T any](d *T, v any, conv func(any) (T, bool)) bool {
 	if d == nil {
-		return fmt.Errorf("%w: Lookup into nil %T", ErrUnsupported, d)
+		return false
 	}
 	x, ok := conv(v)
-	if !ok {
-		return fmt.Errorf("%w: %s to %T", ErrConversion, kindOf(v), x)
+	if ok {
+		*d = x
 	}
-	*d = x
-	return nil
+	return ok
 }

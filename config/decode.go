@@ -22,23 +22,35 @@ import (
 // The result is built from a deep copy: mutating it, or anything it
 // holds, never changes what is stored.
 //
-// Conversions are those of [Snapshot.Lookup] for scalars (a string "8" fills
-// an int, "30s" a time.Duration: what FromEnv stores for a new key) and,
-// recursively:
+// The conversions below are the package's only ones: the getters and
+// [Snapshot.Lookup] make the same.
 //
+//   - int and the other integer types: any integer that fits; a float64
+//     with no fractional part (what JSON decoding produces) that fits; a
+//     time.Duration (its nanoseconds); a string in base 10 (what FromEnv
+//     stores for a new key).
+//   - float64, float32: any integer or float that fits; a string
+//     strconv.ParseFloat accepts.
+//   - bool: a bool; a string strconv.ParseBool accepts ("true", "0", ...).
+//   - string: a string or a value of a named string type. Numbers are not
+//     formatted: asking for a string where a number is stored is an error.
+//   - time.Duration: a Duration; a string time.ParseDuration accepts
+//     ("30s"); an integer, or a whole float64, as nanoseconds (what Save
+//     writes for a Duration).
+//   - time.Time: a Time; a string in RFC 3339 (what Save writes for a Time).
+//   - a type implementing encoding.TextUnmarshaler (slog.Level, net.IP,
+//     ...): from a string, through UnmarshalText.
 //   - struct: from a section. Each exported field is filled from the key
 //     named by its `config` tag, else its `json` tag, else its name;
 //     an exact match wins over a case-insensitive one. A tag of "-"
 //     skips the field. Fields of embedded structs are filled as if they
 //     were the outer struct's. Keys that name no field are ignored; fields
 //     whose key is missing keep their zero value.
-//   - map with string keys: from a section (or a map[string]string), one
-//     entry per key.
+//   - map with string keys: from a section or another map with string
+//     keys, one entry per key.
 //   - slice: from a list; array: from a list of exactly its length.
 //   - pointer: a new value, decoded; nil stored gives a nil pointer.
 //   - any: a deep copy of the stored value, as Get returns.
-//   - a type implementing encoding.TextUnmarshaler (slog.Level, net.IP,
-//     ...): from a string, through UnmarshalText.
 //
 // A stored nil (JSON null, an empty YAML value) gives the zero value.
 // Errors are *Error values naming the key and, in Path, where inside it
@@ -60,6 +72,9 @@ func Decode[T any](g Getter, key string) (T, error) {
 	v, ok := g.Get(key)
 	if !ok {
 		return out, &Error{Op: "decode", Key: key, Err: ErrNotFound}
+	}
+	if convertFast(&out, v) {
+		return out, nil
 	}
 	if err := decodeValue(reflect.ValueOf(&out).Elem(), v); err != nil {
 		var zero T
@@ -96,10 +111,9 @@ func DecodeAll[T any](g Getter) (T, error) {
 	return out, nil
 }
 
-// decodeInto implements Lookup for destinations that assign does not
-// name: it decodes into a copy of *dst and stores the copy only if the
-// whole decode succeeded, so fields whose keys are missing keep the
-// values *dst had.
+// decodeInto implements Lookup: it decodes into a copy of *dst and stores
+// the copy only if the whole decode succeeded, so fields whose keys are
+// missing keep the values *dst had.
 func decodeInto(dst any, v any) *valueError {
 	rv := reflect.ValueOf(dst)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
@@ -112,6 +126,13 @@ func decodeInto(dst any, v any) *valueError {
 	}
 	rv.Elem().Set(tmp)
 	return nil
+}
+
+// decodeAs converts the stored value v to a new T, as Decode does.
+func decodeAs[T any](v any) (T, bool) {
+	var out T
+	err := decodeValue(reflect.ValueOf(&out).Elem(), copyOut(v))
+	return out, err == nil
 }
 
 var (

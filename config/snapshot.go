@@ -72,8 +72,8 @@ func (s *Snapshot) String(key string) string {
 	return x
 }
 
-// Int returns the value at key as an int (see [Snapshot.Lookup] for the conversions),
-// or 0 if it is missing or cannot be converted.
+// Int returns the value at key as an int, or 0 if it is missing or cannot
+// be converted. This getter and the others convert as [Decode] does.
 func (s *Snapshot) Int(key string) int {
 	v := s.flat[key]
 	if x, ok := v.(int); ok {
@@ -128,47 +128,27 @@ func (s *Snapshot) StringMap(key string) map[string]string {
 	return v
 }
 
-// Lookup stores the value at key, converted, into the variable dst points
-// to. It returns an *Error wrapping ErrNotFound if the key is missing,
+// Lookup converts the value at key into the variable dst points to, as
+// [Decode] converts it to a T, except that decoding starts from the
+// current *dst: struct fields whose keys are missing keep their values, so
+// a struct of defaults can be overlaid with what is stored. Maps and slices
+// are replaced, not merged, and a pointer field is given a new value
+// rather than written through.
+//
+// It returns an *Error wrapping ErrNotFound if the key is missing,
 // ErrConversion if the value cannot be converted (dst is then unchanged),
 // or ErrUnsupported for a dst that is not a non-nil pointer to a type
 // Decode supports.
-//
-// Any other pointer is filled as [Decode] fills a T, except that decoding
-// starts from the current *dst: struct fields whose keys are missing keep
-// their values, so a struct of defaults can be overlaid with what is
-// stored. Maps and slices are replaced, not merged, and a pointer field is
-// given a new value rather than written through.
-//
-// dst may be *string, *int, *int64, *float64, *bool, *time.Duration,
-// *time.Time, *[]string, *map[string]string or *any, with the conversions
-// of the typed getters:
-//
-//   - int, int64: any integer type that fits; a float64 with no fractional
-//     part (what JSON decoding produces) that fits; a time.Duration (its
-//     nanoseconds); a string in base 10.
-//   - float64: any integer or float type; a string strconv.ParseFloat accepts.
-//   - bool: a bool; a string strconv.ParseBool accepts ("true", "0", ...).
-//   - string: a string or a value of a named string type. Numbers are not
-//     formatted: asking for a string where a number is stored is an error.
-//   - time.Duration: a Duration; a string time.ParseDuration accepts
-//     ("30s"); an integer, or a whole float64, as nanoseconds (what Save
-//     writes for a Duration).
-//   - time.Time: a Time; a string in RFC 3339 (what Save writes for a Time).
-//   - []string: a []string, or a []any whose elements are all strings.
-//   - map[string]string: a map[string]string, or a map[string]any whose
-//     values are all strings.
-//   - any: a deep copy of the value, as Get returns.
 func (s *Snapshot) Lookup(key string, dst any) error {
 	v, ok := s.flat[key]
 	if !ok {
 		return &Error{Op: "get", Key: key, Err: ErrNotFound}
 	}
-	if err := assign(dst, v); err != nil {
-		if verr, ok := err.(*valueError); ok {
-			return verr.toError("get", key, key, ErrConversion)
-		}
-		return &Error{Op: "get", Key: key, Err: err}
+	if convertFast(dst, v) {
+		return nil
+	}
+	if err := decodeInto(dst, v); err != nil {
+		return err.toError("get", key, key, ErrConversion)
 	}
 	return nil
 }

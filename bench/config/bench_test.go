@@ -245,3 +245,51 @@ func BenchmarkSet(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkConvert reads values in the forms a loaded file gives (an int64,
+// a list of strings) through each of the ways a caller converts them; they
+// share one set of rules (see config.Decode).
+func BenchmarkConvert(b *testing.B) {
+	c := config.New()
+	if err := c.Load(strings.NewReader(`{"port": 8080, "queues": ["a", "b", "c"], "db": {"host": "h", "port": 5432}}`)); err != nil {
+		b.Fatal(err)
+	}
+	type db struct {
+		Host string
+		Port int
+	}
+	b.Run("read=Int", func(b *testing.B) {
+		for b.Loop() {
+			sinkInt = c.Int("port")
+		}
+	})
+	b.Run("read=Lookup-int", func(b *testing.B) {
+		for b.Loop() {
+			_ = c.Lookup("port", &sinkInt)
+		}
+	})
+	b.Run("read=Decode-int", func(b *testing.B) {
+		for b.Loop() {
+			sinkInt, _ = config.Decode[int](c, "port")
+		}
+	})
+	b.Run("read=StringSlice", func(b *testing.B) {
+		for b.Loop() {
+			sinkAny = c.StringSlice("queues")
+		}
+	})
+	b.Run("read=Lookup-strings", func(b *testing.B) {
+		var s []string
+		for b.Loop() {
+			_ = c.Lookup("queues", &s)
+		}
+		sinkAny = s
+	})
+	b.Run("read=Lookup-struct", func(b *testing.B) {
+		var d db
+		for b.Loop() {
+			_ = c.Lookup("db", &d)
+		}
+		sinkAny = d
+	})
+}
