@@ -29,6 +29,8 @@ func storedValue() *rapid.Generator[any] {
 		rapid.Map(rapid.Int64Range(-1<<40, 1<<40), func(n int64) any { return n }),
 		rapid.Map(rapid.IntRange(-128, 127), func(n int) any { return small(n) }),
 		rapid.Map(rapid.Uint64(), func(n uint64) any { return n }),
+		rapid.Map(rapid.Uint8(), func(n uint8) any { return n }),
+		rapid.Map(rapid.Float32(), func(f float32) any { return f }),
 		rapid.Map(rapid.SampledFrom([]float64{0, 3, -3, 2.5, 1e300}), func(f float64) any { return f }),
 		rapid.Map(rapid.Bool(), func(b bool) any { return b }),
 		rapid.Map(rapid.Int64Range(0, 1e12), func(n int64) any { return time.Duration(n) }),
