@@ -30,6 +30,8 @@ import (
 // Values take the type of the value they override, so that the typed
 // getters and [Decode] see what the file would have given:
 //
+//   - a value of a type with an UnmarshalText method (slog.Level, say) is
+//     parsed by it, as Decode parses a string, or failing that by its kind;
 //   - a bool, integer, float or string of any Go type is parsed with
 //     strconv into that same type;
 //   - a time.Duration accepts time.ParseDuration ("30s") or integer
@@ -212,11 +214,15 @@ func envValue(old any, s string, depth int) (any, error) {
 	}
 }
 
-// envScalar parses s into a new value of old's type, for scalar kinds and,
-// as JSON, for typed containers.
+// envScalar parses s into a new value of old's type: through its
+// UnmarshalText if it has one, as Decode does, else by its kind, and for
+// typed containers as JSON.
 func envScalar(old reflect.Value, s string, depth int) (any, error) {
 	t := old.Type()
 	out := reflect.New(t).Elem()
+	if reflect.PointerTo(t).Implements(textUnmarshalerType) && decodeValue(out, s) == nil {
+		return out.Interface(), nil
+	}
 	var err error
 	switch t.Kind() {
 	case reflect.String:

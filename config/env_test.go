@@ -2,6 +2,8 @@ package config_test
 
 import (
 	"errors"
+	"log/slog"
+	"net"
 	"os"
 	"reflect"
 	"strings"
@@ -175,5 +177,34 @@ func TestFromEnvProcessEnvironment(t *testing.T) {
 	}
 	if got, _ := c.Get("dispatch.max"); got != int64(9) {
 		t.Fatalf("dispatch.max = %#v", got)
+	}
+}
+
+// A value whose type parses text (slog.Level, net.IP) takes an override as
+// Decode takes a string, through UnmarshalText; failing that, by its kind.
+func TestFromEnvTextUnmarshaler(t *testing.T) {
+	c := config.New()
+	mustSet(t, c, "log.level", slog.LevelInfo)
+	mustSet(t, c, "net.ip", net.IPv4(127, 0, 0, 1))
+	for _, tc := range []struct {
+		env  string
+		key  string
+		want any
+	}{
+		{"APP_LOG__LEVEL=debug", "log.level", slog.LevelDebug},
+		{"APP_LOG__LEVEL=WARN+1", "log.level", slog.LevelWarn + 1},
+		{"APP_LOG__LEVEL=-2", "log.level", slog.Level(-2)}, // by its kind, an int
+		{"APP_NET__IP=10.0.0.1", "net.ip", net.ParseIP("10.0.0.1")},
+	} {
+		if err := c.FromEnv("APP", []string{tc.env}); err != nil {
+			t.Fatalf("FromEnv(%s): %v", tc.env, err)
+		}
+		if got, _ := c.Get(tc.key); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("FromEnv(%s): %s = %#v, want %#v", tc.env, tc.key, got, tc.want)
+		}
+	}
+	err := c.FromEnv("APP", []string{"APP_LOG__LEVEL=loud"})
+	if !errors.Is(err, config.ErrConversion) || !strings.Contains(err.Error(), "env APP_LOG__LEVEL: at log.level: cannot convert: want slog.Level") {
+		t.Errorf("FromEnv(loud) = %v", err)
 	}
 }
