@@ -63,55 +63,20 @@ func (s *Snapshot) Has(key string) bool {
 }
 
 // String returns the string at key, or "" if it is missing or not a string.
-func (s *Snapshot) String(key string) string {
-	v := s.flat[key]
-	if x, ok := v.(string); ok { // the fast path, small enough to inline
-		return x
-	}
-	x, _ := toString(v)
-	return x
-}
+func (s *Snapshot) String(key string) string { x, _ := toString(s.flat[key]); return x }
 
 // Int returns the value at key as an int, or 0 if it is missing or cannot
 // be converted. This getter and the others convert as [Decode] does.
-func (s *Snapshot) Int(key string) int {
-	v := s.flat[key]
-	if x, ok := v.(int); ok {
-		return x
-	}
-	x, _ := toInt(v)
-	return x
-}
+func (s *Snapshot) Int(key string) int { x, _ := toInt(s.flat[key]); return x }
 
 // Int64 returns the value at key as an int64, or 0.
-func (s *Snapshot) Int64(key string) int64 {
-	v := s.flat[key]
-	if x, ok := v.(int64); ok {
-		return x
-	}
-	x, _ := toInt64(v)
-	return x
-}
+func (s *Snapshot) Int64(key string) int64 { x, _ := toInt64(s.flat[key]); return x }
 
 // Float64 returns the value at key as a float64, or 0.
-func (s *Snapshot) Float64(key string) float64 {
-	v := s.flat[key]
-	if x, ok := v.(float64); ok {
-		return x
-	}
-	x, _ := toFloat64(v)
-	return x
-}
+func (s *Snapshot) Float64(key string) float64 { x, _ := toFloat64(s.flat[key]); return x }
 
 // Bool returns the value at key as a bool, or false.
-func (s *Snapshot) Bool(key string) bool {
-	v := s.flat[key]
-	if x, ok := v.(bool); ok {
-		return x
-	}
-	x, _ := toBool(v)
-	return x
-}
+func (s *Snapshot) Bool(key string) bool { x, _ := toBool(s.flat[key]); return x }
 
 // Duration returns the value at key as a time.Duration, or 0.
 func (s *Snapshot) Duration(key string) time.Duration { v, _ := toDuration(s.flat[key]); return v }
