@@ -22,8 +22,8 @@ import (
 // The result is built from a deep copy: mutating it, or anything it
 // holds, never changes what is stored.
 //
-// The conversions below are the package's only ones: the getters and
-// [Snapshot.Lookup] make the same.
+// Every read converts this way: the getters and [Snapshot.Lookup] make
+// the same conversions.
 //
 //   - int and the other integer types: any integer that fits; a float64
 //     with no fractional part (what JSON decoding produces) that fits; a
