@@ -199,7 +199,7 @@ func (c *Config) Has(key string) bool { return c.Snapshot().Has(key) }
 // String returns the string at key, or "".
 func (c *Config) String(key string) string { return c.Snapshot().String(key) }
 
-// Int returns the value at key as an int, or 0. The getters convert as [Decode] does.
+// Int returns the value at key as an int, or 0.
 func (c *Config) Int(key string) int { return c.Snapshot().Int(key) }
 
 // Int64 returns the value at key as an int64, or 0.

@@ -68,8 +68,31 @@ func toInt64(v any) (int64, bool) {
 		return rv.Int(), true
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return uintToInt64(rv.Uint())
+	case reflect.Float32, reflect.Float64:
+		return floatToInt64(rv.Float())
 	}
 	return 0, false
+}
+
+func toUint64(v any) (uint64, bool) {
+	switch x := v.(type) {
+	case uint64:
+		return x, true
+	case float64: // a file's number beyond int64
+		if x == math.Trunc(x) && x >= 0 && x < 1<<64 {
+			return uint64(x), true
+		}
+		return 0, false
+	}
+	if rv := reflect.ValueOf(v); rv.IsValid() && rv.CanUint() {
+		return rv.Uint(), true
+	}
+	if s, ok := v.(string); ok {
+		u, err := strconv.ParseUint(s, 10, 64)
+		return u, err == nil
+	}
+	n, ok := toInt64(v)
+	return uint64(n), ok && n >= 0
 }
 
 func uintToInt64(u uint64) (int64, bool) {
@@ -106,16 +129,24 @@ func toFloat64(v any) (float64, bool) {
 	case float32:
 		return float64(x), true
 	case string:
+		// NaN and ±Inf are refused here as everywhere else: Save could
+		// not write them.
 		f, err := strconv.ParseFloat(x, 64)
-		return f, err == nil
+		if err != nil || finite(f) != nil {
+			return 0, false
+		}
+		return f, true
 	case nil:
 		return 0, false
 	}
 	if n, ok := toInt64(v); ok {
 		return float64(n), true
 	}
-	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Float32 || rv.Kind() == reflect.Float64 {
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Float32, reflect.Float64:
 		return rv.Float(), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return float64(rv.Uint()), true
 	}
 	return 0, false
 }
@@ -127,6 +158,11 @@ func toBool(v any) (bool, bool) {
 	case string:
 		b, err := strconv.ParseBool(x)
 		return b, err == nil
+	case nil:
+		return false, false
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Bool {
+		return rv.Bool(), true
 	}
 	return false, false
 }
@@ -160,6 +196,8 @@ func toTime(v any) (time.Time, bool) {
 // and leave the rest to the decoder, so that they convert as Decode does.
 func toStringSlice(v any) ([]string, bool) {
 	switch x := v.(type) {
+	case nil:
+		return nil, false
 	case []string:
 		return slices.Clone(x), true
 	case []any:
@@ -173,11 +211,16 @@ func toStringSlice(v any) ([]string, bool) {
 		}
 		return out, true
 	}
+	if k := reflect.TypeOf(v).Kind(); k != reflect.Slice && k != reflect.Array {
+		return nil, false // the decoder refuses it too
+	}
 	return decodeAs[[]string](v)
 }
 
 func toStringMap(v any) (map[string]string, bool) {
 	switch x := v.(type) {
+	case nil:
+		return nil, false
 	case map[string]string:
 		return maps.Clone(x), true
 	case map[string]any:
@@ -190,6 +233,9 @@ func toStringMap(v any) (map[string]string, bool) {
 			out[k] = s
 		}
 		return out, true
+	}
+	if t := reflect.TypeOf(v); t.Kind() != reflect.Map || t.Key().Kind() != reflect.String {
+		return nil, false // the decoder refuses it too
 	}
 	return decodeAs[map[string]string](v)
 }

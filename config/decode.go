@@ -25,17 +25,20 @@ import (
 // Every read converts this way: the getters and [Snapshot.Lookup] make
 // the same conversions.
 //
-//   - int and the other integer types: any integer that fits; a float64
-//     with no fractional part (what JSON decoding produces) that fits; a
-//     time.Duration (its nanoseconds); a string in base 10 (what FromEnv
-//     stores for a new key).
-//   - float64, float32: any integer or float that fits; a string
-//     strconv.ParseFloat accepts.
-//   - bool: a bool; a string strconv.ParseBool accepts ("true", "0", ...).
+//   - int and the other integer types: any integer in range; a float
+//     with no fractional part in range (JSON decoding gives a float64 for
+//     an integer beyond int64's range); a time.Duration (its nanoseconds);
+//     a string (of type string) in base 10, what FromEnv stores for a new
+//     key.
+//   - float64, float32: any integer (rounded to the nearest float) or float
+//     in range; a string (of type string) that strconv.ParseFloat accepts,
+//     except NaN and ±Inf.
+//   - bool: a bool, of any bool type; a string (of type string) that
+//     strconv.ParseBool accepts ("true", "0", ...).
 //   - string: a string or a value of a named string type. Numbers are not
 //     formatted: asking for a string where a number is stored is an error.
 //   - time.Duration: a Duration; a string time.ParseDuration accepts
-//     ("30s"); an integer, or a whole float64, as nanoseconds (what Save
+//     ("30s"); an integer, or a whole float, as nanoseconds (what Save
 //     writes for a Duration).
 //   - time.Time: a Time; a string in RFC 3339 (what Save writes for a Time).
 //   - a type implementing encoding.TextUnmarshaler (slog.Level, net.IP,
@@ -52,13 +55,14 @@ import (
 //   - pointer: a new value, decoded; nil stored gives a nil pointer.
 //   - any: a deep copy of the stored value, as Get returns.
 //
-// A stored nil (JSON null, an empty YAML value) gives the zero value.
-// Errors are *Error values naming the key and, in Path, where inside it
+// A stored nil (JSON null, an empty YAML value) gives the zero value,
+// whatever T is, in a list or section too: a null in a list of strings
+// gives "". Errors are *Error values naming the key and, in Path, where inside it
 // the problem is: ErrInvalidKey for a key that is not one (see Keys in the
 // package doc; "" too: [DecodeAll] decodes the whole configuration),
 // ErrNotFound for a missing key (or a nil g), ErrConversion for a value
-// that does not fit, ErrUnsupported for a T that cannot be decoded into
-// (func, chan, map with non-string keys, ...).
+// that does not fit, ErrUnsupported for a T that a value other than nil
+// cannot be decoded into (func, chan, map with non-string keys, ...).
 //
 // Decode is a function because Go methods cannot have type parameters.
 func Decode[T any](g Getter, key string) (T, error) {
@@ -128,10 +132,13 @@ func decodeInto(dst any, v any) *valueError {
 	return nil
 }
 
-// decodeAs converts the stored value v to a new T, as Decode does.
-func decodeAs[T any](v any) (T, bool) {
+// decodeAs converts the stored value v to a new []string or
+// map[string]string, as Decode does. It decodes v itself, not a copy: the
+// result holds only strings, and its callers take a v of exactly that type
+// (which the decoder would keep) themselves.
+func decodeAs[T []string | map[string]string](v any) (T, bool) {
 	var out T
-	err := decodeValue(reflect.ValueOf(&out).Elem(), copyOut(v))
+	err := decodeValue(reflect.ValueOf(&out).Elem(), v)
 	return out, err == nil
 }
 
@@ -234,21 +241,6 @@ func kindOf(v any) string {
 		return "a list"
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-func toUint64(v any) (uint64, bool) {
-	if u, ok := v.(uint64); ok {
-		return u, true
-	}
-	if rv := reflect.ValueOf(v); rv.IsValid() && rv.CanUint() {
-		return rv.Uint(), true
-	}
-	if s, ok := v.(string); ok {
-		u, err := strconv.ParseUint(s, 10, 64)
-		return u, err == nil
-	}
-	n, ok := toInt64(v)
-	return uint64(n), ok && n >= 0
 }
 
 // decodeList fills a slice or array from a list.

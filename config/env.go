@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"reflect"
@@ -30,8 +31,9 @@ import (
 // Values take the type of the value they override, so that the typed
 // getters and [Decode] see what the file would have given:
 //
-//   - a value of a type with an UnmarshalText method (slog.Level, say) is
-//     parsed by it, as Decode parses a string, or failing that by its kind;
+//   - a value of a type with an UnmarshalText method (slog.Level, net.IP)
+//     is parsed by it, as Decode parses a string; a number type among them
+//     also takes its number ("-2" for a slog.Level);
 //   - a bool, integer, float or string of any Go type is parsed with
 //     strconv into that same type;
 //   - a time.Duration accepts time.ParseDuration ("30s") or integer
@@ -214,15 +216,17 @@ func envValue(old any, s string, depth int) (any, error) {
 	}
 }
 
-// envScalar parses s into a new value of old's type: through its
-// UnmarshalText if it has one, as Decode does, else by its kind, and for
-// typed containers as JSON.
+// envScalar parses s into a new value of old's type: by its kind, for
+// typed containers as JSON, and through UnmarshalText for a type that has
+// one (see envText).
 func envScalar(old reflect.Value, s string, depth int) (any, error) {
 	t := old.Type()
-	out := reflect.New(t).Elem()
-	if reflect.PointerTo(t).Implements(textUnmarshalerType) && decodeValue(out, s) == nil {
-		return out.Interface(), nil
+	if reflect.PointerTo(t).Implements(textUnmarshalerType) {
+		if v, err := envText(t, s); err == nil || !isNumber(t.Kind()) {
+			return v, err
+		}
 	}
+	out := reflect.New(t).Elem()
 	var err error
 	switch t.Kind() {
 	case reflect.String:
@@ -258,6 +262,22 @@ func envScalar(old reflect.Value, s string, depth int) (any, error) {
 		return nil, fmt.Errorf("%w: want %s: %v", ErrConversion, t, errors.Unwrap(err))
 	}
 	return out.Interface(), nil
+}
+
+// envText parses s through the UnmarshalText of t, as Decode parses a
+// string into a t. The type's own rules apply: a string type that checks
+// its text is not bypassed by its kind. Only a number type (slog.Level)
+// takes its kind's text as well, as a file's number would give.
+func envText(t reflect.Type, s string) (any, error) {
+	p := reflect.New(t)
+	if err := p.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
+		return nil, fmt.Errorf("%w: want %s: %v", ErrConversion, t, err)
+	}
+	return p.Elem().Interface(), nil
+}
+
+func isNumber(k reflect.Kind) bool {
+	return reflect.Int <= k && k <= reflect.Float64
 }
 
 // envJSON decodes s as JSON of the shape want describes, for a key of

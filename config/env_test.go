@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -180,12 +181,25 @@ func TestFromEnvProcessEnvironment(t *testing.T) {
 	}
 }
 
+// color is a string type that checks its text.
+type color string
+
+func (c *color) UnmarshalText(b []byte) error {
+	if s := string(b); s != "red" && s != "blue" {
+		return errors.New("unknown color " + strconv.Quote(s))
+	}
+	*c = color(b)
+	return nil
+}
+
 // A value whose type parses text (slog.Level, net.IP) takes an override as
-// Decode takes a string, through UnmarshalText; failing that, by its kind.
+// Decode takes a string, through UnmarshalText; a number type also takes
+// its number.
 func TestFromEnvTextUnmarshaler(t *testing.T) {
 	c := config.New()
 	mustSet(t, c, "log.level", slog.LevelInfo)
 	mustSet(t, c, "net.ip", net.IPv4(127, 0, 0, 1))
+	mustSet(t, c, "ui.color", color("red"))
 	for _, tc := range []struct {
 		env  string
 		key  string
@@ -195,6 +209,7 @@ func TestFromEnvTextUnmarshaler(t *testing.T) {
 		{"APP_LOG__LEVEL=WARN+1", "log.level", slog.LevelWarn + 1},
 		{"APP_LOG__LEVEL=-2", "log.level", slog.Level(-2)}, // by its kind, an int
 		{"APP_NET__IP=10.0.0.1", "net.ip", net.ParseIP("10.0.0.1")},
+		{"APP_UI__COLOR=blue", "ui.color", color("blue")},
 	} {
 		if err := c.FromEnv("APP", []string{tc.env}); err != nil {
 			t.Fatalf("FromEnv(%s): %v", tc.env, err)
@@ -203,8 +218,17 @@ func TestFromEnvTextUnmarshaler(t *testing.T) {
 			t.Errorf("FromEnv(%s): %s = %#v, want %#v", tc.env, tc.key, got, tc.want)
 		}
 	}
-	err := c.FromEnv("APP", []string{"APP_LOG__LEVEL=loud"})
-	if !errors.Is(err, config.ErrConversion) || !strings.Contains(err.Error(), "env APP_LOG__LEVEL: at log.level: cannot convert: want slog.Level") {
-		t.Errorf("FromEnv(loud) = %v", err)
+	// The type's own rules are not bypassed by its kind: a string type
+	// that refuses the text, a list type that refuses it (it does not
+	// become a list of another type).
+	for env, want := range map[string]string{
+		"APP_LOG__LEVEL=loud":  "env APP_LOG__LEVEL: at log.level: cannot convert: want slog.Level",
+		"APP_UI__COLOR=purple": `env APP_UI__COLOR: at ui.color: cannot convert: want config_test.color: unknown color "purple"`,
+		"APP_NET__IP=[1,2]":    "env APP_NET__IP: at net.ip: cannot convert: want net.IP",
+	} {
+		err := c.FromEnv("APP", []string{env})
+		if !errors.Is(err, config.ErrConversion) || !strings.Contains(err.Error(), want) {
+			t.Errorf("FromEnv(%s) = %v, want an error containing %q", env, err, want)
+		}
 	}
 }

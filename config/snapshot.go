@@ -102,8 +102,8 @@ func (s *Snapshot) StringMap(key string) map[string]string {
 //
 // It returns an *Error wrapping ErrNotFound if the key is missing,
 // ErrConversion if the value cannot be converted (dst is then unchanged),
-// or ErrUnsupported for a dst that is not a non-nil pointer to a type
-// Decode supports.
+// or ErrUnsupported for a dst that is not a non-nil pointer, or points to
+// a type that Decode cannot fill from this value.
 func (s *Snapshot) Lookup(key string, dst any) error {
 	v, ok := s.flat[key]
 	if !ok {

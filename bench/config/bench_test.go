@@ -278,6 +278,16 @@ func BenchmarkConvert(b *testing.B) {
 			sinkAny = c.StringSlice("queues")
 		}
 	})
+	b.Run("read=StringSlice-missing", func(b *testing.B) {
+		for b.Loop() {
+			sinkAny = c.StringSlice("missing")
+		}
+	})
+	b.Run("read=StringMap-of-a-list", func(b *testing.B) {
+		for b.Loop() {
+			sinkMap = c.StringMap("queues")
+		}
+	})
 	b.Run("read=Lookup-strings", func(b *testing.B) {
 		var s []string
 		for b.Loop() {

@@ -13,14 +13,16 @@ import (
 )
 
 type (
-	name  string
-	small int8
+	name   string
+	small  int8
+	ratio  float64
+	toggle bool
 )
 
 // storedValue draws what a key may hold: the forms files load into, the Go
 // types Set keeps, and strings that other types parse.
 func storedValue() *rapid.Generator[any] {
-	str := rapid.SampledFrom([]string{"", "x", "8", "-3", "2.5", "true", "0", "30s", "2026-01-02T03:04:05Z"})
+	str := rapid.SampledFrom([]string{"", "x", "8", "-3", "2.5", "true", "0", "30s", "NaN", "2026-01-02T03:04:05Z"})
 	scalar := rapid.OneOf(
 		rapid.Just[any](nil),
 		rapid.Map(str, func(s string) any { return s }),
@@ -31,8 +33,11 @@ func storedValue() *rapid.Generator[any] {
 		rapid.Map(rapid.Uint64(), func(n uint64) any { return n }),
 		rapid.Map(rapid.Uint8(), func(n uint8) any { return n }),
 		rapid.Map(rapid.Float32(), func(f float32) any { return f }),
-		rapid.Map(rapid.SampledFrom([]float64{0, 3, -3, 2.5, 1e300}), func(f float64) any { return f }),
+		rapid.Map(rapid.SampledFrom([]float64{0, 3, -3, 2.5, -0.5, 1e19, 1e300}), func(f float64) any { return f }),
+		rapid.Map(rapid.Float64Range(-1000, 1000), func(f float64) any { return f }),
+		rapid.Map(rapid.SampledFrom([]float64{3, 2.5}), func(f float64) any { return ratio(f) }),
 		rapid.Map(rapid.Bool(), func(b bool) any { return b }),
+		rapid.Map(rapid.Bool(), func(b bool) any { return toggle(b) }),
 		rapid.Map(rapid.Int64Range(0, 1e12), func(n int64) any { return time.Duration(n) }),
 		rapid.Just[any](time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)),
 	)
@@ -60,12 +65,15 @@ func storedValue() *rapid.Generator[any] {
 	)
 }
 
-// A reader is one way of reading a key as a type: the getter, Lookup or
-// Decode. It returns what it read and whether it could convert.
+// A reader is one way of reading a key as a type. It returns what it read
+// and whether it could convert.
 type reader func(c *config.Config, key string) (any, bool)
 
-// readers lists, per target type, the three ways of reading it.
-type readers map[string][3]reader
+// The ways of reading a key as a T, in order: the getter, Lookup, Decode of
+// a T and Decode of a *T. The getter, Lookup and Decode of a T may take a
+// path of their own for the getters' types; the last goes through the
+// decoder's own, so it is the reference.
+type ways [4]reader
 
 func getter[T any](get func(*config.Config, string) T) reader {
 	return func(c *config.Config, key string) (any, bool) { return get(c, key), true }
@@ -82,44 +90,60 @@ func decode[T any](c *config.Config, key string) (any, bool) {
 	return x, err == nil
 }
 
-func three[T any](get func(*config.Config, string) T) [3]reader {
-	return [3]reader{getter(get), lookup[T], decode[T]}
+// decodePointer decodes into a *T, which the getters' path does not take;
+// a stored nil gives a nil pointer, T's zero value.
+func decodePointer[T any](c *config.Config, key string) (any, bool) {
+	p, err := config.Decode[*T](c, key)
+	if err != nil {
+		var zero T
+		return zero, false
+	}
+	if p == nil {
+		var zero T
+		return zero, true
+	}
+	return *p, true
 }
 
-var byType = readers{
-	"string":            three((*config.Config).String),
-	"int":               three((*config.Config).Int),
-	"int64":             three((*config.Config).Int64),
-	"float64":           three((*config.Config).Float64),
-	"bool":              three((*config.Config).Bool),
-	"time.Duration":     three((*config.Config).Duration),
-	"time.Time":         three((*config.Config).Time),
-	"[]string":          three((*config.Config).StringSlice),
-	"map[string]string": three((*config.Config).StringMap),
-	"any": three(func(c *config.Config, key string) any {
+func waysOf[T any](get func(*config.Config, string) T) ways {
+	return ways{getter(get), lookup[T], decode[T], decodePointer[T]}
+}
+
+var byType = map[string]ways{
+	"string":            waysOf((*config.Config).String),
+	"int":               waysOf((*config.Config).Int),
+	"int64":             waysOf((*config.Config).Int64),
+	"float64":           waysOf((*config.Config).Float64),
+	"bool":              waysOf((*config.Config).Bool),
+	"time.Duration":     waysOf((*config.Config).Duration),
+	"time.Time":         waysOf((*config.Config).Time),
+	"[]string":          waysOf((*config.Config).StringSlice),
+	"map[string]string": waysOf((*config.Config).StringMap),
+	"any": waysOf(func(c *config.Config, key string) any {
 		v, _ := c.Get(key)
 		return v
 	}),
 }
 
-// disagreement says how the readers differ on v, or "": Lookup and Decode
-// must both convert or both fail, to equal values, and the getter must give
-// what they give, or the zero value when they fail.
-func disagreement(v any, rs readers) string {
+// disagreement says how the ways of reading differ on v, or "": Lookup and
+// both Decodes must all convert or all fail, to equal values, and the
+// getter must give what they give, or the zero value when they fail.
+func disagreement(v any, rs map[string]ways) string {
 	c := config.New()
 	if err := c.Set("k", v); err != nil {
 		return ""
 	}
 	for _, typ := range slices.Sorted(maps.Keys(rs)) {
 		r := rs[typ]
-		got, _ := r[0](c, "k")
-		lv, lok := r[1](c, "k")
-		dv, dok := r[2](c, "k")
-		if lok != dok || !cmp.Equal(lv, dv) {
-			return fmt.Sprintf("%T %v as %s: Lookup %v (ok %v), Decode %v (ok %v)", v, v, typ, lv, lok, dv, dok)
+		ref, refOK := r[3](c, "k")
+		for i, what := range []string{"Lookup", "Decode"} {
+			got, ok := r[i+1](c, "k")
+			if ok != refOK || !cmp.Equal(got, ref) {
+				return fmt.Sprintf("%T %v as %s: %s %v (ok %v), the decoder %v (ok %v)", v, v, typ, what, got, ok, ref, refOK)
+			}
 		}
-		if !cmp.Equal(got, lv) {
-			return fmt.Sprintf("%T %v as %s: getter %v, Lookup and Decode %v (ok %v)", v, v, typ, got, lv, lok)
+		if got, _ := r[0](c, "k"); !cmp.Equal(got, ref) {
+			return fmt.Sprintf("%T %v as %s: getter %v, the decoder %v (ok %v)", v, v, typ, got, ref, refOK)
 		}
 	}
 	return ""
@@ -129,14 +153,17 @@ func disagreement(v any, rs readers) string {
 // set of rules, whichever a caller uses.
 func TestReadersAgree(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		if d := disagreement(storedValue().Draw(t, "v"), byType); d != "" {
-			t.Fatal(d)
+		for _, v := range rapid.SliceOfN(storedValue(), 10, 10).Draw(t, "vs") {
+			if d := disagreement(v, byType); d != "" {
+				t.Fatal(d)
+			}
 		}
 	})
 }
 
-// CONTROL: a StringSlice that takes only []string and lists of plain
-// strings, as a separate conversion table would, must be caught.
+// CONTROLS: a getter with its own table must be caught, whether it takes
+// less than the decoder (a StringSlice of []string and plain strings only)
+// or more (an Int that truncates fractions).
 func TestReadersAgreeControl(t *testing.T) {
 	narrow := func(c *config.Config, key string) []string {
 		switch x, _ := c.Get(key); x := x.(type) {
@@ -155,12 +182,28 @@ func TestReadersAgreeControl(t *testing.T) {
 		}
 		return nil
 	}
-	rs := readers{"[]string": three(narrow)}
-	found := false
-	rapid.Check(t, func(t *rapid.T) {
-		found = found || disagreement(storedValue().Draw(t, "v"), rs) != ""
-	})
-	if !found {
-		t.Fatal("a StringSlice with its own narrower rules was not caught")
+	wide := func(c *config.Config, key string) int {
+		if f, ok := c.Get(key); ok {
+			if f, ok := f.(float64); ok && f > -1e9 && f < 1e9 {
+				return int(f)
+			}
+		}
+		return c.Int(key)
+	}
+	for what, rs := range map[string]map[string]ways{
+		"a narrower StringSlice":      {"[]string": waysOf(narrow)},
+		"an Int truncating fractions": {"int": waysOf(wide)},
+	} {
+		// Ten values a case, as in the property, so that a control is
+		// caught in every run.
+		found := false
+		rapid.Check(t, func(t *rapid.T) {
+			for _, v := range rapid.SliceOfN(storedValue(), 10, 10).Draw(t, "vs") {
+				found = found || disagreement(v, rs) != ""
+			}
+		})
+		if !found {
+			t.Errorf("%s was not caught", what)
+		}
 	}
 }
