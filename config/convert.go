@@ -58,7 +58,10 @@ func toInt64(v any) (int64, bool) {
 		return int64(x), true
 	case string:
 		n, err := strconv.ParseInt(x, 10, 64)
-		return n, err == nil
+		if err != nil { // ParseInt gives the nearest int64 out of range
+			return 0, false
+		}
+		return n, true
 	case nil:
 		return 0, false
 	}
@@ -66,33 +69,44 @@ func toInt64(v any) (int64, bool) {
 	switch rv.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return rv.Int(), true
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return uintToInt64(rv.Uint())
 	case reflect.Float32, reflect.Float64:
 		return floatToInt64(rv.Float())
+	case reflect.String:
+		return toInt64(rv.String())
 	}
 	return 0, false
 }
 
 func toUint64(v any) (uint64, bool) {
-	switch x := v.(type) {
-	case uint64:
-		return x, true
-	case float64: // a file's number beyond int64
-		if x == math.Trunc(x) && x >= 0 && x < 1<<64 {
-			return uint64(x), true
-		}
+	if u, ok := v.(uint64); ok {
+		return u, true
+	}
+	if v == nil {
 		return 0, false
 	}
-	if rv := reflect.ValueOf(v); rv.IsValid() && rv.CanUint() {
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return rv.Uint(), true
-	}
-	if s, ok := v.(string); ok {
-		u, err := strconv.ParseUint(s, 10, 64)
-		return u, err == nil
+	case reflect.Float32, reflect.Float64: // a file's number beyond int64 is a float64
+		f := rv.Float()
+		if f != math.Trunc(f) || f < 0 || f >= 1<<64 {
+			return 0, false
+		}
+		return uint64(f), true
+	case reflect.String:
+		u, err := strconv.ParseUint(rv.String(), 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		return u, true
 	}
 	n, ok := toInt64(v)
-	return uint64(n), ok && n >= 0
+	if !ok || n < 0 {
+		return 0, false
+	}
+	return uint64(n), true
 }
 
 func uintToInt64(u uint64) (int64, bool) {
@@ -139,14 +153,16 @@ func toFloat64(v any) (float64, bool) {
 	case nil:
 		return 0, false
 	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Float32, reflect.Float64: // before toInt64, which would make -0 0
+		return rv.Float(), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return float64(rv.Uint()), true
+	case reflect.String:
+		return toFloat64(rv.String())
+	}
 	if n, ok := toInt64(v); ok {
 		return float64(n), true
-	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Float32, reflect.Float64:
-		return rv.Float(), true
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return float64(rv.Uint()), true
 	}
 	return 0, false
 }
@@ -161,8 +177,11 @@ func toBool(v any) (bool, bool) {
 	case nil:
 		return false, false
 	}
-	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Bool {
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Bool:
 		return rv.Bool(), true
+	case reflect.String:
+		return toBool(rv.String())
 	}
 	return false, false
 }
@@ -177,6 +196,9 @@ func toDuration(v any) (time.Duration, bool) {
 	case nil:
 		return 0, false
 	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.String {
+		return toDuration(rv.String())
+	}
 	n, ok := toInt64(v)
 	return time.Duration(n), ok
 }
@@ -188,6 +210,11 @@ func toTime(v any) (time.Time, bool) {
 	case string:
 		t, err := time.Parse(time.RFC3339Nano, x)
 		return t, err == nil
+	case nil:
+		return time.Time{}, false
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.String {
+		return toTime(rv.String())
 	}
 	return time.Time{}, false
 }

@@ -23,26 +23,26 @@ import (
 // holds, never changes what is stored.
 //
 // Every read converts this way: the getters and [Snapshot.Lookup] make
-// the same conversions.
+// the same conversions. A string here is a value of any string type.
 //
 //   - int and the other integer types: any integer in range; a float
 //     with no fractional part in range (JSON decoding gives a float64 for
-//     an integer beyond int64's range); a time.Duration (its nanoseconds);
-//     a string (of type string) in base 10, what FromEnv stores for a new
-//     key.
+//     an integer beyond int64's range); a string in base 10, what FromEnv
+//     stores for a new key.
 //   - float64, float32: any integer (rounded to the nearest float) or float
-//     in range; a string (of type string) that strconv.ParseFloat accepts,
-//     except NaN and ±Inf.
-//   - bool: a bool, of any bool type; a string (of type string) that
-//     strconv.ParseBool accepts ("true", "0", ...).
-//   - string: a string or a value of a named string type. Numbers are not
-//     formatted: asking for a string where a number is stored is an error.
+//     in range; a string that strconv.ParseFloat accepts, except NaN and
+//     ±Inf.
+//   - bool: a bool, of any bool type; a string that strconv.ParseBool
+//     accepts ("true", "0", ...).
+//   - string: a string. Numbers are not formatted: asking for a string
+//     where a number is stored is an error.
 //   - time.Duration: a Duration; a string time.ParseDuration accepts
 //     ("30s"); an integer, or a whole float, as nanoseconds (what Save
 //     writes for a Duration).
 //   - time.Time: a Time; a string in RFC 3339 (what Save writes for a Time).
 //   - a type implementing encoding.TextUnmarshaler (slog.Level, net.IP,
-//     ...): from a string, through UnmarshalText.
+//     ...): a string through UnmarshalText; another value as the type's
+//     kind takes it (a number for a slog.Level).
 //   - struct: from a section. Each exported field is filled from the key
 //     named by its `config` tag, else its `json` tag, else its name;
 //     an exact match wins over a case-insensitive one. A tag of "-"
@@ -167,7 +167,7 @@ func decodeValue(dst reflect.Value, v any) *valueError {
 		x, ok := toDuration(v)
 		return setIf(dst, reflect.ValueOf(x), ok, v)
 	case reflect.PointerTo(t).Implements(textUnmarshalerType):
-		if s, ok := v.(string); ok {
+		if s, ok := toString(v); ok {
 			p := reflect.New(t)
 			if err := p.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
 				return &valueError{msg: fmt.Sprintf("string to %s: %v", t, err)}

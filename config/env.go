@@ -32,8 +32,8 @@ import (
 // getters and [Decode] see what the file would have given:
 //
 //   - a value of a type with an UnmarshalText method (slog.Level, net.IP)
-//     is parsed by it, as Decode parses a string; a number type among them
-//     also takes its number ("-2" for a slog.Level);
+//     is parsed by it, as Decode parses a string ("DEBUG-2", not "-6", for
+//     a slog.Level);
 //   - a bool, integer, float or string of any Go type is parsed with
 //     strconv into that same type;
 //   - a time.Duration accepts time.ParseDuration ("30s") or integer
@@ -216,15 +216,13 @@ func envValue(old any, s string, depth int) (any, error) {
 	}
 }
 
-// envScalar parses s into a new value of old's type: by its kind, for
-// typed containers as JSON, and through UnmarshalText for a type that has
-// one (see envText).
+// envScalar parses s into a new value of old's type: through UnmarshalText
+// for a type that has one (see envText), else by its kind, and for typed
+// containers as JSON.
 func envScalar(old reflect.Value, s string, depth int) (any, error) {
 	t := old.Type()
 	if reflect.PointerTo(t).Implements(textUnmarshalerType) {
-		if v, err := envText(t, s); err == nil || !isNumber(t.Kind()) {
-			return v, err
-		}
+		return envText(t, s)
 	}
 	out := reflect.New(t).Elem()
 	var err error
@@ -265,19 +263,13 @@ func envScalar(old reflect.Value, s string, depth int) (any, error) {
 }
 
 // envText parses s through the UnmarshalText of t, as Decode parses a
-// string into a t. The type's own rules apply: a string type that checks
-// its text is not bypassed by its kind. Only a number type (slog.Level)
-// takes its kind's text as well, as a file's number would give.
+// string into a t: the type's own rules apply, not its kind's.
 func envText(t reflect.Type, s string) (any, error) {
 	p := reflect.New(t)
 	if err := p.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
 		return nil, fmt.Errorf("%w: want %s: %v", ErrConversion, t, err)
 	}
 	return p.Elem().Interface(), nil
-}
-
-func isNumber(k reflect.Kind) bool {
-	return reflect.Int <= k && k <= reflect.Float64
 }
 
 // envJSON decodes s as JSON of the shape want describes, for a key of

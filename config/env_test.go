@@ -193,8 +193,7 @@ func (c *color) UnmarshalText(b []byte) error {
 }
 
 // A value whose type parses text (slog.Level, net.IP) takes an override as
-// Decode takes a string, through UnmarshalText; a number type also takes
-// its number.
+// Decode takes a string, through UnmarshalText, and only so.
 func TestFromEnvTextUnmarshaler(t *testing.T) {
 	c := config.New()
 	mustSet(t, c, "log.level", slog.LevelInfo)
@@ -207,7 +206,7 @@ func TestFromEnvTextUnmarshaler(t *testing.T) {
 	}{
 		{"APP_LOG__LEVEL=debug", "log.level", slog.LevelDebug},
 		{"APP_LOG__LEVEL=WARN+1", "log.level", slog.LevelWarn + 1},
-		{"APP_LOG__LEVEL=-2", "log.level", slog.Level(-2)}, // by its kind, an int
+		{"APP_LOG__LEVEL=DEBUG-2", "log.level", slog.LevelDebug - 2},
 		{"APP_NET__IP=10.0.0.1", "net.ip", net.ParseIP("10.0.0.1")},
 		{"APP_UI__COLOR=blue", "ui.color", color("blue")},
 	} {
@@ -218,11 +217,12 @@ func TestFromEnvTextUnmarshaler(t *testing.T) {
 			t.Errorf("FromEnv(%s): %s = %#v, want %#v", tc.env, tc.key, got, tc.want)
 		}
 	}
-	// The type's own rules are not bypassed by its kind: a string type
-	// that refuses the text, a list type that refuses it (it does not
-	// become a list of another type).
+	// The type's own rules are not bypassed by its kind: a number its text
+	// does not name, a string type that refuses the text, a list type that
+	// refuses it (it does not become a list of another type).
 	for env, want := range map[string]string{
 		"APP_LOG__LEVEL=loud":  "env APP_LOG__LEVEL: at log.level: cannot convert: want slog.Level",
+		"APP_LOG__LEVEL=-2":    "env APP_LOG__LEVEL: at log.level: cannot convert: want slog.Level",
 		"APP_UI__COLOR=purple": `env APP_UI__COLOR: at ui.color: cannot convert: want config_test.color: unknown color "purple"`,
 		"APP_NET__IP=[1,2]":    "env APP_NET__IP: at net.ip: cannot convert: want net.IP",
 	} {

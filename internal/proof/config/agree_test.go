@@ -1,8 +1,10 @@
 package config_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -22,7 +24,8 @@ type (
 // storedValue draws what a key may hold: the forms files load into, the Go
 // types Set keeps, and strings that other types parse.
 func storedValue() *rapid.Generator[any] {
-	str := rapid.SampledFrom([]string{"", "x", "8", "-3", "2.5", "true", "0", "30s", "NaN", "2026-01-02T03:04:05Z"})
+	str := rapid.SampledFrom([]string{"", "x", "8", "+5", "-3", "2.5", "true", "0", "30s", "NaN",
+		"9223372036854775808", "2026-01-02T03:04:05Z"})
 	scalar := rapid.OneOf(
 		rapid.Just[any](nil),
 		rapid.Map(str, func(s string) any { return s }),
@@ -35,7 +38,9 @@ func storedValue() *rapid.Generator[any] {
 		rapid.Map(rapid.Float32(), func(f float32) any { return f }),
 		rapid.Map(rapid.SampledFrom([]float64{0, 3, -3, 2.5, -0.5, 1e19, 1e300}), func(f float64) any { return f }),
 		rapid.Map(rapid.Float64Range(-1000, 1000), func(f float64) any { return f }),
-		rapid.Map(rapid.SampledFrom([]float64{3, 2.5}), func(f float64) any { return ratio(f) }),
+		rapid.Map(rapid.SampledFrom([]float64{3, 2.5, 1e19, math.Copysign(0, -1)}), func(f float64) any { return ratio(f) }),
+		rapid.Map(rapid.SampledFrom([]string{"5", "2.5", "1e19"}), func(s string) any { return json.Number(s) }),
+		rapid.Map(rapid.Uint64Range(0, 1<<40), func(n uint64) any { return uintptr(n) }),
 		rapid.Map(rapid.Bool(), func(b bool) any { return b }),
 		rapid.Map(rapid.Bool(), func(b bool) any { return toggle(b) }),
 		rapid.Map(rapid.Int64Range(0, 1e12), func(n int64) any { return time.Duration(n) }),
@@ -59,6 +64,13 @@ func storedValue() *rapid.Generator[any] {
 			out := map[string]name{}
 			for k, v := range m {
 				out[k] = name(v)
+			}
+			return out
+		}),
+		rapid.Map(rapid.MapOfN(str, str, 0, 3), func(m map[string]string) any {
+			out := map[name]string{}
+			for k, v := range m {
+				out[name(k)] = v
 			}
 			return out
 		}),
@@ -139,11 +151,11 @@ func disagreement(v any, rs map[string]ways) string {
 		for i, what := range []string{"Lookup", "Decode"} {
 			got, ok := r[i+1](c, "k")
 			if ok != refOK || !cmp.Equal(got, ref) {
-				return fmt.Sprintf("%T %v as %s: %s %v (ok %v), the decoder %v (ok %v)", v, v, typ, what, got, ok, ref, refOK)
+				return fmt.Sprintf("%#v as %s: %s %#v (ok %v), the decoder %#v (ok %v)", v, typ, what, got, ok, ref, refOK)
 			}
 		}
 		if got, _ := r[0](c, "k"); !cmp.Equal(got, ref) {
-			return fmt.Sprintf("%T %v as %s: getter %v, the decoder %v (ok %v)", v, v, typ, got, ref, refOK)
+			return fmt.Sprintf("%#v as %s: getter %#v, the decoder %#v (ok %v)", v, typ, got, ref, refOK)
 		}
 	}
 	return ""
