@@ -65,15 +65,14 @@ func toInt64(v any) (int64, bool) {
 	case nil:
 		return 0, false
 	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+	switch rv := reflect.ValueOf(v); {
+	case rv.CanInt():
 		return rv.Int(), true
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+	case rv.CanUint():
 		return uintToInt64(rv.Uint())
-	case reflect.Float32, reflect.Float64:
+	case rv.CanFloat():
 		return floatToInt64(rv.Float())
-	case reflect.String:
+	case rv.Kind() == reflect.String:
 		return toInt64(rv.String())
 	}
 	return 0, false
@@ -86,16 +85,16 @@ func toUint64(v any) (uint64, bool) {
 	if v == nil {
 		return 0, false
 	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+	switch rv := reflect.ValueOf(v); {
+	case rv.CanUint():
 		return rv.Uint(), true
-	case reflect.Float32, reflect.Float64: // a file's number beyond int64 is a float64
+	case rv.CanFloat(): // a file's number beyond int64 is a float64
 		f := rv.Float()
 		if f != math.Trunc(f) || f < 0 || f >= 1<<64 {
 			return 0, false
 		}
 		return uint64(f), true
-	case reflect.String:
+	case rv.Kind() == reflect.String:
 		u, err := strconv.ParseUint(rv.String(), 10, 64)
 		if err != nil {
 			return 0, false
@@ -153,12 +152,12 @@ func toFloat64(v any) (float64, bool) {
 	case nil:
 		return 0, false
 	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Float32, reflect.Float64: // before toInt64, which would make -0 0
+	switch rv := reflect.ValueOf(v); {
+	case rv.CanFloat(): // before toInt64, which would make -0 0
 		return rv.Float(), true
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+	case rv.CanUint():
 		return float64(rv.Uint()), true
-	case reflect.String:
+	case rv.Kind() == reflect.String:
 		return toFloat64(rv.String())
 	}
 	if n, ok := toInt64(v); ok {

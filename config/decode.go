@@ -57,12 +57,13 @@ import (
 //
 // A stored nil (JSON null, an empty YAML value) gives the zero value,
 // whatever T is, in a list or section too: a null in a list of strings
-// gives "". Errors are *Error values naming the key and, in Path, where inside it
-// the problem is: ErrInvalidKey for a key that is not one (see Keys in the
-// package doc; "" too: [DecodeAll] decodes the whole configuration),
-// ErrNotFound for a missing key (or a nil g), ErrConversion for a value
-// that does not fit, ErrUnsupported for a T that a value other than nil
-// cannot be decoded into (func, chan, map with non-string keys, ...).
+// gives "". Errors are *Error values naming the key and, in Path, where
+// inside it the problem is: ErrInvalidKey for a key that is not one (see
+// Keys in the package doc; "" too: [DecodeAll] decodes the whole
+// configuration), ErrNotFound for a missing key (or a nil g),
+// ErrConversion for a value that does not fit, ErrUnsupported for a T that
+// a value other than nil cannot be decoded into (func, chan, map with
+// non-string keys, ...).
 //
 // Decode is a function because Go methods cannot have type parameters.
 func Decode[T any](g Getter, key string) (T, error) {

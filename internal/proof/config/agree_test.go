@@ -36,7 +36,7 @@ func storedValue() *rapid.Generator[any] {
 		rapid.Map(rapid.Uint64(), func(n uint64) any { return n }),
 		rapid.Map(rapid.Uint8(), func(n uint8) any { return n }),
 		rapid.Map(rapid.Float32(), func(f float32) any { return f }),
-		rapid.Map(rapid.SampledFrom([]float64{0, 3, -3, 2.5, -0.5, 1e19, 1e300}), func(f float64) any { return f }),
+		rapid.Map(rapid.SampledFrom([]float64{0, 3, -3, 2.5, -0.5, 0.25, 1e19, 1e300}), func(f float64) any { return f }),
 		rapid.Map(rapid.Float64Range(-1000, 1000), func(f float64) any { return f }),
 		rapid.Map(rapid.SampledFrom([]float64{3, 2.5, 1e19, math.Copysign(0, -1)}), func(f float64) any { return ratio(f) }),
 		rapid.Map(rapid.SampledFrom([]string{"5", "2.5", "1e19"}), func(s string) any { return json.Number(s) }),
@@ -46,8 +46,9 @@ func storedValue() *rapid.Generator[any] {
 		rapid.Map(rapid.Int64Range(0, 1e12), func(n int64) any { return time.Duration(n) }),
 		rapid.Just[any](time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)),
 	)
+	// Scalars are drawn as often as all the containers together.
 	return rapid.OneOf(
-		scalar,
+		scalar, scalar, scalar, scalar, scalar, scalar, scalar, scalar,
 		rapid.Map(rapid.SliceOfN(str, 0, 3), func(s []string) any { return s }),
 		rapid.Map(rapid.SliceOfN(scalar, 0, 3), func(s []any) any { return s }),
 		rapid.Map(rapid.SliceOfN(str, 0, 3), func(s []string) any {
