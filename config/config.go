@@ -8,17 +8,17 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // A Config is a concurrency-safe store of configuration values addressed by
 // dotted keys. The zero value is an empty Config ready to use; a Config must
 // not be copied after first use.
 //
-// Reads load the current *Snapshot with one atomic load and never lock.
-// Writers serialise on a mutex, build a new snapshot (copy-on-write: only
-// the maps on the written path are copied, untouched subtrees are shared,
-// which is safe because published trees are never mutated) and publish it.
+// A Config is written through its methods and read through
+// [Config.Snapshot], which never locks. Writers serialise on a mutex,
+// build a new snapshot (copy-on-write: only the maps on the written path
+// are copied, untouched subtrees are shared, which is safe because
+// published trees are never mutated) and publish it.
 type Config struct {
 	mu  sync.Mutex // serialises writers; guards the fields below
 	cur atomic.Pointer[Snapshot]
@@ -31,7 +31,8 @@ type Config struct {
 // New returns an empty [Config].
 func New() *Config { return new(Config) }
 
-// Snapshot returns the current immutable view.
+// Snapshot returns the current immutable view, which has the getters.
+// Take one Snapshot to read several keys that must agree.
 func (c *Config) Snapshot() *Snapshot {
 	if s := c.cur.Load(); s != nil {
 		return s
@@ -41,7 +42,7 @@ func (c *Config) Snapshot() *Snapshot {
 
 // Set stores a deep copy of v at key. A dotted key writes into a copy of
 // the nested section, creating missing sections on the way: after
-// Set("db.host", "x") on an empty [Config], Get("db") is
+// Set("db.host", "x") on an empty [Config], [Snapshot.Get] of "db" gives
 // map[string]any{"host": "x"}. If a segment on the way holds a value that
 // is not a section, Set returns an error wrapping ErrNotSection and changes
 // nothing. A map[string]any value becomes a section: its children are
@@ -185,63 +186,4 @@ func (c *Config) setFeature(name string, on bool) {
 	s := *old // same tree and index; only the flags differ
 	s.features, s.featList, s.version = features, list, old.version+1
 	c.cur.Store(&s)
-}
-
-// The getters below read the current snapshot; see Snapshot for their
-// contracts. They are one-liners on purpose: there is one implementation.
-
-// Get returns a deep copy of the value at key and whether it exists.
-func (c *Config) Get(key string) (any, bool) { return c.Snapshot().Get(key) }
-
-// Has reports whether a value is stored at key.
-func (c *Config) Has(key string) bool { return c.Snapshot().Has(key) }
-
-// String returns the string at key, or "".
-func (c *Config) String(key string) string { return c.Snapshot().String(key) }
-
-// Int returns the value at key as an int, or 0.
-func (c *Config) Int(key string) int { return c.Snapshot().Int(key) }
-
-// Int64 returns the value at key as an int64, or 0.
-func (c *Config) Int64(key string) int64 { return c.Snapshot().Int64(key) }
-
-// Float64 returns the value at key as a float64, or 0.
-func (c *Config) Float64(key string) float64 { return c.Snapshot().Float64(key) }
-
-// Bool returns the value at key as a bool, or false.
-func (c *Config) Bool(key string) bool { return c.Snapshot().Bool(key) }
-
-// Duration returns the value at key as a time.Duration ("30s" works), or 0.
-func (c *Config) Duration(key string) time.Duration { return c.Snapshot().Duration(key) }
-
-// Time returns the value at key as a time.Time, or the zero Time.
-func (c *Config) Time(key string) time.Time { return c.Snapshot().Time(key) }
-
-// StringSlice returns a new []string with the strings at key, or nil.
-func (c *Config) StringSlice(key string) []string { return c.Snapshot().StringSlice(key) }
-
-// StringMap returns a new map[string]string with the strings at key, or nil.
-func (c *Config) StringMap(key string) map[string]string { return c.Snapshot().StringMap(key) }
-
-// Lookup converts the value at key into *dst and says why it could not:
-// see [Snapshot.Lookup].
-func (c *Config) Lookup(key string, dst any) error { return c.Snapshot().Lookup(key, dst) }
-
-// Keys returns the stored keys, flattened and sorted: see [Snapshot.Keys].
-func (c *Config) Keys() []string { return c.Snapshot().Keys() }
-
-// All returns a deep copy of the whole tree.
-func (c *Config) All() map[string]any { return c.Snapshot().All() }
-
-// Enabled reports whether the feature flag name is enabled; unknown flags are not.
-func (c *Config) Enabled(name string) bool { return c.Snapshot().Enabled(name) }
-
-// EnabledFeatures returns the enabled feature flags, sorted.
-func (c *Config) EnabledFeatures() []string { return c.Snapshot().EnabledFeatures() }
-
-// A Getter is what [Decode] and [DecodeAll] read from: *Config and
-// *Snapshot.
-type Getter interface {
-	Get(key string) (any, bool)
-	All() map[string]any
 }

@@ -25,14 +25,14 @@ func mustSet(t *testing.T, c *config.Config, key string, v any) {
 
 func TestZeroValueIsUsable(t *testing.T) {
 	var c config.Config
-	if v, ok := c.Get("x"); ok || v != nil {
+	if v, ok := c.Snapshot().Get("x"); ok || v != nil {
 		t.Fatalf("Get on zero Config = %v, %v", v, ok)
 	}
-	if got := c.Keys(); len(got) != 0 {
+	if got := c.Snapshot().Keys(); len(got) != 0 {
 		t.Fatalf("Keys = %v", got)
 	}
 	mustSet(t, &c, "x", 1)
-	if c.Int("x") != 1 {
+	if c.Snapshot().Int("x") != 1 {
 		t.Fatal("Set on zero Config lost the value")
 	}
 }
@@ -47,7 +47,7 @@ func TestCopyInCopyOut(t *testing.T) {
 		"deep":  map[string]any{"list": []any{map[string]any{"n": 1}}},
 	}
 	mustSet(t, c, "db", in)
-	want := c.All()
+	want := c.Snapshot().All()
 
 	// Mutate what was passed to Set.
 	in["host"] = "mutated"
@@ -57,19 +57,19 @@ func TestCopyInCopyOut(t *testing.T) {
 	in["deep"].(map[string]any)["list"].([]any)[0].(map[string]any)["n"] = 99
 
 	// Mutate what getters returned.
-	got, _ := c.Get("db")
+	got, _ := c.Snapshot().Get("db")
 	got.(map[string]any)["host"] = "mutated"
 	got.(map[string]any)["deep"].(map[string]any)["list"].([]any)[0] = "x"
-	ss := c.StringSlice("db.tags")
+	ss := c.Snapshot().StringSlice("db.tags")
 	ss[0] = "mutated"
-	sm := c.StringMap("db.env")
+	sm := c.Snapshot().StringMap("db.env")
 	sm["k"] = "mutated"
-	all := c.All()
+	all := c.Snapshot().All()
 	all["db"].(map[string]any)["host"] = "mutated"
-	ports, _ := config.Decode[[]any](c, "db.ports")
+	ports, _ := config.Decode[[]any](c.Snapshot(), "db.ports")
 	ports[0] = 99
 
-	if diff := deepdiff.Diff(want, c.All()); diff != "" {
+	if diff := deepdiff.Diff(want, c.Snapshot().All()); diff != "" {
 		t.Fatalf("stored value changed (-want +got):\n%s", diff)
 	}
 }
@@ -77,10 +77,10 @@ func TestCopyInCopyOut(t *testing.T) {
 func TestDottedKeys(t *testing.T) {
 	c := config.New()
 	mustSet(t, c, "db", map[string]any{"host": "x", "opts": map[string]any{"tls": true}})
-	if got := c.String("db.host"); got != "x" {
+	if got := c.Snapshot().String("db.host"); got != "x" {
 		t.Fatalf("db.host = %q", got)
 	}
-	if !c.Bool("db.opts.tls") {
+	if !c.Snapshot().Bool("db.opts.tls") {
 		t.Fatal("db.opts.tls not visible")
 	}
 	mustSet(t, c, "db.port", 5432)
@@ -89,10 +89,10 @@ func TestDottedKeys(t *testing.T) {
 		"host": "x", "port": 5432,
 		"opts": map[string]any{"tls": true, "timeout": "3s"},
 	}}
-	if diff := deepdiff.Diff(want, c.All()); diff != "" {
+	if diff := deepdiff.Diff(want, c.Snapshot().All()); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
-	if diff := deepdiff.Diff([]string{"db.host", "db.opts.timeout", "db.opts.tls", "db.port"}, c.Keys()); diff != "" {
+	if diff := deepdiff.Diff([]string{"db.host", "db.opts.timeout", "db.opts.tls", "db.port"}, c.Snapshot().Keys()); diff != "" {
 		t.Fatalf("Keys (-want +got):\n%s", diff)
 	}
 	// Set through a non-section: error, nothing changed.
@@ -106,23 +106,23 @@ func TestDottedKeys(t *testing.T) {
 	}
 	// Missing sections are created.
 	mustSet(t, c, "a.b.c", 1)
-	if c.Int("a.b.c") != 1 || !c.Has("a.b") {
+	if c.Snapshot().Int("a.b.c") != 1 || !c.Snapshot().Has("a.b") {
 		t.Fatal("a.b.c not created")
 	}
 	// Delete of a child keeps the (now empty) section.
 	if !c.Delete("a.b.c") {
 		t.Fatal("Delete(a.b.c) = false")
 	}
-	if v, ok := c.Get("a.b"); !ok || len(v.(map[string]any)) != 0 {
+	if v, ok := c.Snapshot().Get("a.b"); !ok || len(v.(map[string]any)) != 0 {
 		t.Fatalf("a.b after delete = %v, %v", v, ok)
 	}
-	if diff := deepdiff.Diff([]string{"a.b", "db.host", "db.opts.timeout", "db.opts.tls", "db.port"}, c.Keys()); diff != "" {
+	if diff := deepdiff.Diff([]string{"a.b", "db.host", "db.opts.timeout", "db.opts.tls", "db.port"}, c.Snapshot().Keys()); diff != "" {
 		t.Fatalf("Keys with an empty section (-want +got):\n%s", diff)
 	}
 	if c.Delete("a.b.c") || c.Delete("nope") || c.Delete("") || c.Delete("db.host.x") {
 		t.Fatal("Delete of a missing key reported true")
 	}
-	if !c.Delete("db") || c.Has("db.host") {
+	if !c.Delete("db") || c.Snapshot().Has("db.host") {
 		t.Fatal("Delete(db) left children")
 	}
 }
@@ -134,7 +134,7 @@ func TestInvalidKeys(t *testing.T) {
 			t.Errorf("Set(%q) = %v, want ErrInvalidKey", k, err)
 		}
 	}
-	if len(c.Keys()) != 0 {
+	if len(c.Snapshot().Keys()) != 0 {
 		t.Fatal("invalid keys stored something")
 	}
 }
@@ -189,7 +189,7 @@ func TestUnsupportedValues(t *testing.T) {
 			if ce.Key != "k" || ce.Path != tc.path {
 				t.Fatalf("Key, Path = %q, %q; want k, %q (%v)", ce.Key, ce.Path, tc.path, err)
 			}
-			if c.String("k") != "old" {
+			if c.Snapshot().String("k") != "old" {
 				t.Fatal("failed Set changed the stored value")
 			}
 		})
@@ -222,7 +222,7 @@ func TestSupportedValuesRoundTrip(t *testing.T) {
 	c := config.New()
 	for k, v := range vals {
 		mustSet(t, c, k, v)
-		got, ok := c.Get(k)
+		got, ok := c.Snapshot().Get(k)
 		if !ok {
 			t.Fatalf("Get(%q) missing", k)
 		}
@@ -231,10 +231,10 @@ func TestSupportedValuesRoundTrip(t *testing.T) {
 		}
 	}
 	// Structs come back as copies too.
-	s, _ := config.Decode[S](c, "struct")
+	s, _ := config.Decode[S](c.Snapshot(), "struct")
 	s.Inner.N[0] = 99
 	s.M[1] = "mutated"
-	again, _ := config.Decode[S](c, "struct")
+	again, _ := config.Decode[S](c.Snapshot(), "struct")
 	if again.Inner.N[0] != 1 || again.M[1] != "a" {
 		t.Fatal("mutating a returned struct changed the stored one")
 	}
@@ -260,57 +260,57 @@ func TestTypedGetters(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", name, diff)
 		}
 	}
-	check("String", c.String("s"), "str")
-	check("String named", c.String("mode"), "fast")
-	check("String of int", c.String("i"), "")
-	check("Int", c.Int("i"), 42)
-	check("Int whole float", c.Int("whole"), 3)
-	check("Int fraction", c.Int("f"), 0)
-	check("Int huge float", c.Int("big"), 0)
-	check("Int negative float", c.Int("neg"), -7)
-	check("Int numeric string", c.Int("numstr"), 8080)
-	check("Int uint64 overflow", c.Int64("u"), int64(0))
-	check("Int64", c.Int64("i64"), int64(1<<40))
-	check("Float64", c.Float64("f"), 2.5)
-	check("Float64 of int", c.Float64("i"), 42.0)
-	check("Bool", c.Bool("b"), true)
-	check("Bool string", c.Bool("bs"), true)
-	check("Bool of int", c.Bool("i"), false)
-	check("Duration", c.Duration("d"), 30*time.Second)
-	check("Duration string", c.Duration("ds"), 90*time.Second)
-	check("Duration nanos", c.Duration("dn"), 1500*time.Nanosecond)
-	check("Duration bad", c.Duration("s"), time.Duration(0))
-	check("Time", c.Time("t"), time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	check("Time string", c.Time("ts").Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), true)
-	check("StringSlice", c.StringSlice("ss"), []string{"a", "b"})
-	check("StringSlice any", c.StringSlice("sa"), []string{"a", "b"})
-	check("StringSlice mixed", c.StringSlice("mixed"), []string(nil))
-	check("StringMap", c.StringMap("sm"), map[string]string{"a": "b"})
-	check("StringMap section", c.StringMap("sma"), map[string]string{"a": "b"})
-	check("missing", c.Int("missing"), 0)
+	check("String", c.Snapshot().String("s"), "str")
+	check("String named", c.Snapshot().String("mode"), "fast")
+	check("String of int", c.Snapshot().String("i"), "")
+	check("Int", c.Snapshot().Int("i"), 42)
+	check("Int whole float", c.Snapshot().Int("whole"), 3)
+	check("Int fraction", c.Snapshot().Int("f"), 0)
+	check("Int huge float", c.Snapshot().Int("big"), 0)
+	check("Int negative float", c.Snapshot().Int("neg"), -7)
+	check("Int numeric string", c.Snapshot().Int("numstr"), 8080)
+	check("Int uint64 overflow", c.Snapshot().Int64("u"), int64(0))
+	check("Int64", c.Snapshot().Int64("i64"), int64(1<<40))
+	check("Float64", c.Snapshot().Float64("f"), 2.5)
+	check("Float64 of int", c.Snapshot().Float64("i"), 42.0)
+	check("Bool", c.Snapshot().Bool("b"), true)
+	check("Bool string", c.Snapshot().Bool("bs"), true)
+	check("Bool of int", c.Snapshot().Bool("i"), false)
+	check("Duration", c.Snapshot().Duration("d"), 30*time.Second)
+	check("Duration string", c.Snapshot().Duration("ds"), 90*time.Second)
+	check("Duration nanos", c.Snapshot().Duration("dn"), 1500*time.Nanosecond)
+	check("Duration bad", c.Snapshot().Duration("s"), time.Duration(0))
+	check("Time", c.Snapshot().Time("t"), time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	check("Time string", c.Snapshot().Time("ts").Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), true)
+	check("StringSlice", c.Snapshot().StringSlice("ss"), []string{"a", "b"})
+	check("StringSlice any", c.Snapshot().StringSlice("sa"), []string{"a", "b"})
+	check("StringSlice mixed", c.Snapshot().StringSlice("mixed"), []string(nil))
+	check("StringMap", c.Snapshot().StringMap("sm"), map[string]string{"a": "b"})
+	check("StringMap section", c.Snapshot().StringMap("sma"), map[string]string{"a": "b"})
+	check("missing", c.Snapshot().Int("missing"), 0)
 
 	var n int
-	if err := c.Lookup("missing", &n); !errors.Is(err, config.ErrNotFound) {
+	if err := c.Snapshot().Lookup("missing", &n); !errors.Is(err, config.ErrNotFound) {
 		t.Errorf("Lookup(missing) = %v", err)
 	}
 	n = 5
-	if err := c.Lookup("s", &n); !errors.Is(err, config.ErrConversion) || n != 5 {
+	if err := c.Snapshot().Lookup("s", &n); !errors.Is(err, config.ErrConversion) || n != 5 {
 		t.Errorf("Lookup(s, *int) = %v, n=%d", err, n)
 	} else if !strings.Contains(err.Error(), "config: get s: cannot convert: string to int") {
 		t.Errorf("error text: %v", err)
 	}
-	if err := c.Lookup("i", &n); err != nil || n != 42 {
+	if err := c.Snapshot().Lookup("i", &n); err != nil || n != 42 {
 		t.Errorf("Lookup(i) = %v, %d", err, n)
 	}
 	var d time.Duration
-	if err := c.Lookup("ds", &d); err != nil || d != 90*time.Second {
+	if err := c.Snapshot().Lookup("ds", &d); err != nil || d != 90*time.Second {
 		t.Errorf("Lookup(ds) = %v, %v", err, d)
 	}
 	var ch chan int
-	if err := c.Lookup("i", &ch); !errors.Is(err, config.ErrUnsupported) {
+	if err := c.Snapshot().Lookup("i", &ch); !errors.Is(err, config.ErrUnsupported) {
 		t.Errorf("Lookup into *chan = %v", err)
 	}
-	if err := c.Lookup("i", (*int)(nil)); !errors.Is(err, config.ErrUnsupported) {
+	if err := c.Snapshot().Lookup("i", (*int)(nil)); !errors.Is(err, config.ErrUnsupported) {
 		t.Errorf("Lookup into nil *int = %v", err)
 	}
 	if v, err := config.Decode[string](c.Snapshot(), "s"); err != nil || v != "str" {
@@ -335,7 +335,7 @@ func TestSnapshotIsImmutable(t *testing.T) {
 
 func TestFeatureFlags(t *testing.T) {
 	c := config.New()
-	if c.Enabled("x") || c.Enabled("") {
+	if c.Snapshot().Enabled("x") || c.Snapshot().Enabled("") {
 		t.Fatal("unknown flag enabled")
 	}
 	c.Enable("b")
@@ -344,15 +344,15 @@ func TestFeatureFlags(t *testing.T) {
 	s := c.Snapshot()
 	c.Disable("b")
 	c.Disable("unknown")
-	if !c.Enabled("a") || c.Enabled("b") {
+	if !c.Snapshot().Enabled("a") || c.Snapshot().Enabled("b") {
 		t.Fatal("Enable/Disable")
 	}
 	if diff := deepdiff.Diff([]string{"a", "b"}, s.EnabledFeatures()); diff != "" {
 		t.Fatal(diff)
 	}
-	got := c.EnabledFeatures()
+	got := c.Snapshot().EnabledFeatures()
 	got[0] = "mutated"
-	if diff := deepdiff.Diff([]string{"a"}, c.EnabledFeatures()); diff != "" {
+	if diff := deepdiff.Diff([]string{"a"}, c.Snapshot().EnabledFeatures()); diff != "" {
 		t.Fatal(diff)
 	}
 }
@@ -368,10 +368,10 @@ func TestLoadPreservesIntegers(t *testing.T) {
 		"port": int64(8080), "ratio": 0.5, "exp": 1000.0, "big": 2e19, "neg": int64(-3),
 		"list": []any{int64(1), 2.5}, "db": map[string]any{"host": "x", "max": int64(9007199254740993)},
 	}
-	if diff := deepdiff.Diff(want, c.All()); diff != "" {
+	if diff := deepdiff.Diff(want, c.Snapshot().All()); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
-	if c.Int("port") != 8080 || c.Int("exp") != 1000 || c.String("db.host") != "x" {
+	if c.Snapshot().Int("port") != 8080 || c.Snapshot().Int("exp") != 1000 || c.Snapshot().String("db.host") != "x" {
 		t.Fatal("typed getters after Load")
 	}
 }
@@ -399,7 +399,7 @@ func TestLoadSaveNilReaderWriter(t *testing.T) {
 			t.Errorf("%s = %v, want a *config.Error", name, err)
 		}
 	}
-	if c.Int("keep") != 1 || len(c.Keys()) != 1 {
+	if c.Snapshot().Int("keep") != 1 || len(c.Snapshot().Keys()) != 1 {
 		t.Fatal("a failed Load changed the content")
 	}
 }
@@ -445,8 +445,8 @@ func TestSaveIsDeterministicAndRoundTrips(t *testing.T) {
 	if err := c2.Load(&first); err != nil {
 		t.Fatal(err)
 	}
-	if c2.Duration("d") != 1500*time.Millisecond || !c2.Time("t").Equal(c.Time("t")) || c2.Int("z") != 1 {
-		t.Fatalf("round trip: %v", c2.All())
+	if c2.Snapshot().Duration("d") != 1500*time.Millisecond || !c2.Snapshot().Time("t").Equal(c.Snapshot().Time("t")) || c2.Snapshot().Int("z") != 1 {
+		t.Fatalf("round trip: %v", c2.Snapshot().All())
 	}
 }
 
@@ -466,8 +466,8 @@ func TestSaveFileAndLoadFile(t *testing.T) {
 		t.Fatalf("mode = %v", fi.Mode().Perm())
 	}
 	c2 := config.New()
-	if err := c2.LoadFile(path); err != nil || c2.Int("port") != 8080 {
-		t.Fatalf("LoadFile = %v, port=%d", err, c2.Int("port"))
+	if err := c2.LoadFile(path); err != nil || c2.Snapshot().Int("port") != 8080 {
+		t.Fatalf("LoadFile = %v, port=%d", err, c2.Snapshot().Int("port"))
 	}
 	err = c2.LoadFile(filepath.Join(dir, "missing.json"))
 	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "missing.json") {
@@ -482,7 +482,7 @@ func TestSaveFileAndLoadFile(t *testing.T) {
 	if err == nil || strings.Count(err.Error(), blocked) != 1 {
 		t.Fatalf("SaveFile(%s) = %v, want an error naming the path once", blocked, err)
 	}
-	if c2.LoadFile(path) != nil || c2.Int("port") != 8080 {
+	if c2.LoadFile(path) != nil || c2.Snapshot().Int("port") != 8080 {
 		t.Fatal("failed SaveFile damaged the file")
 	}
 }

@@ -17,7 +17,7 @@ import (
 //		Timeout    time.Duration // matches "timeout", "Timeout", ...
 //		Queues     []string
 //	}
-//	d, err := config.Decode[Dispatch](c, "agents.dispatch")
+//	d, err := config.Decode[Dispatch](c.Snapshot(), "agents.dispatch")
 //
 // The result is built from a deep copy: mutating it, or anything it
 // holds, never changes what is stored.
@@ -60,28 +60,28 @@ import (
 // gives "". Errors are *Error values naming the key and, in Path, where
 // inside it the problem is: ErrInvalidKey for a key that is not one (see
 // Keys in the package doc; "" too: [DecodeAll] decodes the whole
-// configuration), ErrNotFound for a missing key (or a nil g),
+// configuration), ErrNotFound for a missing key (or a nil s),
 // ErrConversion for a value that does not fit, ErrUnsupported for a T that
 // a value other than nil cannot be decoded into (func, chan, map with
 // non-string keys, ...).
 //
 // Decode is a function because Go methods cannot have type parameters.
-func Decode[T any](g Getter, key string) (T, error) {
+func Decode[T any](s *Snapshot, key string) (T, error) {
 	var out T
 	if _, err := splitKey(key); err != nil {
 		return out, &Error{Op: "decode", Key: key, Err: err}
 	}
-	if g == nil {
-		return out, &Error{Op: "decode", Key: key, Err: fmt.Errorf("%w: nil Getter", ErrNotFound)}
+	if s == nil {
+		return out, &Error{Op: "decode", Key: key, Err: fmt.Errorf("%w: nil Snapshot", ErrNotFound)}
 	}
-	v, ok := g.Get(key)
+	v, ok := s.flat[key]
 	if !ok {
 		return out, &Error{Op: "decode", Key: key, Err: ErrNotFound}
 	}
 	if convertFast(&out, v) {
 		return out, nil
 	}
-	if err := decodeValue(reflect.ValueOf(&out).Elem(), v); err != nil {
+	if err := decodeValue(reflect.ValueOf(&out).Elem(), copyOut(v)); err != nil {
 		var zero T
 		return zero, err.toError("decode", key, key, ErrConversion)
 	}
@@ -95,21 +95,17 @@ func Decode[T any](g Getter, key string) (T, error) {
 //		Dispatch Dispatch `config:"dispatch"`
 //		DB       struct{ Host string }
 //	}
-//	all, err := config.DecodeAll[Config](c)
+//	all, err := config.DecodeAll[Config](c.Snapshot())
 //
 // An empty configuration gives a T whose fields are all missing, and so
 // keep their zero values. Errors are those of Decode, with the path from
-// the top ("dispatch.max_workers"); a nil g gives ErrNotFound.
-func DecodeAll[T any](g Getter) (T, error) {
+// the top ("dispatch.max_workers"); a nil s gives ErrNotFound.
+func DecodeAll[T any](s *Snapshot) (T, error) {
 	var out T
-	if g == nil {
-		return out, &Error{Op: "decode", Err: fmt.Errorf("%w: nil Getter", ErrNotFound)}
+	if s == nil {
+		return out, &Error{Op: "decode", Err: fmt.Errorf("%w: nil Snapshot", ErrNotFound)}
 	}
-	all := g.All()
-	if all == nil {
-		all = map[string]any{}
-	}
-	if err := decodeValue(reflect.ValueOf(&out).Elem(), all); err != nil {
+	if err := decodeValue(reflect.ValueOf(&out).Elem(), s.All()); err != nil {
 		var zero T
 		return zero, err.toError("decode", "", "", ErrConversion)
 	}

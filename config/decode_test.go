@@ -80,7 +80,7 @@ func loadDispatch(t *testing.T) *config.Config {
 
 func TestDecodeSectionIntoStruct(t *testing.T) {
 	c := loadDispatch(t)
-	got, err := config.Decode[Dispatch](c, "agents.dispatch")
+	got, err := config.Decode[Dispatch](c.Snapshot(), "agents.dispatch")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestDecodeResultDoesNotAliasStoredState(t *testing.T) {
 	if err := c.SaveYAML(&before); err != nil {
 		t.Fatal(err)
 	}
-	d, err := config.Decode[Dispatch](c, "agents.dispatch")
+	d, err := config.Decode[Dispatch](c.Snapshot(), "agents.dispatch")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestDecodeResultDoesNotAliasStoredState(t *testing.T) {
 	d.Extra.(map[string]any)["deep"].([]any)[1].(map[string]any)["x"] = "mutated"
 	d.ByName["a"][0] = 99
 	d.Any["k"].([]any)[0] = "mutated"
-	m, err := config.Decode[map[string]any](c, "agents")
+	m, err := config.Decode[map[string]any](c.Snapshot(), "agents")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,34 +144,34 @@ func TestDecodeErrorsNameTheKey(t *testing.T) {
 			t.Errorf("%s: %v, want an *Error matching %v containing %q", name, err, is, want)
 		}
 	}
-	_, err := config.Decode[struct{ N int }](c, "bad")
+	_, err := config.Decode[struct{ N int }](c.Snapshot(), "bad")
 	check("string to int", err, config.ErrConversion, "config: decode bad.n: cannot convert: string to int")
-	_, err = config.Decode[struct{ Big int8 }](c, "bad")
+	_, err = config.Decode[struct{ Big int8 }](c.Snapshot(), "bad")
 	check("overflow", err, config.ErrConversion, "decode bad.big: cannot convert: int to int8")
-	_, err = config.Decode[struct{ Neg uint }](c, "bad")
+	_, err = config.Decode[struct{ Neg uint }](c.Snapshot(), "bad")
 	check("negative to uint", err, config.ErrConversion, "decode bad.neg:")
-	_, err = config.Decode[struct{ List []int }](c, "bad")
+	_, err = config.Decode[struct{ List []int }](c.Snapshot(), "bad")
 	check("list element", err, config.ErrConversion, "decode bad.list[1]:")
-	_, err = config.Decode[struct{ Pair [2]int }](c, "bad")
+	_, err = config.Decode[struct{ Pair [2]int }](c.Snapshot(), "bad")
 	check("array length", err, config.ErrConversion, "a list of 3 to [2]int")
-	_, err = config.Decode[struct{ Level slog.Level }](c, "bad")
+	_, err = config.Decode[struct{ Level slog.Level }](c.Snapshot(), "bad")
 	check("UnmarshalText", err, config.ErrConversion, "decode bad.level:")
-	_, err = config.Decode[struct{ Sec struct{ A int } }](c, "bad")
+	_, err = config.Decode[struct{ Sec struct{ A int } }](c.Snapshot(), "bad")
 	check("string to struct", err, config.ErrConversion, "decode bad.sec:")
-	_, err = config.Decode[int](c, "agents.dispatch")
+	_, err = config.Decode[int](c.Snapshot(), "agents.dispatch")
 	check("section to int", err, config.ErrConversion, "a section to int")
-	_, err = config.Decode[map[int]string](c, "agents.dispatch.labels")
+	_, err = config.Decode[map[int]string](c.Snapshot(), "agents.dispatch.labels")
 	check("map key", err, config.ErrUnsupported, "keys must be strings")
-	if _, err := config.Decode[struct{ C chan int }](c, "bad"); err != nil {
+	if _, err := config.Decode[struct{ C chan int }](c.Snapshot(), "bad"); err != nil {
 		t.Errorf("a field whose key is missing is left alone, whatever its type: %v", err)
 	}
-	_, err = config.Decode[chan int](c, "bad.n")
+	_, err = config.Decode[chan int](c.Snapshot(), "bad.n")
 	check("chan", err, config.ErrUnsupported, "cannot decode into chan int")
-	_, err = config.Decode[int](c, "missing")
+	_, err = config.Decode[int](c.Snapshot(), "missing")
 	check("missing", err, config.ErrNotFound, "config: decode missing")
 	_, err = config.Decode[int](nil, "k")
-	check("nil Getter", err, config.ErrNotFound, "nil Getter")
-	if v, err := config.Decode[struct{ N, Big int }](c, "bad"); err == nil || v.Big != 0 {
+	check("nil Snapshot", err, config.ErrNotFound, "nil Snapshot")
+	if v, err := config.Decode[struct{ N, Big int }](c.Snapshot(), "bad"); err == nil || v.Big != 0 {
 		t.Errorf("a failed Decode returned a partly filled value: %+v", v)
 	}
 }
@@ -183,7 +183,7 @@ func TestLookupIntoStructKeepsDefaults(t *testing.T) {
 	shared := &Limits{CPU: 1, Mem: "keep"}
 	d := Dispatch{MaxWorkers: -1, Skipped: "default", LimitsP: shared, Common: Common{Retries: 9}}
 	mustSet(t, c, "partial", map[string]any{"max_workers": 3, "limits_p": map[string]any{"cpu": 5}})
-	if err := c.Lookup("partial", &d); err != nil {
+	if err := c.Snapshot().Lookup("partial", &d); err != nil {
 		t.Fatal(err)
 	}
 	if d.MaxWorkers != 3 || d.Skipped != "default" || d.Retries != 9 || *d.LimitsP != (Limits{5, "keep"}) {
@@ -194,7 +194,7 @@ func TestLookupIntoStructKeepsDefaults(t *testing.T) {
 	}
 	mustSet(t, c, "broken", map[string]any{"max_workers": 5, "ratio": "high"})
 	before := d
-	if err := c.Lookup("broken", &d); !errors.Is(err, config.ErrConversion) || !strings.Contains(err.Error(), "config: get broken.ratio: cannot convert") {
+	if err := c.Snapshot().Lookup("broken", &d); !errors.Is(err, config.ErrConversion) || !strings.Contains(err.Error(), "config: get broken.ratio: cannot convert") {
 		t.Fatalf("Lookup(broken) = %v", err)
 	}
 	if !reflect.DeepEqual(d, before) {

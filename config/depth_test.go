@@ -28,11 +28,11 @@ func TestDepthLimitCoversDottedKeys(t *testing.T) {
 		if err := c.Set(k, 1); !errors.Is(err, config.ErrInvalidKey) || !strings.Contains(err.Error(), "more than 256 segments") {
 			t.Fatalf("Set(%d-segment key) = %.200v", strings.Count(k, ".")+1, err)
 		}
-		if c.Delete(k) || c.Has(k) {
+		if c.Delete(k) || c.Snapshot().Has(k) {
 			t.Fatal("a refused key is visible")
 		}
 	}
-	if len(c.Keys()) != 0 {
+	if len(c.Snapshot().Keys()) != 0 {
 		t.Fatal("a refused Set stored something")
 	}
 	// The boundary: 256 segments in all is fine, however they are split
@@ -50,12 +50,12 @@ func TestDepthLimitCoversDottedKeys(t *testing.T) {
 			t.Errorf("Set(%.20s…, too deep) = %.200v", k, err)
 		}
 	}
-	for _, k := range c.Keys() {
+	for _, k := range c.Snapshot().Keys() {
 		if n := strings.Count(k, ".") + 1; n > 256 {
 			t.Fatalf("stored key with %d segments", n)
 		}
 	}
-	if c.Int(key(256)) != 1 || c.Int("b."+key(255)) != 1 || c.Int("c."+key(200)+"."+key(55)) != 1 {
+	if c.Snapshot().Int(key(256)) != 1 || c.Snapshot().Int("b."+key(255)) != 1 || c.Snapshot().Int("c."+key(200)+"."+key(55)) != 1 {
 		t.Fatal("values at the limit are not readable")
 	}
 }

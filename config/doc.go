@@ -5,14 +5,14 @@
 //
 // Runnable examples with their output, checked by go test (example_test.go,
 // example_formats_test.go): dotted keys and sections (Example); getters
-// returning copies (ExampleConfig_Get); values Set refuses
+// returning copies (ExampleSnapshot_Get); values Set refuses
 // (ExampleConfig_Set_unsupported); a wrongly typed or missing key
-// (ExampleConfig_Lookup); snapshots (ExampleConfig_Snapshot); change
+// (ExampleSnapshot_Lookup); snapshots (ExampleConfig_Snapshot); change
 // callbacks (ExampleConfig_OnChange); JSON and YAML files
 // (ExampleConfig_Load, ExampleConfig_Save, ExampleConfig_LoadYAML);
 // environment overrides (ExampleConfig_FromEnv); a section into a struct
 // (ExampleDecode), the whole configuration (ExampleDecodeAll); feature
-// flags (ExampleConfig_Enabled).
+// flags (ExampleSnapshot_Enabled).
 //
 // # Guarantees
 //
@@ -22,11 +22,12 @@
 //     a getter returned, never changes what is stored or what another
 //     goroutine sees. Copies are made by a type switch and reflection,
 //     never through JSON, so an int stays an int.
-//   - Lock-free reads. The content is an immutable *Snapshot behind an
-//     atomic pointer. A read is one atomic load plus one map lookup in a
-//     flattened index of dotted keys built at write time; scalar getters
-//     do not allocate. Writers serialise on a mutex and publish a new
-//     snapshot (copy-on-write).
+//   - Lock-free reads. A [Config] is written through its methods and read
+//     through the getters of the immutable [Snapshot] it holds behind an
+//     atomic pointer: c.Snapshot().Int("db.port") is one atomic load plus
+//     one map lookup in a flattened index of dotted keys built at write
+//     time; scalar getters do not allocate. Writers serialise on a mutex
+//     and publish a new snapshot (copy-on-write).
 //   - Consistency. A [Snapshot] never changes; reading several keys from one
 //     Snapshot never mixes two versions. Every write is atomic: readers see
 //     all of a Set, Delete or Load or none of it.

@@ -84,14 +84,14 @@ func TestFromEnvNamesAndTypes(t *testing.T) {
 		"new.section.key":             "v",
 	}
 	for key, w := range want {
-		if got, _ := c.Get(key); !reflect.DeepEqual(got, w) {
+		if got, _ := c.Snapshot().Get(key); !reflect.DeepEqual(got, w) {
 			t.Errorf("%s = %#v, want %#v", key, got, w)
 		}
 	}
-	if c.Has("agents.maxconns") || c.Has("agentsx") {
+	if c.Snapshot().Has("agents.maxconns") || c.Snapshot().Has("agentsx") {
 		t.Error("an override created a key it should have matched or ignored")
 	}
-	if c.Duration("agents.dispatch.timeout") != 90*time.Second || c.Int("agents.new_key") != 42 {
+	if c.Snapshot().Duration("agents.dispatch.timeout") != 90*time.Second || c.Snapshot().Int("agents.new_key") != 42 {
 		t.Error("the typed getters do not read the overrides")
 	}
 }
@@ -158,8 +158,8 @@ func TestFromEnvPrecedenceAndOneChange(t *testing.T) {
 			t.Fatal(err)
 		}
 		cancel()
-		if c.String("db.host") != "a" || c.Int64("db.port") != 5433 || c.Int("keep") != 1 || changes != 1 {
-			t.Errorf("env %q: host=%q port=%d keep=%d changes=%d", env, c.String("db.host"), c.Int64("db.port"), c.Int("keep"), changes)
+		if c.Snapshot().String("db.host") != "a" || c.Snapshot().Int64("db.port") != 5433 || c.Snapshot().Int("keep") != 1 || changes != 1 {
+			t.Errorf("env %q: host=%q port=%d keep=%d changes=%d", env, c.Snapshot().String("db.host"), c.Snapshot().Int64("db.port"), c.Snapshot().Int("keep"), changes)
 		}
 		if err := c.FromEnv("AGENTS", nil); err != nil || c.Snapshot().Version() != 2 {
 			t.Errorf("an empty environment published a change: %v", err)
@@ -176,7 +176,7 @@ func TestFromEnvProcessEnvironment(t *testing.T) {
 	if err := c.FromEnv("CORE_CONFIG_TEST", os.Environ()); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := c.Get("dispatch.max"); got != int64(9) {
+	if got, _ := c.Snapshot().Get("dispatch.max"); got != int64(9) {
 		t.Fatalf("dispatch.max = %#v", got)
 	}
 }
@@ -213,7 +213,7 @@ func TestFromEnvTextUnmarshaler(t *testing.T) {
 		if err := c.FromEnv("APP", []string{tc.env}); err != nil {
 			t.Fatalf("FromEnv(%s): %v", tc.env, err)
 		}
-		if got, _ := c.Get(tc.key); !reflect.DeepEqual(got, tc.want) {
+		if got, _ := c.Snapshot().Get(tc.key); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("FromEnv(%s): %s = %#v, want %#v", tc.env, tc.key, got, tc.want)
 		}
 	}

@@ -28,8 +28,8 @@ func TestErrorsShortenHostileKeys(t *testing.T) {
 		"empty segment":     {c.Set(long+"..x", 1), config.ErrInvalidKey, long + "..x", "empty segment"},
 		"too many segments": {c.Set(strings.Repeat("x.", 300)+long, 1), config.ErrInvalidKey, strings.Repeat("x.", 300) + long, "more than 256 segments"},
 		"not a section":     {c.Set("name."+dotted, 1), config.ErrNotSection, "name." + dotted, `"name" holds a string`},
-		"not found":         {c.Lookup(long, new(int)), config.ErrNotFound, long, "not found"},
-		"decode":            {decodeErr(c, long), config.ErrNotFound, long, "not found"},
+		"not found":         {c.Snapshot().Lookup(long, new(int)), config.ErrNotFound, long, "not found"},
+		"decode":            {decodeErr(c.Snapshot(), long), config.ErrNotFound, long, "not found"},
 		"bad section key":   {c.Set("k", map[string]any{long + ".x": 1}), config.ErrUnsupported, "k", "contains '.'"},
 		"load":              {c.Load(strings.NewReader(`{"` + long + `.x": 1}`)), config.ErrUnsupported, "", "contains '.'"},
 		"env":               {c.FromEnv("AGENTS", []string{"AGENTS_" + long + "=1", "AGENTS_" + strings.ToUpper(long) + "=2"}), config.ErrInvalidKey, "", "names the key"},
@@ -53,8 +53,8 @@ func TestErrorsShortenHostileKeys(t *testing.T) {
 	}
 }
 
-func decodeErr(g config.Getter, key string) error {
-	_, err := config.Decode[int](g, key)
+func decodeErr(s *config.Snapshot, key string) error {
+	_, err := config.Decode[int](s, key)
 	return err
 }
 

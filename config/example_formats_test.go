@@ -17,8 +17,9 @@ agents:
     since: 2026-01-02
 `))
 	fmt.Println(err)
-	workers, _ := c.Get("agents.dispatch.max_workers")
-	since, _ := c.Get("agents.dispatch.since")
+	s := c.Snapshot()
+	workers, _ := s.Get("agents.dispatch.max_workers")
+	since, _ := s.Get("agents.dispatch.since")
 	fmt.Printf("%T %T\n", workers, since)
 
 	err = c.LoadYAML(strings.NewReader("ports:\n  80: http\n"))
@@ -38,8 +39,9 @@ func ExampleConfig_FromEnv() {
 	if err := c.FromEnv("AGENTS", env); err != nil {
 		fmt.Println(err)
 	}
-	workers, _ := c.Get("dispatch.max_workers")
-	fmt.Printf("%#v %q %v\n", workers, c.String("dispatch.queue"), c.Duration("dispatch.timeout"))
+	s := c.Snapshot()
+	workers, _ := s.Get("dispatch.max_workers")
+	fmt.Printf("%#v %q %v\n", workers, s.String("dispatch.queue"), s.Duration("dispatch.timeout"))
 
 	err := c.FromEnv("AGENTS", []string{"AGENTS_DISPATCH__MAX_WORKERS=many"})
 	fmt.Println(err)
@@ -62,13 +64,14 @@ agents:
 		Timeout    time.Duration
 		Queues     []string
 	}
-	d, err := config.Decode[Dispatch](c, "agents.dispatch")
+	s := c.Snapshot()
+	d, err := config.Decode[Dispatch](s, "agents.dispatch")
 	fmt.Printf("%+v %v\n", d, err)
 
 	d.Queues[0] = "changed" // a copy: the config is unchanged
-	fmt.Println(c.StringSlice("agents.dispatch.queues"))
+	fmt.Println(s.StringSlice("agents.dispatch.queues"))
 
-	_, err = config.Decode[struct{ Timeout int }](c, "agents.dispatch")
+	_, err = config.Decode[struct{ Timeout int }](s, "agents.dispatch")
 	fmt.Println(err)
 	// Output:
 	// {MaxWorkers:8 Timeout:45s Queues:[high low]} <nil>
@@ -95,7 +98,7 @@ agents:
 			}
 		}
 	}
-	s, err := config.DecodeAll[Settings](c)
+	s, err := config.DecodeAll[Settings](c.Snapshot())
 	fmt.Printf("%+v %v\n", s, err)
 	// Output:
 	// {DB:{Host:localhost Port:5432} Agents:{Dispatch:{MaxWorkers:8}}} <nil>

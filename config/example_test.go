@@ -16,22 +16,23 @@ func Example() {
 	_ = c.Set("db", map[string]any{"host": "localhost", "port": 5432})
 	_ = c.Set("db.timeout", "30s")
 
-	fmt.Println(c.String("db.host"), c.Int("db.port"), c.Duration("db.timeout"))
-	fmt.Println(c.Keys())
+	s := c.Snapshot() // reads go through a snapshot
+	fmt.Println(s.String("db.host"), s.Int("db.port"), s.Duration("db.timeout"))
+	fmt.Println(s.Keys())
 	// Output:
 	// localhost 5432 30s
 	// [db.host db.port db.timeout]
 }
 
 // Getters return copies: changing what they return changes nothing stored.
-func ExampleConfig_Get() {
+func ExampleSnapshot_Get() {
 	c := config.New()
 	_ = c.Set("limits", map[string]any{"cpu": 2})
 
-	v, _ := c.Get("limits")
+	v, _ := c.Snapshot().Get("limits")
 	v.(map[string]any)["cpu"] = 64
 
-	fmt.Println(c.Int("limits.cpu"))
+	fmt.Println(c.Snapshot().Int("limits.cpu"))
 	// Output: 2
 }
 
@@ -39,7 +40,7 @@ func ExampleConfig_Set_unsupported() {
 	c := config.New()
 	err := c.Set("hooks", map[string]any{"onStart": func() {}})
 	fmt.Println(err)
-	fmt.Println(errors.Is(err, config.ErrUnsupported), c.Has("hooks"))
+	fmt.Println(errors.Is(err, config.ErrUnsupported), c.Snapshot().Has("hooks"))
 
 	// What Save could not write is refused too.
 	fmt.Println(c.Set("ratio", math.NaN()))
@@ -49,14 +50,15 @@ func ExampleConfig_Set_unsupported() {
 	// config: set ratio: unsupported value: NaN is not a finite number
 }
 
-func ExampleConfig_Lookup() {
+func ExampleSnapshot_Lookup() {
 	c := config.New()
 	_ = c.Set("port", "eighty")
 
 	var port int
-	err := c.Lookup("port", &port)
+	s := c.Snapshot()
+	err := s.Lookup("port", &port)
 	fmt.Println(errors.Is(err, config.ErrConversion))
-	err = c.Lookup("missing", &port)
+	err = s.Lookup("missing", &port)
 	fmt.Println(errors.Is(err, config.ErrNotFound))
 	// Output:
 	// true
@@ -68,7 +70,7 @@ func ExampleConfig_Snapshot() {
 	_ = c.Set("mode", "blue")
 	s := c.Snapshot()
 	_ = c.Set("mode", "green")
-	fmt.Println(s.String("mode"), c.String("mode"))
+	fmt.Println(s.String("mode"), c.Snapshot().String("mode"))
 	// Output: blue green
 }
 
@@ -91,8 +93,9 @@ func ExampleConfig_OnChange() {
 func ExampleConfig_Load() {
 	c := config.New()
 	_ = c.Load(strings.NewReader(`{"port": 8080, "ratio": 0.25, "poll": "5s"}`))
-	v, _ := c.Get("port")
-	fmt.Printf("%T %v %v %v\n", v, c.Int("port"), c.Float64("ratio"), c.Duration("poll"))
+	s := c.Snapshot()
+	v, _ := s.Get("port")
+	fmt.Printf("%T %v %v %v\n", v, s.Int("port"), s.Float64("ratio"), s.Duration("poll"))
 	// Output: int64 8080 0.25 5s
 }
 
@@ -111,10 +114,11 @@ func ExampleConfig_Save() {
 	// }
 }
 
-func ExampleConfig_Enabled() {
+func ExampleSnapshot_Enabled() {
 	c := config.New()
 	c.Enable("new-ui")
 	c.Enable("beta-api")
-	fmt.Println(c.Enabled("new-ui"), c.Enabled("unknown"), c.EnabledFeatures())
+	s := c.Snapshot()
+	fmt.Println(s.Enabled("new-ui"), s.Enabled("unknown"), s.EnabledFeatures())
 	// Output: true false [beta-api new-ui]
 }

@@ -18,7 +18,7 @@ import (
 // configStore adapts *config.Config.
 type configStore struct{ c *config.Config }
 
-func (s configStore) Get(key string) (any, bool)  { return s.c.Get(key) }
+func (s configStore) Get(key string) (any, bool)  { return s.c.Snapshot().Get(key) }
 func (s configStore) Set(key string, v any) error { return s.c.Set(key, v) }
 func (s configStore) View() sharecheck.View       { return s.c.Snapshot() }
 func (s configStore) OnChange(fn func(sharecheck.View, []string), keys ...string) func() {

@@ -80,7 +80,7 @@ func TestOnChangeReentrantSetIsOrdered(t *testing.T) {
 		if n := ch.New.Int64("n"); n < 5 {
 			mustSet(t, c, "n", n+1)
 			// Our nested write is published but not yet delivered.
-			if c.Int64("n") != n+1 {
+			if c.Snapshot().Int64("n") != n+1 {
 				t.Errorf("nested Set not visible")
 			}
 		}

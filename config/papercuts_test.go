@@ -24,7 +24,8 @@ func TestDecodeAll(t *testing.T) {
 		}
 		DB DB `config:"db"`
 	}
-	for _, g := range []config.Getter{c, c.Snapshot()} {
+	{
+		g := c.Snapshot()
 		all, err := config.DecodeAll[All](g)
 		if err != nil {
 			t.Fatal(err)
@@ -38,30 +39,30 @@ func TestDecodeAll(t *testing.T) {
 		}
 	}
 	// A copy: changing the result changes nothing stored.
-	m, _ := config.DecodeAll[map[string]any](c)
+	m, _ := config.DecodeAll[map[string]any](c.Snapshot())
 	m["db"].(map[string]any)["port"] = 1
-	if c.Int("db.port") != 5432 {
+	if c.Snapshot().Int("db.port") != 5432 {
 		t.Error("DecodeAll shares state with the config")
 	}
 	// Errors name the path from the top.
 	mustSet(t, c, "db.port", "high")
-	if _, err := config.DecodeAll[All](c); !errors.Is(err, config.ErrConversion) || !strings.Contains(err.Error(), "config: decode: at db.port: cannot convert") {
+	if _, err := config.DecodeAll[All](c.Snapshot()); !errors.Is(err, config.ErrConversion) || !strings.Contains(err.Error(), "config: decode: at db.port: cannot convert") {
 		t.Errorf("DecodeAll with a bad port: %v", err)
 	}
-	if all, err := config.DecodeAll[All](config.New()); err != nil || all.DB != (DB{}) {
+	if all, err := config.DecodeAll[All](config.New().Snapshot()); err != nil || all.DB != (DB{}) {
 		t.Errorf("DecodeAll of an empty config: %+v, %v", all, err)
 	}
 	if _, err := config.DecodeAll[All](nil); !errors.Is(err, config.ErrNotFound) {
 		t.Errorf("DecodeAll(nil): %v", err)
 	}
 	for _, key := range []string{"", "a..b", ".a"} {
-		_, err := config.Decode[All](c, key)
+		_, err := config.Decode[All](c.Snapshot(), key)
 		if !errors.Is(err, config.ErrInvalidKey) {
 			t.Errorf("Decode(%q) = %v, want ErrInvalidKey", key, err)
 		}
 	}
 	// CONTROL: a valid key that holds nothing is not found.
-	if _, err := config.Decode[All](c, "nothing.here"); !errors.Is(err, config.ErrNotFound) {
+	if _, err := config.Decode[All](c.Snapshot(), "nothing.here"); !errors.Is(err, config.ErrNotFound) {
 		t.Errorf("Decode of a missing key: %v", err)
 	}
 }
@@ -129,8 +130,8 @@ func TestFromEnvRefusesStringsOtherProgramsReadDifferently(t *testing.T) {
 		before := c.Snapshot()
 		err := c.FromEnv("AGENTS", []string{env})
 		if want == "" {
-			if err != nil || c.String("db.host") != "a" {
-				t.Errorf("CONTROL: FromEnv(%q) = %v, db.host %q", env, err, c.String("db.host"))
+			if err != nil || c.Snapshot().String("db.host") != "a" {
+				t.Errorf("CONTROL: FromEnv(%q) = %v, db.host %q", env, err, c.Snapshot().String("db.host"))
 			}
 			continue
 		}

@@ -8,9 +8,8 @@ import (
 // A Snapshot is an immutable, consistent view of a [Config] at one moment.
 // Reading several keys from one Snapshot never mixes two versions. A
 // Snapshot is safe for concurrent use and costs nothing to hold: writers
-// publish new snapshots and never touch old ones. Its getters are the
-// Config's getters (Config's delegate here) and, like them, return deep
-// copies.
+// publish new snapshots and never touch old ones. Its getters are how a
+// Config is read; they return deep copies.
 type Snapshot struct {
 	root     map[string]any      // the tree; never mutated after publication
 	flat     map[string]any      // every dotted key (sections too) -> value in root

@@ -124,8 +124,8 @@ func TestWatchFileOncePerRealChange(t *testing.T) {
 		r := startReloader(t, c, path, nil, opts...)
 
 		save(t, path, "db:\n  host: b\nworkers: 2\n")
-		if ch := r.next(); !slices.Equal(ch.Keys, []string{"db.host"}) || c.String("db.host") != "b" {
-			t.Fatalf("change %v, db.host=%q", ch.Keys, c.String("db.host"))
+		if ch := r.next(); !slices.Equal(ch.Keys, []string{"db.host"}) || c.Snapshot().String("db.host") != "b" {
+			t.Fatalf("change %v, db.host=%q", ch.Keys, c.Snapshot().String("db.host"))
 		}
 		// A write in place is read when it is closed; a poll can come
 		// between its truncation and its write, so with polling the test
@@ -148,7 +148,7 @@ func TestWatchFileOncePerRealChange(t *testing.T) {
 		// doc): that load fails (an empty document does not parse) and is
 		// skipped here; it is never a change.
 		inPlace(t, path, "db:\n  host: b\nworkers: 3\n")
-		if ch := r.nextSkippingLoadErrors(); !slices.Equal(ch.Keys, []string{"workers"}) || c.Int("workers") != 3 {
+		if ch := r.nextSkippingLoadErrors(); !slices.Equal(ch.Keys, []string{"workers"}) || c.Snapshot().Int("workers") != 3 {
 			t.Fatalf("change %v after no-op rewrites, want [workers] only", ch.Keys)
 		}
 	})
@@ -169,7 +169,7 @@ func TestWatchFileBadContent(t *testing.T) {
 		if !errors.As(bad, &ce) || ce.Op != "load" || ce.Key != path {
 			t.Fatalf("got %v, want a load error naming %s", bad, path)
 		}
-		if c.Int("workers") != 2 {
+		if c.Snapshot().Int("workers") != 2 {
 			t.Fatal("a failed load changed the config")
 		}
 		os.Remove(path)
@@ -182,7 +182,7 @@ func TestWatchFileBadContent(t *testing.T) {
 		}
 		save(t, path, `{"workers": 4}`)
 		ch := r.nextChange(func(err error) bool { return errors.Is(err, os.ErrNotExist) })
-		if !slices.Equal(ch.Keys, []string{"workers"}) || c.Int("workers") != 4 {
+		if !slices.Equal(ch.Keys, []string{"workers"}) || c.Snapshot().Int("workers") != 4 {
 			t.Fatalf("repair: %v", ch.Keys)
 		}
 	})
@@ -223,8 +223,8 @@ func TestWatchFileConfigMapSwap(t *testing.T) {
 		c.LoadFile(path)
 		r := startReloader(t, c, path, nil, opts...)
 		version("..v2", `{"workers": 2}`)
-		if ch := r.next(); !slices.Equal(ch.Keys, []string{"workers"}) || c.Int("workers") != 2 {
-			t.Fatalf("after the swap: %v workers=%d", ch.Keys, c.Int("workers"))
+		if ch := r.next(); !slices.Equal(ch.Keys, []string{"workers"}) || c.Snapshot().Int("workers") != 2 {
+			t.Fatalf("after the swap: %v workers=%d", ch.Keys, c.Snapshot().Int("workers"))
 		}
 	})
 }
@@ -244,8 +244,8 @@ func TestWatchFileWithEnv(t *testing.T) {
 	if ch := r.next(); !slices.Equal(ch.Keys, []string{"workers"}) {
 		t.Fatalf("change %v, want [workers] only", ch.Keys)
 	}
-	if c.Int64("db.port") != 6543 {
-		t.Fatalf("db.port = %d: the override was dropped", c.Int64("db.port"))
+	if c.Snapshot().Int64("db.port") != 6543 {
+		t.Fatalf("db.port = %d: the override was dropped", c.Snapshot().Int64("db.port"))
 	}
 }
 
@@ -353,8 +353,8 @@ func TestWatchFileReloadsAfterTheCallerSawAnError(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the repair was not loaded after a failed load")
 	}
-	if c.Int("workers") != 4 {
-		t.Fatalf("workers = %d after the repair", c.Int("workers"))
+	if c.Snapshot().Int("workers") != 4 {
+		t.Fatalf("workers = %d after the repair", c.Snapshot().Int("workers"))
 	}
 }
 
@@ -400,10 +400,10 @@ func TestControlWatchAsSequenceStopsAtTheFirstError(t *testing.T) {
 		t.Fatal("CONTROL: the loop ended without an error")
 	}
 	save(t, path, `{"workers": 4}`) // the watch has ended: nothing loads it
-	if c.Int("workers") == 4 {
+	if c.Snapshot().Int("workers") == 4 {
 		t.Fatal("CONTROL: the repair was loaded: the harness cannot tell")
 	}
-	t.Logf("CONTROL: workers = %d after the repair: the watch stopped at the first error", c.Int("workers"))
+	t.Logf("CONTROL: workers = %d after the repair: the watch stopped at the first error", c.Snapshot().Int("workers"))
 }
 
 // A link to a file in another directory is reloaded when that file is
@@ -433,12 +433,12 @@ func TestWatchFileLinkTargetElsewhere(t *testing.T) {
 		}
 		r := startReloader(t, c, path, nil, opts...)
 		save(t, target, `{"workers": 2}`) // a replace by rename, in srv
-		if ch := r.next(); !slices.Equal(ch.Keys, []string{"workers"}) || c.Int("workers") != 2 {
-			t.Fatalf("after the target's replace: %v workers=%d", ch.Keys, c.Int("workers"))
+		if ch := r.next(); !slices.Equal(ch.Keys, []string{"workers"}) || c.Snapshot().Int("workers") != 2 {
+			t.Fatalf("after the target's replace: %v workers=%d", ch.Keys, c.Snapshot().Int("workers"))
 		}
 		os.WriteFile(target, []byte(`{"workers": 3}`), 0o644) // in place
-		if r.nextSkippingLoadErrors(); c.Int("workers") != 3 {
-			t.Fatalf("after an in-place write of the target: workers=%d", c.Int("workers"))
+		if r.nextSkippingLoadErrors(); c.Snapshot().Int("workers") != 3 {
+			t.Fatalf("after an in-place write of the target: workers=%d", c.Snapshot().Int("workers"))
 		}
 		// Re-point the middle link, by rename, to srv2.
 		other := filepath.Join(root, "srv2", "agents.json")
@@ -450,12 +450,12 @@ func TestWatchFileLinkTargetElsewhere(t *testing.T) {
 		if err := os.Rename(tmp, filepath.Join(root, "chain", "link.json")); err != nil {
 			t.Fatal(err)
 		}
-		if r.next(); c.Int("workers") != 4 {
-			t.Fatalf("after the link moved: workers=%d", c.Int("workers"))
+		if r.next(); c.Snapshot().Int("workers") != 4 {
+			t.Fatalf("after the link moved: workers=%d", c.Snapshot().Int("workers"))
 		}
 		save(t, other, `{"workers": 5}`)
-		if r.next(); c.Int("workers") != 5 {
-			t.Fatalf("after the new target's replace: workers=%d", c.Int("workers"))
+		if r.next(); c.Snapshot().Int("workers") != 5 {
+			t.Fatalf("after the new target's replace: workers=%d", c.Snapshot().Int("workers"))
 		}
 	})
 }

@@ -67,7 +67,7 @@ func TestSetRefusesWhatSaveCannotWrite(t *testing.T) {
 			if !errors.As(err, &ce) || !errors.Is(err, config.ErrUnsupported) || ce.Path != tc.path {
 				t.Fatalf("Set = %v, want an *Error wrapping ErrUnsupported at %s", err, tc.path)
 			}
-			if c.String("k") != "old" {
+			if c.Snapshot().String("k") != "old" {
 				t.Fatal("a refused Set changed the content")
 			}
 			if err := c.Save(new(bytes.Buffer)); err != nil {

@@ -53,8 +53,8 @@ func TestLoadYAMLMatchesJSON(t *testing.T) {
 	if err := j.Load(strings.NewReader(agentsJSON)); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(y.All(), j.All()) {
-		t.Fatalf("YAML and JSON differ:\nYAML %#v\nJSON %#v", y.All(), j.All())
+	if !reflect.DeepEqual(y.Snapshot().All(), j.Snapshot().All()) {
+		t.Fatalf("YAML and JSON differ:\nYAML %#v\nJSON %#v", y.Snapshot().All(), j.Snapshot().All())
 	}
 	for key, want := range map[string]any{
 		"agents.dispatch.max_workers": int64(8),
@@ -64,7 +64,7 @@ func TestLoadYAMLMatchesJSON(t *testing.T) {
 		"agents.dispatch.since":       "2026-01-02",
 		"agents.dispatch.port":        "8080",
 	} {
-		if got, _ := y.Get(key); got != want {
+		if got, _ := y.Snapshot().Get(key); got != want {
 			t.Errorf("%s = %#v (%T), want %#v (%T)", key, got, got, want, want)
 		}
 	}
@@ -155,8 +155,8 @@ func TestSaveYAMLRoundTrips(t *testing.T) {
 	if err := c2.LoadYAML(bytes.NewReader(first.Bytes())); err != nil {
 		t.Fatalf("%v\n%s", err, first.String())
 	}
-	if !reflect.DeepEqual(c.All(), c2.All()) {
-		t.Fatalf("round trip changed the content:\n%#v\n%#v", c.All(), c2.All())
+	if !reflect.DeepEqual(c.Snapshot().All(), c2.Snapshot().All()) {
+		t.Fatalf("round trip changed the content:\n%#v\n%#v", c.Snapshot().All(), c2.Snapshot().All())
 	}
 	var second bytes.Buffer
 	if err := c2.SaveYAML(&second); err != nil || second.String() != first.String() {
@@ -189,8 +189,8 @@ func TestFilesChooseFormatByExtension(t *testing.T) {
 			t.Errorf("%s written as YAML=%v, want %v:\n%s", name, gotYAML, wantYAML, data)
 		}
 		c2 := config.New()
-		if err := c2.LoadFile(path); err != nil || c2.Int64("agents.dispatch.max") != 8 {
-			t.Errorf("LoadFile(%s) = %v, max = %d", name, err, c2.Int64("agents.dispatch.max"))
+		if err := c2.LoadFile(path); err != nil || c2.Snapshot().Int64("agents.dispatch.max") != 8 {
+			t.Errorf("LoadFile(%s) = %v, max = %d", name, err, c2.Snapshot().Int64("agents.dispatch.max"))
 		}
 	}
 	bad := filepath.Join(dir, "bad.yaml")
@@ -232,8 +232,8 @@ func TestSaveKeepsWholeFloats(t *testing.T) {
 		if err := format.load(c2, &buf); err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(c2.All(), c.All()) {
-			t.Errorf("round trip changed types:\n%s\n got %#v\nwant %#v", text, c2.All(), c.All())
+		if !reflect.DeepEqual(c2.Snapshot().All(), c.Snapshot().All()) {
+			t.Errorf("round trip changed types:\n%s\n got %#v\nwant %#v", text, c2.Snapshot().All(), c.Snapshot().All())
 		}
 	}
 }

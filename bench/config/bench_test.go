@@ -82,9 +82,9 @@ func newFixtures(b *testing.B) fixtures {
 	set("port", 8080)
 	set("db.pool.size", 16)
 	set("labels", tenEntries())
-	if f.c.Int("port") != 8080 || f.k.Int("port") != 8080 || f.rw.int("port") != 8080 ||
-		f.c.Int("db.pool.size") != 16 || f.k.Int("db.pool.size") != 16 ||
-		len(f.c.StringMap("labels")) != 10 || len(f.k.StringMap("labels")) != 10 {
+	if f.c.Snapshot().Int("port") != 8080 || f.k.Int("port") != 8080 || f.rw.int("port") != 8080 ||
+		f.c.Snapshot().Int("db.pool.size") != 16 || f.k.Int("db.pool.size") != 16 ||
+		len(f.c.Snapshot().StringMap("labels")) != 10 || len(f.k.StringMap("labels")) != 10 {
 		b.Fatal("fixtures disagree")
 	}
 	return f
@@ -95,12 +95,12 @@ func BenchmarkScalarGet(b *testing.B) {
 	for _, key := range []string{"port", "db.pool.size"} {
 		b.Run("key="+key+"/impl=config", func(b *testing.B) {
 			for b.Loop() {
-				sinkInt = f.c.Int(key)
+				sinkInt = f.c.Snapshot().Int(key)
 			}
 		})
 		b.Run("key="+key+"/impl=config-Get", func(b *testing.B) {
 			for b.Loop() {
-				sinkAny, _ = f.c.Get(key)
+				sinkAny, _ = f.c.Snapshot().Get(key)
 			}
 		})
 		b.Run("key="+key+"/impl=snapshot", func(b *testing.B) {
@@ -115,7 +115,7 @@ func BenchmarkScalarGet(b *testing.B) {
 			}
 		})
 		// The rejected alternative: no flat index, walk the tree per read.
-		tree := f.c.All()
+		tree := f.c.Snapshot().All()
 		b.Run("key="+key+"/impl=walk-tree", func(b *testing.B) {
 			for b.Loop() {
 				sinkInt, _ = walk(tree, key).(int)
@@ -160,7 +160,7 @@ func BenchmarkScalarGetParallel(b *testing.B) {
 			})
 		})
 	}
-	run("impl=config", func() int { return f.c.Int("port") })
+	run("impl=config", func() int { return f.c.Snapshot().Int("port") })
 	run("impl=rwmutex", func() int { return f.rw.int("port") })
 	run("impl=koanf", func() int { return f.k.Int("port") })
 }
@@ -169,12 +169,12 @@ func BenchmarkMapGet(b *testing.B) {
 	f := newFixtures(b)
 	b.Run("impl=config/StringMap", func(b *testing.B) {
 		for b.Loop() {
-			sinkMap = f.c.StringMap("labels")
+			sinkMap = f.c.Snapshot().StringMap("labels")
 		}
 	})
 	b.Run("impl=config/Get", func(b *testing.B) {
 		for b.Loop() {
-			sinkAny, _ = f.c.Get("labels")
+			sinkAny, _ = f.c.Snapshot().Get("labels")
 		}
 	})
 	b.Run("impl=rwmutex/copy", func(b *testing.B) {
@@ -212,7 +212,7 @@ func BenchmarkMapGetParallel(b *testing.B) {
 			})
 		})
 	}
-	run("impl=config", func() map[string]string { return f.c.StringMap("labels") })
+	run("impl=config", func() map[string]string { return f.c.Snapshot().StringMap("labels") })
 	run("impl=rwmutex/copy", func() map[string]string { return f.rw.stringMapCopy("labels") })
 	run("impl=koanf", func() map[string]string { return f.k.StringMap("labels") })
 }
@@ -260,45 +260,45 @@ func BenchmarkConvert(b *testing.B) {
 	}
 	b.Run("read=Int", func(b *testing.B) {
 		for b.Loop() {
-			sinkInt = c.Int("port")
+			sinkInt = c.Snapshot().Int("port")
 		}
 	})
 	b.Run("read=Lookup-int", func(b *testing.B) {
 		for b.Loop() {
-			_ = c.Lookup("port", &sinkInt)
+			_ = c.Snapshot().Lookup("port", &sinkInt)
 		}
 	})
 	b.Run("read=Decode-int", func(b *testing.B) {
 		for b.Loop() {
-			sinkInt, _ = config.Decode[int](c, "port")
+			sinkInt, _ = config.Decode[int](c.Snapshot(), "port")
 		}
 	})
 	b.Run("read=StringSlice", func(b *testing.B) {
 		for b.Loop() {
-			sinkAny = c.StringSlice("queues")
+			sinkAny = c.Snapshot().StringSlice("queues")
 		}
 	})
 	b.Run("read=StringSlice-missing", func(b *testing.B) {
 		for b.Loop() {
-			sinkAny = c.StringSlice("missing")
+			sinkAny = c.Snapshot().StringSlice("missing")
 		}
 	})
 	b.Run("read=StringMap-of-a-list", func(b *testing.B) {
 		for b.Loop() {
-			sinkMap = c.StringMap("queues")
+			sinkMap = c.Snapshot().StringMap("queues")
 		}
 	})
 	b.Run("read=Lookup-strings", func(b *testing.B) {
 		var s []string
 		for b.Loop() {
-			_ = c.Lookup("queues", &s)
+			_ = c.Snapshot().Lookup("queues", &s)
 		}
 		sinkAny = s
 	})
 	b.Run("read=Lookup-struct", func(b *testing.B) {
 		var d db
 		for b.Loop() {
-			_ = c.Lookup("db", &d)
+			_ = c.Snapshot().Lookup("db", &d)
 		}
 		sinkAny = d
 	})

@@ -51,7 +51,7 @@ func Example_writeAtomic() {
 	// {"token":"newer"} -rw-------
 }
 
-// Pattern 5: mutating a map returned by Config.Get changed the stored
+// Pattern 5: mutating a map returned by a config getter changed the stored
 // configuration for every goroutine. Getters now return copies; change the
 // configuration with Set.
 func Example_configCopy() {
@@ -60,18 +60,20 @@ func Example_configCopy() {
 		log.Fatal(err)
 	}
 
-	v, _ := c.Get("limits")
+	s := c.Snapshot() // reads go through an immutable snapshot
+	v, _ := s.Get("limits")
 	m := v.(map[string]any)
 	m["agents"] = 99 // changes this caller's copy only
 
-	fmt.Println(c.Int("limits.agents"))
+	fmt.Println(s.Int("limits.agents"))
 
 	// To change the configuration, Set it: readers see the whole change
 	// or none of it.
 	if err := c.Set("limits.agents", 8); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(c.Int("limits.agents"), c.Int("limits.queue"))
+	s = c.Snapshot()
+	fmt.Println(s.Int("limits.agents"), s.Int("limits.queue"))
 	// Output:
 	// 4
 	// 8 100

@@ -177,7 +177,7 @@ func Example_readmeConfig() {
 	type Dispatch struct {
 		MaxWorkers int `json:"max_workers"`
 	}
-	d, err := config.Decode[Dispatch](c, "dispatch") // a copy; errors name the key
+	d, err := config.Decode[Dispatch](c.Snapshot(), "dispatch") // a copy; errors name the key
 	fmt.Println(d.MaxWorkers, err)
 
 	cancel := c.OnChange(func(ch config.Change) { // once per real change, no lock held
@@ -187,11 +187,12 @@ func Example_readmeConfig() {
 	if err := c.Set("db", map[string]any{"host": "localhost", "port": 5432}); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(c.String("db.host"), c.Int("db.port")) // lock-free, no allocation
+	s := c.Snapshot()                                  // reads: lock-free, no allocation
+	fmt.Println(s.String("db.host"), s.Int("db.port")) // one version, never mixed
 
-	m, _ := c.Get("db") // a deep copy: change it freely
+	m, _ := s.Get("db") // a deep copy: change it freely
 	m.(map[string]any)["port"] = 1
-	fmt.Println(c.Int("db.port"))
+	fmt.Println(c.Snapshot().Int("db.port"))
 	fmt.Println(c.Set("ratio", math.NaN()) != nil) // refused: Save could not write it
 	// Output:
 	// 8 <nil>

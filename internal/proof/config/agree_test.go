@@ -80,7 +80,7 @@ func storedValue() *rapid.Generator[any] {
 
 // A reader is one way of reading a key as a type. It returns what it read
 // and whether it could convert.
-type reader func(c *config.Config, key string) (any, bool)
+type reader func(s *config.Snapshot, key string) (any, bool)
 
 // The ways of reading a key as a T, in order: the getter, Lookup, Decode of
 // a T and Decode of a *T. The getter, Lookup and Decode of a T may take a
@@ -88,25 +88,25 @@ type reader func(c *config.Config, key string) (any, bool)
 // decoder's own, so it is the reference.
 type ways [4]reader
 
-func getter[T any](get func(*config.Config, string) T) reader {
-	return func(c *config.Config, key string) (any, bool) { return get(c, key), true }
+func getter[T any](get func(*config.Snapshot, string) T) reader {
+	return func(s *config.Snapshot, key string) (any, bool) { return get(s, key), true }
 }
 
-func lookup[T any](c *config.Config, key string) (any, bool) {
+func lookup[T any](s *config.Snapshot, key string) (any, bool) {
 	var x T
-	err := c.Lookup(key, &x)
+	err := s.Lookup(key, &x)
 	return x, err == nil
 }
 
-func decode[T any](c *config.Config, key string) (any, bool) {
-	x, err := config.Decode[T](c, key)
+func decode[T any](s *config.Snapshot, key string) (any, bool) {
+	x, err := config.Decode[T](s, key)
 	return x, err == nil
 }
 
 // decodePointer decodes into a *T, which the getters' path does not take;
 // a stored nil gives a nil pointer, T's zero value.
-func decodePointer[T any](c *config.Config, key string) (any, bool) {
-	p, err := config.Decode[*T](c, key)
+func decodePointer[T any](s *config.Snapshot, key string) (any, bool) {
+	p, err := config.Decode[*T](s, key)
 	if err != nil {
 		var zero T
 		return zero, false
@@ -118,22 +118,22 @@ func decodePointer[T any](c *config.Config, key string) (any, bool) {
 	return *p, true
 }
 
-func waysOf[T any](get func(*config.Config, string) T) ways {
+func waysOf[T any](get func(*config.Snapshot, string) T) ways {
 	return ways{getter(get), lookup[T], decode[T], decodePointer[T]}
 }
 
 var byType = map[string]ways{
-	"string":            waysOf((*config.Config).String),
-	"int":               waysOf((*config.Config).Int),
-	"int64":             waysOf((*config.Config).Int64),
-	"float64":           waysOf((*config.Config).Float64),
-	"bool":              waysOf((*config.Config).Bool),
-	"time.Duration":     waysOf((*config.Config).Duration),
-	"time.Time":         waysOf((*config.Config).Time),
-	"[]string":          waysOf((*config.Config).StringSlice),
-	"map[string]string": waysOf((*config.Config).StringMap),
-	"any": waysOf(func(c *config.Config, key string) any {
-		v, _ := c.Get(key)
+	"string":            waysOf((*config.Snapshot).String),
+	"int":               waysOf((*config.Snapshot).Int),
+	"int64":             waysOf((*config.Snapshot).Int64),
+	"float64":           waysOf((*config.Snapshot).Float64),
+	"bool":              waysOf((*config.Snapshot).Bool),
+	"time.Duration":     waysOf((*config.Snapshot).Duration),
+	"time.Time":         waysOf((*config.Snapshot).Time),
+	"[]string":          waysOf((*config.Snapshot).StringSlice),
+	"map[string]string": waysOf((*config.Snapshot).StringMap),
+	"any": waysOf(func(s *config.Snapshot, key string) any {
+		v, _ := s.Get(key)
 		return v
 	}),
 }
@@ -146,16 +146,17 @@ func disagreement(v any, rs map[string]ways) string {
 	if err := c.Set("k", v); err != nil {
 		return ""
 	}
+	s := c.Snapshot()
 	for _, typ := range slices.Sorted(maps.Keys(rs)) {
 		r := rs[typ]
-		ref, refOK := r[3](c, "k")
+		ref, refOK := r[3](s, "k")
 		for i, what := range []string{"Lookup", "Decode"} {
-			got, ok := r[i+1](c, "k")
+			got, ok := r[i+1](s, "k")
 			if ok != refOK || !cmp.Equal(got, ref) {
 				return fmt.Sprintf("%#v as %s: %s %#v (ok %v), the decoder %#v (ok %v)", v, typ, what, got, ok, ref, refOK)
 			}
 		}
-		if got, _ := r[0](c, "k"); !cmp.Equal(got, ref) {
+		if got, _ := r[0](s, "k"); !cmp.Equal(got, ref) {
 			return fmt.Sprintf("%#v as %s: getter %#v, the decoder %#v (ok %v)", v, typ, got, ref, refOK)
 		}
 	}
@@ -178,8 +179,8 @@ func TestReadersAgree(t *testing.T) {
 // less than the decoder (a StringSlice of []string and plain strings only)
 // or more (an Int that truncates fractions).
 func TestReadersAgreeControl(t *testing.T) {
-	narrow := func(c *config.Config, key string) []string {
-		switch x, _ := c.Get(key); x := x.(type) {
+	narrow := func(s *config.Snapshot, key string) []string {
+		switch x, _ := s.Get(key); x := x.(type) {
 		case []string:
 			return x
 		case []any:
@@ -195,13 +196,13 @@ func TestReadersAgreeControl(t *testing.T) {
 		}
 		return nil
 	}
-	wide := func(c *config.Config, key string) int {
-		if f, ok := c.Get(key); ok {
+	wide := func(s *config.Snapshot, key string) int {
+		if f, ok := s.Get(key); ok {
 			if f, ok := f.(float64); ok && f > -1e9 && f < 1e9 {
 				return int(f)
 			}
 		}
-		return c.Int(key)
+		return s.Int(key)
 	}
 	for what, rs := range map[string]map[string]ways{
 		"a narrower StringSlice":      {"[]string": waysOf(narrow)},

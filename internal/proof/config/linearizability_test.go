@@ -48,6 +48,8 @@ type linStore interface {
 
 type linConfig struct{ *config.Config }
 
+func (c linConfig) Int(key string) int { return c.Snapshot().Int(key) }
+
 var linNames = [linKeys]string{"r0", "r1", "r2"}
 
 func (c linConfig) snap() linState {

@@ -152,7 +152,7 @@ func TestConfigStateMachine(t *testing.T) {
 			},
 			"get": func(t *rapid.T) {
 				key := keyGen.Draw(t, "key")
-				got, ok := c.Get(key)
+				got, ok := c.Snapshot().Get(key)
 				want, wantOK := m.get(key)
 				if ok != wantOK {
 					t.Fatalf("Get(%q) ok=%v, model %v", key, ok, wantOK)
@@ -166,7 +166,7 @@ func TestConfigStateMachine(t *testing.T) {
 			},
 			"value": func(t *rapid.T) {
 				key := keyGen.Draw(t, "key")
-				if got, err := config.Decode[map[string]any](c, key); err == nil {
+				if got, err := config.Decode[map[string]any](c.Snapshot(), key); err == nil {
 					sharecheck.Scribble(got)
 				}
 				if got, err := config.Decode[[]any](c.Snapshot(), key); err == nil {
@@ -174,7 +174,7 @@ func TestConfigStateMachine(t *testing.T) {
 				}
 			},
 			"all": func(t *rapid.T) {
-				sharecheck.Scribble(c.All())
+				sharecheck.Scribble(c.Snapshot().All())
 			},
 			"delete": func(t *rapid.T) {
 				key := keyGen.Draw(t, "key")
@@ -189,10 +189,10 @@ func TestConfigStateMachine(t *testing.T) {
 				}
 			},
 			"": func(t *rapid.T) {
-				if diff := cmp.Diff(m.root, c.All(), opts); diff != "" {
+				if diff := cmp.Diff(m.root, c.Snapshot().All(), opts); diff != "" {
 					t.Fatalf("content (-model +config):\n%s", diff)
 				}
-				if diff := cmp.Diff(m.keys(), c.Keys()); diff != "" {
+				if diff := cmp.Diff(m.keys(), c.Snapshot().Keys()); diff != "" {
 					t.Fatalf("Keys (-model +config):\n%s", diff)
 				}
 				for i, s := range snaps {
