@@ -69,7 +69,7 @@ import (
 func Decode[T any](s *Snapshot, key string) (T, error) {
 	var out T
 	if s == nil {
-		if _, err := splitKey(key); err != nil {
+		if err := checkDotted(key); err != nil {
 			return out, &Error{Op: "decode", Key: key, Err: err}
 		}
 		return out, &Error{Op: "decode", Key: key, Err: fmt.Errorf("%w: nil Snapshot", ErrNotFound)}

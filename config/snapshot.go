@@ -122,7 +122,7 @@ func (s *Snapshot) Lookup(key string, dst any) error {
 // invalid key, or a valid one with no value. Only valid keys are indexed,
 // so a key that is found needs no check.
 func missing(op, key string) *Error {
-	if _, err := splitKey(key); err != nil {
+	if err := checkDotted(key); err != nil {
 		return &Error{Op: op, Key: key, Err: err}
 	}
 	return &Error{Op: op, Key: key, Err: ErrNotFound}
