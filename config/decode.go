@@ -68,15 +68,15 @@ import (
 // Decode is a function because Go methods cannot have type parameters.
 func Decode[T any](s *Snapshot, key string) (T, error) {
 	var out T
-	if _, err := splitKey(key); err != nil {
-		return out, &Error{Op: "decode", Key: key, Err: err}
-	}
 	if s == nil {
+		if err := checkDotted(key); err != nil {
+			return out, &Error{Op: "decode", Key: key, Err: err}
+		}
 		return out, &Error{Op: "decode", Key: key, Err: fmt.Errorf("%w: nil Snapshot", ErrNotFound)}
 	}
 	v, ok := s.flat[key]
 	if !ok {
-		return out, &Error{Op: "decode", Key: key, Err: ErrNotFound}
+		return out, missing("decode", key)
 	}
 	if convertFast(&out, v) {
 		return out, nil

@@ -116,20 +116,32 @@ func quote(s string) string { return `"` + clip(s) + `"` }
 // splitKey validates a dotted key and returns its segments. The messages
 // do not repeat the key: the *Error shows it.
 func splitKey(key string) ([]string, error) {
+	if err := checkDotted(key); err != nil {
+		return nil, err
+	}
+	return strings.Split(key, "."), nil
+}
+
+// checkDotted says why key is not a key, or nil, in one pass that does
+// not allocate: a hostile key costs no more than its length.
+func checkDotted(key string) error {
 	if key == "" {
-		return nil, fmt.Errorf("%w: empty key", ErrInvalidKey)
+		return fmt.Errorf("%w: empty key", ErrInvalidKey)
 	}
-	// Counted before splitting: a hostile key must cost no more than its length.
-	if strings.Count(key, ".") >= maxDepth {
-		return nil, fmt.Errorf("%w: more than %d segments", ErrInvalidKey, maxDepth)
-	}
-	segs := strings.Split(key, ".")
-	for _, s := range segs {
-		if s == "" {
-			return nil, fmt.Errorf("%w: empty segment", ErrInvalidKey)
+	dots, empty := 0, key[0] == '.' || key[len(key)-1] == '.'
+	for i := 1; i < len(key); i++ {
+		if key[i] == '.' {
+			dots++
+			empty = empty || key[i-1] == '.'
 		}
 	}
-	return segs, nil
+	switch {
+	case dots >= maxDepth:
+		return fmt.Errorf("%w: more than %d segments", ErrInvalidKey, maxDepth)
+	case empty:
+		return fmt.Errorf("%w: empty segment", ErrInvalidKey)
+	}
+	return nil
 }
 
 // checkSegment reports why k cannot be a key inside a section, or "". The

@@ -55,15 +55,21 @@ func TestDecodeAll(t *testing.T) {
 	if _, err := config.DecodeAll[All](nil); !errors.Is(err, config.ErrNotFound) {
 		t.Errorf("DecodeAll(nil): %v", err)
 	}
-	for _, key := range []string{"", "a..b", ".a"} {
+	for _, key := range []string{"", "a..b", ".a", strings.Repeat("a.", 256) + "a"} {
 		_, err := config.Decode[All](c.Snapshot(), key)
 		if !errors.Is(err, config.ErrInvalidKey) {
 			t.Errorf("Decode(%q) = %v, want ErrInvalidKey", key, err)
+		}
+		if err := c.Snapshot().Lookup(key, new(All)); !errors.Is(err, config.ErrInvalidKey) {
+			t.Errorf("Lookup(%q) = %v, want ErrInvalidKey", key, err)
 		}
 	}
 	// CONTROL: a valid key that holds nothing is not found.
 	if _, err := config.Decode[All](c.Snapshot(), "nothing.here"); !errors.Is(err, config.ErrNotFound) {
 		t.Errorf("Decode of a missing key: %v", err)
+	}
+	if err := c.Snapshot().Lookup("nothing.here", new(All)); !errors.Is(err, config.ErrNotFound) {
+		t.Errorf("Lookup of a missing key: %v", err)
 	}
 }
 

@@ -99,14 +99,15 @@ func (s *Snapshot) StringMap(key string) map[string]string {
 // are replaced, not merged, and a pointer field is given a new value
 // rather than written through.
 //
-// It returns an *Error wrapping ErrNotFound if the key is missing,
-// ErrConversion if the value cannot be converted (dst is then unchanged),
-// or ErrUnsupported for a dst that is not a non-nil pointer, or points to
-// a type that Decode cannot fill from this value.
+// It returns an *Error wrapping ErrNotFound if the key is missing (or
+// ErrInvalidKey if it is not a key), ErrConversion if the value cannot be
+// converted (dst is then unchanged), or ErrUnsupported for a dst that is
+// not a non-nil pointer, or points to a type that Decode cannot fill from
+// this value.
 func (s *Snapshot) Lookup(key string, dst any) error {
 	v, ok := s.flat[key]
 	if !ok {
-		return &Error{Op: "get", Key: key, Err: ErrNotFound}
+		return missing("get", key)
 	}
 	if convertFast(dst, v) {
 		return nil
@@ -115,6 +116,16 @@ func (s *Snapshot) Lookup(key string, dst any) error {
 		return err.toError("get", key, key, ErrConversion)
 	}
 	return nil
+}
+
+// missing is the error of op on a key that is not in the index: an
+// invalid key, or a valid one with no value. Only valid keys are indexed,
+// so a key that is found needs no check.
+func missing(op, key string) *Error {
+	if err := checkDotted(key); err != nil {
+		return &Error{Op: op, Key: key, Err: err}
+	}
+	return &Error{Op: op, Key: key, Err: ErrNotFound}
 }
 
 // Keys returns the stored keys in sorted order, flattened to dotted form:

@@ -22,6 +22,7 @@ var sinkInt int
 var sinkString string
 var sinkAny any
 var sinkMap map[string]string
+var sinkErr error
 
 type rwStore struct {
 	mu sync.RWMutex
@@ -271,6 +272,11 @@ func BenchmarkConvert(b *testing.B) {
 	b.Run("read=Decode-int", func(b *testing.B) {
 		for b.Loop() {
 			sinkInt, _ = config.Decode[int](c.Snapshot(), "port")
+		}
+	})
+	b.Run("read=Lookup-missing", func(b *testing.B) {
+		for b.Loop() {
+			sinkErr = c.Snapshot().Lookup("db.missing", &sinkInt)
 		}
 	})
 	b.Run("read=StringSlice", func(b *testing.B) {
