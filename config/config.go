@@ -15,10 +15,9 @@ import (
 // not be copied after first use.
 //
 // A Config is written through its methods and read through
-// [Config.Snapshot], which never locks. Writers serialise on a mutex,
-// build a new snapshot (copy-on-write: only the maps on the written path
-// are copied, untouched subtrees are shared, which is safe because
-// published trees are never mutated) and publish it.
+// [Config.Snapshot]. A write copies only the maps on its path and shares
+// untouched subtrees with the previous snapshot, which is safe because
+// published trees are never mutated.
 type Config struct {
 	mu  sync.Mutex // serialises writers; guards the fields below
 	cur atomic.Pointer[Snapshot]
@@ -31,8 +30,8 @@ type Config struct {
 // New returns an empty [Config].
 func New() *Config { return new(Config) }
 
-// Snapshot returns the current immutable view, which has the getters.
-// Take one Snapshot to read several keys that must agree.
+// Snapshot returns the [Snapshot] current at the call. Read keys that must
+// agree from one Snapshot.
 func (c *Config) Snapshot() *Snapshot {
 	if s := c.cur.Load(); s != nil {
 		return s

@@ -53,7 +53,7 @@ import (
 //     keys, one entry per key.
 //   - slice: from a list; array: from a list of exactly its length.
 //   - pointer: a new value, decoded; nil stored gives a nil pointer.
-//   - any: a deep copy of the stored value, as Get returns.
+//   - any: a deep copy of the stored value, as [Snapshot.Get] returns.
 //
 // A stored nil (JSON null, an empty YAML value) gives the zero value,
 // whatever T is, in a list or section too: a null in a list of strings
@@ -105,7 +105,11 @@ func DecodeAll[T any](s *Snapshot) (T, error) {
 	if s == nil {
 		return out, &Error{Op: "decode", Err: fmt.Errorf("%w: nil Snapshot", ErrNotFound)}
 	}
-	if err := decodeValue(reflect.ValueOf(&out).Elem(), s.All()); err != nil {
+	all := s.All()
+	if all == nil { // a zero Snapshot
+		all = map[string]any{}
+	}
+	if err := decodeValue(reflect.ValueOf(&out).Elem(), all); err != nil {
 		var zero T
 		return zero, err.toError("decode", "", "", ErrConversion)
 	}

@@ -38,7 +38,8 @@
 //     and nothing is stored. Load and FromEnv refuse the same, so Save
 //     can write whatever is stored.
 //   - Getters never panic: a missing key or an impossible conversion gives
-//     the zero value; Lookup says which of the two happened.
+//     the zero value; Lookup says which of the two happened, or that the
+//     key is not one.
 //   - OnChange callbacks run once per write that really changed a watched
 //     key, with no lock held, in publication order, in a writer's goroutine.
 //     The package starts no goroutines.

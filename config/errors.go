@@ -128,11 +128,11 @@ func checkDotted(key string) error {
 	if key == "" {
 		return fmt.Errorf("%w: empty key", ErrInvalidKey)
 	}
-	dots, empty := 0, key[0] == '.' || key[len(key)-1] == '.'
-	for i := 1; i < len(key); i++ {
+	dots, empty := 0, key[len(key)-1] == '.'
+	for i := 0; i < len(key); i++ {
 		if key[i] == '.' {
 			dots++
-			empty = empty || key[i-1] == '.'
+			empty = empty || i == 0 || key[i-1] == '.'
 		}
 	}
 	switch {

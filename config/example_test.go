@@ -29,10 +29,11 @@ func ExampleSnapshot_Get() {
 	c := config.New()
 	_ = c.Set("limits", map[string]any{"cpu": 2})
 
-	v, _ := c.Snapshot().Get("limits")
+	s := c.Snapshot()
+	v, _ := s.Get("limits")
 	v.(map[string]any)["cpu"] = 64
 
-	fmt.Println(c.Snapshot().Int("limits.cpu"))
+	fmt.Println(s.Int("limits.cpu"))
 	// Output: 2
 }
 
@@ -60,9 +61,12 @@ func ExampleSnapshot_Lookup() {
 	fmt.Println(errors.Is(err, config.ErrConversion))
 	err = s.Lookup("missing", &port)
 	fmt.Println(errors.Is(err, config.ErrNotFound))
+	err = s.Lookup("db..port", &port)
+	fmt.Println(err)
 	// Output:
 	// true
 	// true
+	// config: get db..port: invalid key: empty segment
 }
 
 func ExampleConfig_Snapshot() {

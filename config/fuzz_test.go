@@ -40,6 +40,13 @@ func roundTrip(t *testing.T, data []byte, load func(*config.Config, io.Reader) e
 		}
 		return nil
 	}
+	// Lookup and Decode check only the keys they do not find, so every
+	// key that loaded content indexes must be one Set accepts.
+	for _, k := range c.Snapshot().Keys() {
+		if err := config.New().Set(k, 1); err != nil {
+			t.Fatalf("loaded content indexes a key that is not one: %v", err)
+		}
+	}
 	var first bytes.Buffer
 	if err := save(c, &first); err != nil {
 		t.Fatalf("save of loaded content: %v", err)

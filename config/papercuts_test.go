@@ -24,22 +24,19 @@ func TestDecodeAll(t *testing.T) {
 		}
 		DB DB `config:"db"`
 	}
-	{
-		g := c.Snapshot()
-		all, err := config.DecodeAll[All](g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if all.DB != (DB{"a", 5432}) || all.Agents.Dispatch.MaxWorkers != 8 || all.Agents.Dispatch.Queues[1] != "low" {
-			t.Errorf("DecodeAll: %+v", all)
-		}
-		m, err := config.DecodeAll[map[string]any](g)
-		if err != nil || m["db"].(map[string]any)["port"] != 5432 {
-			t.Errorf("DecodeAll into a map: %v, %v", m, err)
-		}
+	s := c.Snapshot()
+	all, err := config.DecodeAll[All](s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.DB != (DB{"a", 5432}) || all.Agents.Dispatch.MaxWorkers != 8 || all.Agents.Dispatch.Queues[1] != "low" {
+		t.Errorf("DecodeAll: %+v", all)
+	}
+	m, err := config.DecodeAll[map[string]any](s)
+	if err != nil || m["db"].(map[string]any)["port"] != 5432 {
+		t.Errorf("DecodeAll into a map: %v, %v", m, err)
 	}
 	// A copy: changing the result changes nothing stored.
-	m, _ := config.DecodeAll[map[string]any](c.Snapshot())
 	m["db"].(map[string]any)["port"] = 1
 	if c.Snapshot().Int("db.port") != 5432 {
 		t.Error("DecodeAll shares state with the config")
@@ -51,6 +48,9 @@ func TestDecodeAll(t *testing.T) {
 	}
 	if all, err := config.DecodeAll[All](config.New().Snapshot()); err != nil || all.DB != (DB{}) {
 		t.Errorf("DecodeAll of an empty config: %+v, %v", all, err)
+	}
+	if m, err := config.DecodeAll[map[string]any](new(config.Snapshot)); err != nil || m == nil || len(m) != 0 {
+		t.Errorf("DecodeAll of a zero Snapshot into a map: %#v, %v; want an empty map", m, err)
 	}
 	if _, err := config.DecodeAll[All](nil); !errors.Is(err, config.ErrNotFound) {
 		t.Errorf("DecodeAll(nil): %v", err)

@@ -5,11 +5,10 @@ import (
 	"time"
 )
 
-// A Snapshot is an immutable, consistent view of a [Config] at one moment.
-// Reading several keys from one Snapshot never mixes two versions. A
-// Snapshot is safe for concurrent use and costs nothing to hold: writers
-// publish new snapshots and never touch old ones. Its getters are how a
-// Config is read; they return deep copies.
+// A Snapshot is an immutable view of a [Config] at one moment, and its
+// getters are how a Config is read (see Consistency in the package doc).
+// A Snapshot is safe for concurrent use and costs nothing to hold:
+// writers publish new snapshots and never touch old ones.
 type Snapshot struct {
 	root     map[string]any      // the tree; never mutated after publication
 	flat     map[string]any      // every dotted key (sections too) -> value in root

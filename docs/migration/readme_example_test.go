@@ -192,7 +192,7 @@ func Example_readmeConfig() {
 
 	m, _ := s.Get("db") // a deep copy: change it freely
 	m.(map[string]any)["port"] = 1
-	fmt.Println(c.Snapshot().Int("db.port"))
+	fmt.Println(s.Int("db.port"))
 	fmt.Println(c.Set("ratio", math.NaN()) != nil) // refused: Save could not write it
 	// Output:
 	// 8 <nil>
