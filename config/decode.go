@@ -81,11 +81,14 @@ func Decode[T any](s *Snapshot, key string) (T, error) {
 	if convertFast(&out, v) {
 		return out, nil
 	}
-	if err := decodeValue(reflect.ValueOf(&out).Elem(), copyOut(v)); err != nil {
+	// A value of its own, so that out, which reflection would move to the
+	// heap, stays on the stack on the path above.
+	p := new(T)
+	if err := decodeValue(reflect.ValueOf(p).Elem(), copyOut(v)); err != nil {
 		var zero T
 		return zero, err.toError("decode", key, key, ErrConversion)
 	}
-	return out, nil
+	return *p, nil
 }
 
 // DecodeAll returns the whole configuration converted to a T, as [Decode]

@@ -308,4 +308,9 @@ func BenchmarkConvert(b *testing.B) {
 		}
 		sinkAny = d
 	})
+	b.Run("read=Decode-struct", func(b *testing.B) {
+		for b.Loop() {
+			sinkAny, _ = config.Decode[db](c.Snapshot(), "db")
+		}
+	})
 }
