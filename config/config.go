@@ -14,10 +14,10 @@ import (
 // dotted keys. The zero value is an empty Config ready to use; a Config must
 // not be copied after first use.
 //
-// A Config is written through its methods and read through
-// [Config.Snapshot]. A write copies only the maps on its path and shares
-// untouched subtrees with the previous snapshot, which is safe because
-// published trees are never mutated.
+// It is read through the [Snapshot] that [Config.Snapshot] returns (see
+// Lock-free reads in the package doc). A write copies only the maps on its
+// path and shares untouched subtrees with the previous snapshot, which is
+// safe because published trees are never mutated.
 type Config struct {
 	mu  sync.Mutex // serialises writers; guards the fields below
 	cur atomic.Pointer[Snapshot]
