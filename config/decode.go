@@ -136,6 +136,14 @@ func decodeInto(dst any, v any) *valueError {
 	return nil
 }
 
+// parseText parses s into a new value of t, a type whose pointer
+// implements encoding.TextUnmarshaler.
+func parseText(t reflect.Type, s string) (reflect.Value, error) {
+	p := reflect.New(t)
+	err := p.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s))
+	return p.Elem(), err
+}
+
 // decodeAs converts the stored value v to a new []string or
 // map[string]string, as Decode does. It decodes v itself, not a copy: the
 // result holds only strings, and its callers take a v of exactly that type
@@ -172,11 +180,11 @@ func decodeValue(dst reflect.Value, v any) *valueError {
 		return setIf(dst, reflect.ValueOf(x), ok, v)
 	case reflect.PointerTo(t).Implements(textUnmarshalerType):
 		if s, ok := toString(v); ok {
-			p := reflect.New(t)
-			if err := p.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
+			x, err := parseText(t, s)
+			if err != nil {
 				return &valueError{msg: fmt.Sprintf("string to %s: %v", t, err)}
 			}
-			dst.Set(p.Elem())
+			dst.Set(x)
 			return nil
 		}
 	}

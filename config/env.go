@@ -1,7 +1,6 @@
 package config
 
 import (
-	"encoding"
 	"errors"
 	"fmt"
 	"reflect"
@@ -265,11 +264,11 @@ func envScalar(old reflect.Value, s string, depth int) (any, error) {
 // envText parses s through the UnmarshalText of t, as Decode parses a
 // string into a t: the type's own rules apply, not its kind's.
 func envText(t reflect.Type, s string) (any, error) {
-	p := reflect.New(t)
-	if err := p.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
+	x, err := parseText(t, s)
+	if err != nil {
 		return nil, fmt.Errorf("%w: want %s: %v", ErrConversion, t, err)
 	}
-	return p.Elem().Interface(), nil
+	return x.Interface(), nil
 }
 
 // envJSON decodes s as JSON of the shape want describes, for a key of
