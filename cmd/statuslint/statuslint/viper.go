@@ -18,51 +18,32 @@ const viperPkg = "github.com/spf13/viper"
 // instance.
 const viperGlobal = viperPkg + ".v.configFile"
 
-func viperModels() {
-	for _, name := range []string{"ReadInConfig", "MergeInConfig"} {
-		models[key(viperPkg, "Viper."+name)] = viperRead(false)
-		models[key(viperPkg, name)] = viperRead(true)
+// instanceRead reads and decodes the document of an instance that stands
+// for its document (opInstanceRead) and gives the instance a handle on it.
+func (s *fnState) instanceRead(m *modelCall, e libEntry) {
+	if e.global {
+		s.event(evRead, viperGlobal, m.instr, "the configuration file")
+		return
 	}
-	for _, name := range []string{"WriteConfig", "SafeWriteConfig"} {
-		models[key(viperPkg, "Viper."+name)] = viperWrite(false, -1)
-		models[key(viperPkg, name)] = viperWrite(true, -1)
-	}
-	for _, name := range []string{"WriteConfigAs", "SafeWriteConfigAs"} {
-		models[key(viperPkg, "Viper."+name)] = viperWrite(false, 1)
-		models[key(viperPkg, name)] = viperWrite(true, 0)
-	}
+	k := s.term(m.arg(0)) + ".configFile"
+	s.event(evRead, k, m.instr, "the configuration file")
+	s.store(m.arg(0), atoms{{Kind: aHandle, Key: k, Flag: intArg{Known: true, Val: s.c.os.rdwr}}})
 }
 
-// viperRead reads and decodes the instance's document and gives the
-// instance a handle on it.
-func viperRead(global bool) model {
-	return func(s *fnState, m *modelCall) {
-		if global {
-			s.event(evRead, viperGlobal, m.instr, "the configuration file")
-			return
-		}
-		k := s.term(m.arg(0)) + ".configFile"
-		s.event(evRead, k, m.instr, "the configuration file")
-		s.store(m.arg(0), atoms{{Kind: aHandle, Key: k, Flag: intArg{Known: true, Val: s.c.os.rdwr}}})
+// instanceWrite writes the instance's document (opInstanceWrite): the one
+// the instance was read from (its handle), or else the one its name
+// stands for; with a path argument, the file that argument names too.
+func (s *fnState) instanceWrite(m *modelCall, e libEntry) {
+	if e.path >= 0 {
+		k := s.pathKey(m.arg(e.path), m.instr)
+		s.event(evWrite, k, m.instr, s.descs[k])
 	}
-}
-
-// viperWrite writes the instance's document: the one the instance was
-// read from (its handle), or else the one its name stands for; with path
-// >= 0, the file that argument names too.
-func viperWrite(global bool, path int) model {
-	return func(s *fnState, m *modelCall) {
-		if path >= 0 {
-			k := s.pathKey(m.arg(path), m.instr)
-			s.event(evWrite, k, m.instr, s.descs[k])
-		}
-		if global {
-			s.event(evWrite, viperGlobal, m.instr, "the configuration file")
-			return
-		}
-		s.event(evWrite, s.term(m.arg(0))+".configFile", m.instr, "the configuration file")
-		s.writeVia(m.instr, s.atomsOf(m.arg(0)), "the configuration file")
+	if e.global {
+		s.event(evWrite, viperGlobal, m.instr, "the configuration file")
+		return
 	}
+	s.event(evWrite, s.term(m.arg(0))+".configFile", m.instr, "the configuration file")
+	s.writeVia(m.instr, s.atomsOf(m.arg(0)), "the configuration file")
 }
 
 // isViper reports whether t is a viper instance (*viper.Viper), which
