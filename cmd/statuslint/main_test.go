@@ -191,11 +191,11 @@ func run(t *testing.T, dir string, name string, args ...string) (code int, stdou
 var diskFlags = []string{"-readers=example.com/bad/disk.Read", "-writers=example.com/bad/disk.Write"}
 
 var wantFindings = []string{
-	"bad.go:12:2: read-modify-write of p without a lock: read and decoded at line 10",
-	"bad.go:18:2: read-modify-write of ws without a lock: read and decoded at line 16",
+	"bad.go:12:2: read-modify-write of ws+\"/status.json\" without a lock: read at line 10 (disk.Read), written back here (disk.Write)",
+	"bad.go:18:2: read-modify-write of ws+\"/status.json\" without a lock: read at line 16 (store.Load), written back here (store.Save)",
 }
 
-const ifaceFinding = "iface.go:14:9: read-modify-write of p without a lock: read and decoded at line 9"
+const ifaceFinding = "iface.go:14:9: read-modify-write of p without a lock: read at line 9 (d.Get), written back here (d.Put)"
 
 var ifaceFlags = []string{"-readers=example.com/bad/iface.Docs.Get", "-writers=example.com/bad/iface.Docs.Put"}
 

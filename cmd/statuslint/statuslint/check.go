@@ -306,12 +306,13 @@ func (s *fnState) check() {
 		case evInPlace:
 			if isJSONKey(e.key) && s.concurrent(order, e) {
 				s.c.reportf(s.c.eventPos(e), "not atomic: %s %s in place, so a concurrent reader can see an empty "+
-					"or partial file (use fs.WriteAtomic)", e.what, firstNonEmpty(e.desc, pretty(e.key)))
+					"or partial file (use fs.WriteAtomic)", e.what, firstNonEmpty(e.desc, s.render(e.key)))
 			}
 		}
 	}
 	slices.SortStableFunc(writes, func(a, b event) int { return cmp.Compare(s.c.callStart(a.instr), s.c.callStart(b.instr)) })
 	done := make(map[string]bool)
+	var found []finding
 	for _, w := range writes {
 		if done[w.key] {
 			continue
@@ -324,17 +325,11 @@ func (s *fnState) check() {
 				break
 			}
 			done[w.key] = true
-			desc := firstNonEmpty(w.desc, firstNonEmpty(r.desc, pretty(w.key)))
-			readPos := s.c.eventPos(r)
-			if at := s.readAt[r.key]; at != nil && r.pos == token.NoPos && s.c.callStart(at) < readPos {
-				readPos = s.c.callStart(at)
-			}
-			s.c.reportf(s.c.eventPos(w), "read-modify-write of %s without a lock: read and decoded at line %d, "+
-				"written back here; an update made in between by another goroutine or process "+
-				"is lost (use status.Mutate)", desc, s.c.pass.Fset.Position(readPos).Line)
+			found = append(found, finding{r: r, w: w})
 			break
 		}
 	}
+	s.reportRMW(found)
 }
 
 // concurrent applies the policy for test files: in a _test.go file, a write

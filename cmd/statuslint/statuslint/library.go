@@ -58,6 +58,20 @@ var library = []libEntry{
 	{pkgs: []string{viperPkg}, names: []string{"Viper.WriteConfigAs", "Viper.SafeWriteConfigAs"}, op: opInstanceWrite, doc: docViper, path: 1},
 	{pkgs: []string{viperPkg}, names: []string{"WriteConfigAs", "SafeWriteConfigAs"}, op: opInstanceWrite, doc: docViper, global: true, path: 0},
 
+	// client-go's kubeconfig: the loading rules find the file (KUBECONFIG,
+	// ~/.kube/config, an explicit path), so the reads through them and
+	// ModifyConfig, which writes what they found, are of one document, the
+	// kubeconfig. ModifyConfig's own lock covers only its re-read: a
+	// caller's earlier read is outside it.
+	{pkgs: []string{clientcmd}, names: []string{"ConfigAccess.GetStartingConfig", "PathOptions.GetStartingConfig",
+		"ClientConfigLoadingRules.GetStartingConfig", "ClientConfigLoadingRules.Load",
+		"ClientConfig.RawConfig", "DeferredLoadingClientConfig.RawConfig"}, op: opInstanceRead, doc: docKubeconfig, global: true},
+	{pkgs: []string{clientcmd}, names: []string{"ModifyConfig"}, op: opInstanceWrite, doc: docKubeconfig, global: true, path: -1},
+	{pkgs: []string{clientcmd}, names: []string{"LoadFromFile"}, op: opReadDecoded, path: 0},
+	{pkgs: []string{clientcmd}, names: []string{"Load"}, op: opParse, from: 0},
+	{pkgs: []string{clientcmd}, names: []string{"WriteToFile"}, op: opWrite, path: 1},
+	{pkgs: []string{clientcmd}, names: []string{"Write"}, op: opEncode, from: 0},
+
 	// koanf: a file provider holds the file's content; Load decodes what
 	// the provider holds into the instance.
 	{pkgs: []string{"github.com/knadh/koanf/providers/file"}, names: []string{"Provider"}, op: opRead, path: 0},
@@ -87,6 +101,7 @@ const (
 	billy      = "github.com/go-git/go-billy/v5"
 	billyUtil  = "github.com/go-git/go-billy/v5/util"
 	burntSushi = "github.com/BurntSushi/toml"
+	clientcmd  = "k8s.io/client-go/tools/clientcmd"
 )
 
 var (
@@ -135,6 +150,7 @@ const (
 	opContent                        // returns the content of what argument from holds (io.ReadAll, NewDecoder)
 	opDecode                         // decodes what argument from holds into argument to
 	opDecodeFile                     // decodes the file path names into argument to
+	opParse                          // returns what argument from holds, decoded
 	opEncode                         // returns what argument from holds, encoded
 	opInstanceRead                   // reads and decodes the document its receiver (or the global instance) stands for
 	opInstanceWrite                  // writes that document, and the file path names if path >= 0
@@ -157,7 +173,8 @@ const (
 type docKind uint8
 
 const (
-	docViper docKind = iota + 1
+	docViper      docKind = iota + 1
+	docKubeconfig         // client-go's: its loading rules find the file
 )
 
 // The methods of *os.File that matter, and through which an interface

@@ -121,6 +121,10 @@ func (e libEntry) model() model {
 		return func(s *fnState, m *modelCall) {
 			s.store(m.arg(e.to), s.decode(m.instr, s.file(aContent, m.arg(e.path), m.instr)))
 		}
+	case opParse:
+		return func(s *fnState, m *modelCall) {
+			s.setResult(m.instr, 0, s.decode(m.instr, contentOf(s.atomsOf(m.arg(e.from)), s.c)))
+		}
 	case opEncode:
 		return func(s *fnState, m *modelCall) { s.setResult(m.instr, 0, s.atomsOf(m.arg(e.from))) }
 	case opInstanceRead:

@@ -18,11 +18,27 @@ const viperPkg = "github.com/spf13/viper"
 // instance.
 const viperGlobal = viperPkg + ".v.configFile"
 
+// kubeconfigKey is the key of the kubeconfig that client-go's loading
+// rules find.
+const kubeconfigKey = "k8s.io/client-go/tools/clientcmd.kubeconfig"
+
+// globalDoc returns the key of the document of a library's own instance,
+// and how messages name it.
+func globalDoc(d docKind) (key, desc string) {
+	if d == docKubeconfig {
+		return kubeconfigKey, "the kubeconfig"
+	}
+	return viperGlobal, "the configuration file"
+}
+
 // instanceRead reads and decodes the document of an instance that stands
-// for its document (opInstanceRead) and gives the instance a handle on it.
+// for its document (opInstanceRead) and gives the instance a handle on it;
+// a library's own document is the call's result, decoded.
 func (s *fnState) instanceRead(m *modelCall, e libEntry) {
 	if e.global {
-		s.event(evRead, viperGlobal, m.instr, "the configuration file")
+		k, desc := globalDoc(e.doc)
+		s.event(evRead, k, m.instr, desc)
+		s.setResult(m.instr, 0, atoms{{Kind: aDecoded, Key: k}})
 		return
 	}
 	k := s.term(m.arg(0)) + ".configFile"
@@ -39,7 +55,8 @@ func (s *fnState) instanceWrite(m *modelCall, e libEntry) {
 		s.event(evWrite, k, m.instr, s.descs[k])
 	}
 	if e.global {
-		s.event(evWrite, viperGlobal, m.instr, "the configuration file")
+		k, desc := globalDoc(e.doc)
+		s.event(evWrite, k, m.instr, desc)
 		return
 	}
 	s.event(evWrite, s.term(m.arg(0))+".configFile", m.instr, "the configuration file")

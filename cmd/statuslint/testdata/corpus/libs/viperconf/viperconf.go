@@ -65,7 +65,7 @@ func configure(dir, token string) error {
 	userConfig.SetConfigName("user")
 	_ = userConfig.ReadInConfig()
 	c.user = userConfig
-	return runConfigure(c, token) // want `read-modify-write of c without a lock`
+	return runConfigure(c, token) // want `read-modify-write of the configuration file viper read without a lock: read at line 66`
 }
 
 // runConfigure changes and saves the configuration it is given: the
