@@ -265,6 +265,30 @@ func TestJSON(t *testing.T) {
 	}
 }
 
+// TestFix checks that -fix, which has no rewrite to apply, changes
+// nothing, prints the findings and says so, and exits 3 as a run without
+// -fix does; on a package with nothing to report (the control) it exits 0
+// and prints nothing.
+func TestFix(t *testing.T) {
+	t.Parallel()
+	dir := testModule(t)
+	before, err := os.ReadFile(filepath.Join(dir, "iface", "iface.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"-fix"}, ifaceFlags...)
+	code, out, errOut := run(t, dir, command(t), append(args, "./iface")...)
+	if code != 3 || !strings.Contains(errOut, ifaceFinding) || !strings.Contains(errOut, "-fix changed nothing: 1 findings") {
+		t.Errorf("statuslint -fix ./iface: exit %d, output %q; want 3, the finding and that nothing was fixed", code, out+errOut)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "iface", "iface.go")); string(after) != string(before) {
+		t.Errorf("statuslint -fix changed iface.go")
+	}
+	if code, out, errOut := run(t, dir, command(t), "-fix", "./iface"); code != 0 || out+errOut != "" {
+		t.Errorf("statuslint -fix ./iface without flags: exit %d, output %q; want 0 and nothing", code, out+errOut)
+	}
+}
+
 // TestAsVettool runs the command as go vet's tool: go vet passes the
 // analyzer's facts between packages (store's to bad) in its own files, and
 // the flags after -vettool.

@@ -36,8 +36,8 @@ var Analyzer = &analysis.Analyzer{
 }
 
 var extra = struct {
-	readers, writers nameList
-	std              bool
+	readers, writers, lockers nameList
+	std                       bool
 }{}
 
 func init() {
@@ -46,6 +46,9 @@ func init() {
 			"the document is named by the first string argument, or else by the receiver")
 	Analyzer.Flags.Var(&extra.writers, "writers",
 		"comma-separated functions that write a document, named like -readers")
+	Analyzer.Flags.Var(&extra.lockers, "lockers",
+		"comma-separated functions that take a lock on the documents the program changes (a lock of its own), named like -readers; "+
+			"the lock is held until the function that calls one returns")
 	Analyzer.Flags.BoolVar(&extra.std, "std", false,
 		"analyse the standard library's function bodies too (its file APIs are modelled, "+
 			"so this changes no finding; the crash test uses it)")

@@ -318,7 +318,8 @@ func (s *fnState) check() {
 			continue
 		}
 		for _, r := range reads {
-			if r.key != w.key || r.instr == w.instr || !order.reaches(r.instr, w.instr) || order.protected(r.instr, w.instr) {
+			if r.key != w.key || r.instr == w.instr || !order.reaches(r.instr, w.instr) || order.protected(r.instr, w.instr) ||
+				s.refill(order, r, w) {
 				continue
 			}
 			if !s.concurrent(order, w) {
@@ -330,6 +331,22 @@ func (s *fnState) check() {
 		}
 	}
 	s.reportRMW(found)
+}
+
+// refill reports whether w is reached from r only where the read failed
+// (the file was missing or unreadable): a cache filled after a miss, or a
+// document created when there was none, which writes back nothing read.
+func (s *fnState) refill(order *order, r, w event) bool {
+	for _, at := range []ssa.CallInstruction{r.instr, s.readAt[r.key]} {
+		if at == nil {
+			continue
+		}
+		if ok := order.successBlock(at); ok != nil && ok.Parent() == s.fn &&
+			!order.reachesBlock(ok, w.instr.Block()) {
+			return true
+		}
+	}
+	return false
 }
 
 // concurrent applies the policy for test files: in a _test.go file, a write

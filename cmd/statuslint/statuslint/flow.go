@@ -34,6 +34,7 @@ type fnState struct {
 	readAt  map[string]ssa.CallInstruction // where each file's content was first read
 	fills   map[int]bool
 	renamed map[string]bool   // temp files renamed over another file
+	excl    map[string]bool   // files created exclusively (lock files)
 	descs   map[string]string // how a key is written in the source
 }
 
@@ -60,6 +61,7 @@ func newFnState(c *checker, fn *ssa.Function) *fnState {
 		readAt:  make(map[string]ssa.CallInstruction),
 		fills:   make(map[int]bool),
 		renamed: make(map[string]bool),
+		excl:    make(map[string]bool),
 		descs:   make(map[string]string),
 	}
 	for i, p := range fn.Params {

@@ -22,6 +22,7 @@ var library = []libEntry{
 	{pkgs: []string{"io/ioutil"}, names: []string{"TempFile"}, op: opTemp},
 	{pkgs: []string{"os"}, names: []string{"Rename"}, op: opRename, from: 0, to: 1},
 	{pkgs: []string{"os"}, names: []string{"Truncate"}, op: opWrite, path: 0},
+	{pkgs: []string{"os"}, names: []string{"Remove"}, op: opRemove, path: 0},
 	{pkgs: []string{"io", "io/ioutil"}, names: []string{"ReadAll"}, op: opContent, from: 0},
 
 	// Codecs: their decoders fill by reflection.
@@ -147,6 +148,7 @@ const (
 	opOpen                           // returns a handle on the file path names, opened with flags
 	opTemp                           // returns a handle on a new temporary file
 	opRename                         // renames the file from names over the file to names (a write of to)
+	opRemove                         // removes the file path names: a lock file's release
 	opContent                        // returns the content of what argument from holds (io.ReadAll, NewDecoder)
 	opDecode                         // decodes what argument from holds into argument to
 	opDecodeFile                     // decodes the file path names into argument to

@@ -3,6 +3,7 @@ package statuslint
 import (
 	"go/constant"
 	"go/types"
+	"strings"
 
 	"golang.org/x/tools/go/ssa"
 )
@@ -86,6 +87,12 @@ func (e libEntry) model() model {
 				return
 			}
 			as[0].Flag = e.openFlags(s, m)
+			if s.c.exclusive(as[0].Flag) {
+				// a lock file: only one caller creates it; removing it
+				// releases the lock (see opRemove)
+				s.lock(m.instr, lockOp{How: intArg{Known: true, Val: 1}})
+				s.excl[as[0].Key] = true
+			}
 			s.setResult(m.instr, 0, as)
 			s.truncate(m.instr, as[0].Key, e.what, as[0].Flag, s.descs[as[0].Key])
 		}
@@ -105,6 +112,15 @@ func (e libEntry) model() model {
 			}
 			k := s.pathKey(m.arg(e.to), m.instr)
 			s.event(evWrite, k, m.instr, s.descs[k])
+		}
+	case opRemove:
+		// removing a lock file (one this function created exclusively, or
+		// one named *.lock) releases the lock it stands for
+		return func(s *fnState, m *modelCall) {
+			k := s.term(m.arg(e.path))
+			if name, ok := lastConst(k); ok && strings.HasSuffix(name, ".lock") || s.excl[k] {
+				s.lock(m.instr, lockOp{How: intArg{Known: true, Val: 0}})
+			}
 		}
 	case opContent:
 		return func(s *fnState, m *modelCall) {
@@ -252,6 +268,10 @@ func (s *fnState) storedField(ptr ssa.Value, name string) intArg {
 // first string argument, or else the receiver.
 func (s *fnState) flagged(instr ssa.CallInstruction, obj types.Object, args []ssa.Value) bool {
 	name := objectName(obj)
+	if extra.lockers.has(name) {
+		s.lock(instr, lockOp{How: intArg{Known: true, Val: 1}})
+		return true
+	}
 	isReader, isWriter := extra.readers.has(name), extra.writers.has(name)
 	if !isReader && !isWriter {
 		return false
@@ -308,12 +328,12 @@ func objectName(obj types.Object) string {
 // osConsts are the values of the open flags and lock operations as the
 // analysed code sees them (they differ between systems).
 type osConsts struct {
-	rdonly, wronly, rdwr, create, trunc, append int64
-	lockUn, fUnlck                              int64
+	rdonly, wronly, rdwr, create, trunc, append, excl int64
+	lockUn, fUnlck                                    int64
 }
 
 func findOSConsts(imports map[string]*types.Package) osConsts {
-	c := osConsts{rdonly: 0, wronly: 1, rdwr: 2, create: 0x40, trunc: 0x200, append: 0x400, lockUn: 8, fUnlck: 2}
+	c := osConsts{rdonly: 0, wronly: 1, rdwr: 2, create: 0x40, trunc: 0x200, append: 0x400, excl: 0x80, lockUn: 8, fUnlck: 2}
 	get := func(pkg, name string, dst *int64) {
 		p := imports[pkg]
 		if p == nil {
@@ -331,6 +351,7 @@ func findOSConsts(imports map[string]*types.Package) osConsts {
 	get("os", "O_CREATE", &c.create)
 	get("os", "O_TRUNC", &c.trunc)
 	get("os", "O_APPEND", &c.append)
+	get("os", "O_EXCL", &c.excl)
 	get("syscall", "LOCK_UN", &c.lockUn)
 	get("syscall", "F_UNLCK", &c.fUnlck)
 	return c
@@ -349,6 +370,12 @@ func (c *checker) readable(f intArg) bool {
 // appending to a log loses nothing another writer appended.
 func (c *checker) writable(f intArg) bool {
 	return !f.Known || f.Val&(c.os.wronly|c.os.rdwr) != 0 && f.Val&c.os.append == 0
+}
+
+// exclusive reports whether a file opened with f is created exclusively
+// (O_CREATE|O_EXCL): the protocol of a lock file.
+func (c *checker) exclusive(f intArg) bool {
+	return f.Known && f.Val&c.os.create != 0 && f.Val&c.os.excl != 0
 }
 
 func (c *checker) truncates(f intArg) bool {

@@ -1,6 +1,11 @@
 package statuslint
 
-import "golang.org/x/tools/go/ssa"
+import (
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/ssa"
+)
 
 // An order answers, for one function, whether one instruction can run
 // after another, and which file locks are held at an instruction.
@@ -212,4 +217,70 @@ func (s *fnState) netLocks() []lockOp {
 		}
 	}
 	return out
+}
+
+// successBlock returns the block a call's success leads to: the branch of
+// the first test of its error result against nil where the error is nil.
+// It returns nil if the call has no error result or it is not tested so.
+func (o *order) successBlock(instr ssa.CallInstruction) *ssa.BasicBlock {
+	call, ok := instr.(*ssa.Call)
+	if !ok {
+		return nil
+	}
+	tuple, ok := call.Type().(*types.Tuple)
+	if !ok || tuple.Len() == 0 || !isError(tuple.At(tuple.Len()-1).Type()) || call.Referrers() == nil {
+		return nil
+	}
+	var errVal ssa.Value
+	for _, r := range *call.Referrers() {
+		if ex, ok := r.(*ssa.Extract); ok && ex.Index == tuple.Len()-1 {
+			errVal = ex
+		}
+	}
+	if errVal == nil || errVal.Referrers() == nil {
+		return nil
+	}
+	for _, r := range *errVal.Referrers() {
+		cmp, ok := r.(*ssa.BinOp)
+		if !ok || (cmp.Op != token.EQL && cmp.Op != token.NEQ) || !isNilConst(cmp.X) && !isNilConst(cmp.Y) || cmp.Referrers() == nil {
+			continue
+		}
+		for _, u := range *cmp.Referrers() {
+			if br, ok := u.(*ssa.If); ok && len(br.Block().Succs) == 2 {
+				if cmp.Op == token.EQL {
+					return br.Block().Succs[0] // err == nil: the true branch
+				}
+				return br.Block().Succs[1]
+			}
+		}
+	}
+	return nil
+}
+
+func isNilConst(v ssa.Value) bool {
+	c, ok := v.(*ssa.Const)
+	return ok && c.IsNil()
+}
+
+// reachesBlock reports whether b runs, or can run, once a has started.
+func (o *order) reachesBlock(a, b *ssa.BasicBlock) bool {
+	if a == b {
+		return true
+	}
+	seen := make([]bool, len(o.s.fn.Blocks))
+	stack := []*ssa.BasicBlock{a}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, y := range x.Succs {
+			if y == b {
+				return true
+			}
+			if !seen[y.Index] {
+				seen[y.Index] = true
+				stack = append(stack, y)
+			}
+		}
+	}
+	return false
 }
