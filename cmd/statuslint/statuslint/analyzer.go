@@ -113,6 +113,8 @@ type checker struct {
 	loaders         []*types.Func                 // this package's loaders; see indexMethods
 	importedLoaders []*types.Func                 // the same, of other packages; see importedMethods
 	handles         map[types.Type]bool           // memo of holdsHandle
+	readSites       map[string]readSite           // where this package reads each file a whole program names (see programKey)
+	importedReads   map[string]*types.Func        // the same, read by other packages' functions; see importedRead
 	os              osConsts
 	round           int
 	changed         bool

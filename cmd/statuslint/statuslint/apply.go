@@ -97,6 +97,14 @@ func (s *fnState) apply(instr ssa.CallInstruction, f *fnFact, args []ssa.Value, 
 			s.within(inner, evInPlace, t.Key)
 		}
 	}
+	for _, k := range f.Cycles {
+		if s.union {
+			break // what some implementation does is no decision of this caller's
+		}
+		for _, key := range s.substKeys(k, args, evWrite) {
+			s.events = append(s.events, event{kind: evCycle, key: key, instr: instr, desc: s.describe(instr, k, args, f.Recv)})
+		}
+	}
 	for _, l := range f.Locks {
 		s.lock(instr, lockOp{How: s.substFlag(l.How, args), Unlock: l.Unlock})
 	}

@@ -32,6 +32,7 @@ const (
 	evInPlace
 	evTrunc // an open whose flags the caller gives (see fnFact.Truncs)
 	evLock
+	evCycle // a call of a function that reads and writes the file back itself (see fnFact.Cycles)
 )
 
 func (s *fnState) event(kind eventKind, key string, instr ssa.CallInstruction, desc string) {
@@ -110,6 +111,9 @@ func (s *fnState) summary() *fnFact {
 		// is neither. The file behind a parameter is its caller's to judge.
 		_, via := viaIndex(e.key)
 		both := reads[e.key] && writes[e.key] && !via
+		if both && e.kind == evWrite && isTemplate(e.key) {
+			f.Cycles = append(f.Cycles, e.key)
+		}
 		if !isTemplate(e.key) || both {
 			continue
 		}
@@ -225,6 +229,12 @@ func (s *fnState) returns(f *fnFact) {
 				continue
 			}
 			t := s.term(v)
+			if g := storedGlobal(v); g != nil {
+				// a path the function also keeps in a package-level
+				// variable is the file that variable names: a writer
+				// that uses the variable writes what this returns
+				t = s.loadTerm(g)
+			}
 			switch {
 			case !isTemplate(t) || !isString(v.Type()) && strings.ContainsAny(t, "("):
 				// a path, or (for other types) an access path to an
@@ -243,6 +253,22 @@ func (s *fnState) returns(f *fnFact) {
 		}
 		s.parsed(f, i)
 	}
+}
+
+// storedGlobal returns the package-level variable of this package that v
+// is stored in, if it is one.
+func storedGlobal(v ssa.Value) *ssa.Global {
+	if v.Referrers() == nil {
+		return nil
+	}
+	for _, r := range *v.Referrers() {
+		if st, ok := r.(*ssa.Store); ok && st.Val == v {
+			if g, ok := st.Addr.(*ssa.Global); ok && isString(v.Type()) {
+				return g
+			}
+		}
+	}
+	return nil
 }
 
 // isZero reports whether v is a zero constant ("", nil, 0), which error
@@ -277,6 +303,20 @@ func reference(t types.Type) bool {
 
 // report reports the package's findings.
 func (c *checker) report() {
+	c.readSites = make(map[string]readSite)
+	for _, fn := range c.funcs {
+		s := c.states[fn]
+		if s == nil || fn.Synthetic != "" {
+			continue
+		}
+		for _, e := range s.events {
+			if e.kind == evRead && programKey(e.key) {
+				if _, ok := c.readSites[e.key]; !ok {
+					c.readSites[e.key] = readSite{fn: fn, pos: s.readPos(e), instr: e.instr}
+				}
+			}
+		}
+	}
 	for _, fn := range c.funcs {
 		if c.exempt[fn] || fn.Synthetic != "" {
 			continue
@@ -331,6 +371,34 @@ func (s *fnState) check() {
 		}
 	}
 	s.reportRMW(found)
+	s.checkStale(order, reads, writes, done)
+	s.checkDecisions(order, reads, done)
+}
+
+// checkDecisions reports a decision on a first read followed by a call of
+// a function that reads the file again and writes it back (under a lock
+// of its own, or not): what the first read decided may no longer hold
+// when the callee writes.
+func (s *fnState) checkDecisions(order *order, reads []event, done map[string]bool) {
+	for _, c := range s.events {
+		if c.kind != evCycle || done[c.key] || !s.concurrent(order, c) {
+			continue
+		}
+		for _, r := range reads {
+			if r.key != c.key || r.instr == c.instr || !order.reaches(r.instr, c.instr) || order.protected(r.instr, c.instr) ||
+				s.refill(order, r, c) {
+				continue
+			}
+			done[c.key] = true
+			readPos := s.readPos(r)
+			s.c.reportf(s.c.eventPos(c), "read-modify-write of %s without a lock: read at line %d%s and decided on, "+
+				"then read again and written back here%s, which acts on the first read's state though it may have changed "+
+				"(decide inside the function that changes it: use %s)", s.fileName(c.key, c.desc, r.desc),
+				s.c.pass.Fset.Position(readPos).Line, s.c.callNameAt(readPos, r.instr),
+				s.c.callNameAt(s.c.eventPos(c), c.instr), s.format(finding{r: r, w: c}).fix(false))
+			break
+		}
+	}
 }
 
 // refill reports whether w is reached from r only where the read failed

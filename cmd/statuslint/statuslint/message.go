@@ -309,6 +309,9 @@ func (s *fnState) format(f finding) docFormat {
 			return formatTOML
 		}
 	}
+	if f.r.instr == nil {
+		return ""
+	}
 	if obj := staticObject(f.r.instr.Common()); obj != nil {
 		switch p := pkgPath(obj); {
 		case p == "encoding/json":

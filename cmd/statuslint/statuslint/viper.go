@@ -2,6 +2,8 @@ package statuslint
 
 import (
 	"go/types"
+
+	"golang.org/x/tools/go/ssa"
 )
 
 // viper finds its configuration file by search path and name, so a path
@@ -41,7 +43,7 @@ func (s *fnState) instanceRead(m *modelCall, e libEntry) {
 		s.setResult(m.instr, 0, atoms{{Kind: aDecoded, Key: k}})
 		return
 	}
-	k := s.term(m.arg(0)) + ".configFile"
+	k := s.instanceKey(m.arg(0))
 	s.event(evRead, k, m.instr, "the configuration file")
 	s.store(m.arg(0), atoms{{Kind: aHandle, Key: k, Flag: intArg{Known: true, Val: s.c.os.rdwr}}})
 }
@@ -59,8 +61,18 @@ func (s *fnState) instanceWrite(m *modelCall, e libEntry) {
 		s.event(evWrite, k, m.instr, desc)
 		return
 	}
-	s.event(evWrite, s.term(m.arg(0))+".configFile", m.instr, "the configuration file")
+	s.event(evWrite, s.instanceKey(m.arg(0)), m.instr, "the configuration file")
 	s.writeVia(m.instr, s.atomsOf(m.arg(0)), "the configuration file")
+}
+
+// instanceKey returns the key of the document of instance v: an instance
+// kept in a package-level variable is that variable's, whatever made it
+// (each viper.New() is another).
+func (s *fnState) instanceKey(v ssa.Value) string {
+	if g := loadedGlobal(v); g != nil {
+		return globalKey(g) + ".configFile"
+	}
+	return s.term(v) + ".configFile"
 }
 
 // isViper reports whether t is a viper instance (*viper.Viper), which
