@@ -232,7 +232,7 @@ func (c *checker) withoutHandles(as atoms) atoms {
 }
 
 // noContent reports whether a value of type t cannot carry a file's
-// content, a handle or a function: errors and booleans, and the SSA
+// content, a handle or a function: errors, booleans and numbers, and the SSA
 // builder's own types (such as the iterator of a range over a map), which
 // go/types cannot compare.
 func noContent(t types.Type) bool {
@@ -243,7 +243,10 @@ func noContent(t types.Type) bool {
 		return true
 	}
 	b, ok := t.Underlying().(*types.Basic)
-	return ok && b.Info()&types.IsBoolean != 0
+	// A number computed from a file's content is a value, not the
+	// document (a one-value file read with strconv.Atoi is no document
+	// either); a uintptr may be a file's descriptor (Fd).
+	return ok && (b.Info()&types.IsBoolean != 0 || b.Info()&types.IsNumeric != 0 && b.Kind() != types.Uintptr)
 }
 
 // atomsOf returns what v may hold.
