@@ -278,7 +278,8 @@ func (f docFormat) fix(several bool) string {
 	case f == formatViper:
 		return "status.Transform on the file viper's ConfigFileUsed names, with viper's codec"
 	case f == formatKubeconfig:
-		return "status.Transform on each file of the loading rules' precedence, with clientcmd.Load and clientcmd.Write"
+		return "client-go's lock, <file>.lock created exclusively, around clientcmd.LoadFromFile, the change and the write; " +
+			"status.Transform's lock file would block kubectl"
 	case f == formatYAML || f == formatTOML:
 		if several {
 			return "status.TransformAll with your " + string(f) + " codec: this function changes several documents"

@@ -46,19 +46,19 @@ func libraryDoc(k string) bool {
 }
 
 // checkStale reports the function's stale write-backs: writes of a file
-// that no read of the function comes before (done: files already
-// reported), read elsewhere in the program.
+// that the function does not read (done: files already reported), read
+// elsewhere in the program.
 func (s *fnState) checkStale(order *order, reads, writes []event, done map[string]bool) {
 	var found []finding
 	for _, w := range writes {
 		if done[w.key] || !programKey(w.key) || !s.concurrent(order, w) {
 			continue
 		}
+		// a read here, before or after the write or in the same call,
+		// makes it this function's own cycle, reported (or locked) as such
 		readHere := false
 		for _, r := range reads {
-			if r.key == w.key && r.instr != w.instr && order.reaches(r.instr, w.instr) {
-				readHere = true
-			}
+			readHere = readHere || r.key == w.key
 		}
 		if readHere || !libraryDoc(w.key) && !s.carries(w) {
 			continue

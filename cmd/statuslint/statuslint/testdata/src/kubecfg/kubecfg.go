@@ -14,7 +14,7 @@ func useContext(name string) error {
 		return err
 	}
 	cfg.CurrentContext = name
-	return clientcmd.ModifyConfig(po, *cfg, true) // want `read-modify-write of the kubeconfig without a lock: read at line 12 \(po.GetStartingConfig\), written back here \(clientcmd.ModifyConfig\).*use status.Transform on each file of the loading rules' precedence, with clientcmd.Load and clientcmd.Write`
+	return clientcmd.ModifyConfig(po, *cfg, true) // want `read-modify-write of the kubeconfig without a lock: read at line 12 \(po.GetStartingConfig\), written back here \(clientcmd.ModifyConfig\).*use client-go's lock, <file>.lock created exclusively, around clientcmd.LoadFromFile`
 }
 
 // Through the ConfigAccess interface, as kubectl's commands do.
