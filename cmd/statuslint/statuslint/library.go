@@ -58,6 +58,10 @@ var library = []libEntry{
 	{pkgs: []string{viperPkg}, names: []string{"WriteConfig", "SafeWriteConfig"}, op: opInstanceWrite, doc: docViper, global: true, path: -1},
 	{pkgs: []string{viperPkg}, names: []string{"Viper.WriteConfigAs", "Viper.SafeWriteConfigAs"}, op: opInstanceWrite, doc: docViper, path: 1},
 	{pkgs: []string{viperPkg}, names: []string{"WriteConfigAs", "SafeWriteConfigAs"}, op: opInstanceWrite, doc: docViper, global: true, path: 0},
+	{pkgs: []string{viperPkg}, names: viperValues, op: opNone},
+	{pkgs: []string{viperPkg}, names: viperMethods(viperValues), op: opNone},
+	{pkgs: []string{viperPkg}, names: []string{"Viper.AllSettings"}, op: opInstanceDoc, doc: docViper},
+	{pkgs: []string{viperPkg}, names: []string{"AllSettings"}, op: opInstanceDoc, doc: docViper, global: true},
 
 	// client-go's kubeconfig: the loading rules find the file (KUBECONFIG,
 	// ~/.kube/config, an explicit path), so the reads through them and
@@ -94,6 +98,24 @@ var library = []libEntry{
 	{pkgs: []string{fsPkg}, names: []string{"Fs.Open"}, op: opOpen, path: 1, rooted: true, flags: flagsRead},
 	{pkgs: []string{fsPkg}, names: []string{"Fs.WriteAtomic", "Fs.Append"}, op: opWrite, path: 1, rooted: true},
 	{pkgs: []string{fsPkg}, names: []string{"Fs.WriteAtomicFrom", "Fs.Rename"}, op: opWrite, path: 2, rooted: true},
+}
+
+// viperValues are viper's functions that get, set and configure values in
+// memory: they touch no file.
+var viperValues = []string{"Get", "GetString", "GetBool", "GetInt", "GetInt32", "GetInt64", "GetUint",
+	"GetUint64", "GetFloat64", "GetDuration", "GetTime", "GetStringSlice", "GetIntSlice", "GetStringMap",
+	"GetStringMapString", "GetStringMapStringSlice", "GetSizeInBytes", "IsSet", "InConfig", "AllKeys",
+	"Set", "SetDefault", "SetConfigFile", "SetConfigName", "SetConfigType", "AddConfigPath",
+	"ConfigFileUsed", "SetEnvPrefix", "AutomaticEnv", "BindEnv", "BindPFlag", "BindPFlags", "SetEnvKeyReplacer"}
+
+// viperMethods names the methods of *viper.Viper with the names of
+// viper's package-level functions.
+func viperMethods(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "Viper." + n
+	}
+	return out
 }
 
 // Import paths the table names more than once.
@@ -156,6 +178,8 @@ const (
 	opEncode                         // returns what argument from holds, encoded
 	opInstanceRead                   // reads and decodes the document its receiver (or the global instance) stands for
 	opInstanceWrite                  // writes that document, and the file path names if path >= 0
+	opInstanceDoc                    // returns that document, decoded (viper's AllSettings)
+	opNone                           // touches no file (a value's getter or setter)
 	opFlock                          // flock(2): takes or releases a lock, as argument flagArg says
 	opFcntl                          // fcntl(2) F_SETLK: the Type field of the struct argument flagArg points to says
 	opLock                           // takes a file lock

@@ -145,6 +145,16 @@ func (e libEntry) model() model {
 		return func(s *fnState, m *modelCall) { s.setResult(m.instr, 0, s.atomsOf(m.arg(e.from))) }
 	case opInstanceRead:
 		return func(s *fnState, m *modelCall) { s.instanceRead(m, e) }
+	case opNone:
+		return func(*fnState, *modelCall) {}
+	case opInstanceDoc:
+		return func(s *fnState, m *modelCall) {
+			k, _ := globalDoc(e.doc)
+			if !e.global {
+				k = s.instanceKey(m.arg(0))
+			}
+			s.setResult(m.instr, 0, atoms{{Kind: aDecoded, Key: k}})
+		}
 	case opInstanceWrite:
 		return func(s *fnState, m *modelCall) { s.instanceWrite(m, e) }
 	case opFlock:

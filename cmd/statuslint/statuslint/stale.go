@@ -4,6 +4,7 @@ import (
 	"go/token"
 	"go/types"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,7 +51,19 @@ func libraryDoc(k string) bool {
 // elsewhere in the program.
 func (s *fnState) checkStale(order *order, reads, writes []event, done map[string]bool) {
 	var found []finding
+	var docs []event
 	for _, w := range writes {
+		// a viper document encoded and written to a file of the
+		// program's own choosing (yaml.Marshal(viper.AllSettings()))
+		for _, k := range s.libraryDocsGiven(w) {
+			if k != w.key {
+				d := w
+				d.key, d.desc = k, ""
+				docs = append(docs, d)
+			}
+		}
+	}
+	for _, w := range append(writes, docs...) {
 		if done[w.key] || !programKey(w.key) || !s.concurrent(order, w) {
 			continue
 		}
@@ -92,6 +105,25 @@ func (s *fnState) carries(w event) bool {
 		}
 	}
 	return false
+}
+
+// libraryDocsGiven returns the viper documents that the write w's call is
+// given, decoded, other than in its receiver (a handle's Close is given
+// only the handle).
+func (s *fnState) libraryDocsGiven(w event) []string {
+	var out []string
+	args := callArgs(w.instr.Common())
+	if isMethodCall(w.instr.Common()) && len(args) > 0 {
+		args = args[1:]
+	}
+	for _, a := range args {
+		for _, at := range s.atomsOf(a) {
+			if at.Kind == aDecoded && libraryDoc(at.Key) && !slices.Contains(out, at.Key) {
+				out = append(out, at.Key)
+			}
+		}
+	}
+	return out
 }
 
 // importedRead returns a function of another package whose fact says it

@@ -3,7 +3,13 @@
 // Set, WriteConfig.
 package viperconf
 
-import "github.com/spf13/viper"
+import (
+	"io"
+	"os"
+
+	"github.com/spf13/viper"
+	"gopkg.in/yaml.v3"
+)
 
 func setTokenGlobal(p, token string) error {
 	viper.SetConfigFile(p)
@@ -65,7 +71,7 @@ func configure(dir, token string) error {
 	userConfig.SetConfigName("user")
 	_ = userConfig.ReadInConfig()
 	c.user = userConfig
-	return runConfigure(c, token) // want `read-modify-write of the configuration file viper read into viperconf.userConfig without a lock: read at line 66`
+	return runConfigure(c, token) // want `read-modify-write of the configuration file viper read into viperconf.userConfig without a lock: read at line 72`
 }
 
 // runConfigure changes and saves the configuration it is given: the
@@ -132,4 +138,40 @@ func writeDefaults(p string) error {
 	v := viper.New()
 	v.Set("region", "eu-west-1")
 	return v.WriteConfigAs(p)
+}
+
+// The same with the document encoded by the program and written to a file
+// it opens through a function variable (a writer that tests replace).
+
+var cfgWriter = defaultWriter
+
+func defaultWriter() (io.WriteCloser, error) { return os.Create(viper.GetString("config")) }
+
+func writeSettings() error {
+	f, err := cfgWriter()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	b, err := yaml.Marshal(viper.AllSettings())
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b) // want `read-modify-write of viper's configuration file without a lock: read at viperconf.go:\d+ \(viper.ReadInConfig\) and kept, written back here \(f.Write\)`
+	return err
+}
+
+// CONTROL: a document the program makes, written the same way.
+func writeFresh() error {
+	f, err := cfgWriter()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	b, err := yaml.Marshal(map[string]string{"region": "eu-west-1"})
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	return err
 }
