@@ -111,7 +111,7 @@ func (s *fnState) summary() *fnFact {
 		// is neither. The file behind a parameter is its caller's to judge.
 		_, via := viaIndex(e.key)
 		both := reads[e.key] && writes[e.key] && !via
-		if both && e.kind == evWrite && isTemplate(e.key) {
+		if both && e.kind == evWrite && isTemplate(e.key) && s.lockedCycle(e.key) {
 			f.Cycles = append(f.Cycles, e.key)
 		}
 		if !isTemplate(e.key) || both {
@@ -151,6 +151,33 @@ func (s *fnState) summary() *fnFact {
 	}
 	f.normalize()
 	return f
+}
+
+// lockedCycle reports whether every write of file k that a read of it
+// reaches is made under a lock held since that read: the function's own
+// read-modify-write of k is safe, and a caller that decided on an earlier
+// read acts on a stale state (see checkDecisions). An unlocked one is
+// reported in the function itself.
+func (s *fnState) lockedCycle(k string) bool {
+	if s.cycleOrder == nil {
+		s.cycleOrder = newOrder(s)
+	}
+	o := s.cycleOrder
+	paired := false
+	for _, w := range s.events {
+		if w.kind != evWrite || w.key != k {
+			continue
+		}
+		for _, r := range s.events {
+			if r.kind == evRead && r.key == k && r.instr != w.instr && o.reaches(r.instr, w.instr) {
+				if !o.protected(r.instr, w.instr) {
+					return false
+				}
+				paired = true
+			}
+		}
+	}
+	return paired || s.c.exempt[s.fn]
 }
 
 // dropPathDecodes removes the decodes of parameters that the function uses
@@ -386,7 +413,7 @@ func (s *fnState) checkDecisions(order *order, reads []event, done map[string]bo
 		}
 		for _, r := range reads {
 			if r.key != c.key || r.instr == c.instr || !order.reaches(r.instr, c.instr) || order.protected(r.instr, c.instr) ||
-				s.refill(order, r, c) {
+				s.refill(order, r, c) || !s.holdsDocument(r, c.key) {
 				continue
 			}
 			done[c.key] = true
@@ -399,6 +426,40 @@ func (s *fnState) checkDecisions(order *order, reads []event, done map[string]bo
 			break
 		}
 	}
+}
+
+// holdsDocument reports whether the read r gives the function file k's
+// document: a structured value decoded from it among the read call's
+// results or the arguments it fills, on which the function can decide (a
+// check that returns only an error, or a name taken out of the document,
+// is no such value).
+func (s *fnState) holdsDocument(r event, k string) bool {
+	vals := callArgs(r.instr.Common())
+	if call, ok := r.instr.(*ssa.Call); ok {
+		vals = append(vals, call)
+		if call.Referrers() != nil {
+			for _, ref := range *call.Referrers() {
+				if ex, ok := ref.(*ssa.Extract); ok {
+					vals = append(vals, ex)
+				}
+			}
+		}
+	}
+	for _, v := range vals {
+		if v == nil {
+			continue
+		}
+		switch valueType(v).Underlying().(type) {
+		case *types.Basic, *types.Tuple, *types.Signature:
+			continue
+		}
+		for _, a := range s.atomsOf(v) {
+			if a.Kind == aDecoded && a.Key == k {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // refill reports whether w is reached from r only where the read failed

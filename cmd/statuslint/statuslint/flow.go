@@ -33,9 +33,11 @@ type fnState struct {
 	events  []event
 	readAt  map[string]ssa.CallInstruction // where each file's content was first read
 	fills   map[int]bool
-	renamed map[string]bool   // temp files renamed over another file
-	excl    map[string]bool   // files created exclusively (lock files)
-	descs   map[string]string // how a key is written in the source
+	renamed map[string]bool // temp files renamed over another file
+	excl    map[string]bool // files created exclusively (lock files)
+
+	cycleOrder *order            // for lockedCycle, made once per analysis
+	descs      map[string]string // how a key is written in the source
 }
 
 // An object is something values point into: an allocation, a variable, a
