@@ -9,7 +9,8 @@
 //
 //	go vet -vettool=$(command -v statuslint) ./...
 //
-// Both report the same. Alone, it holds every package of the build, its
+// Both report the same. Alone, -fix is accepted (and changes nothing, see
+// below); go vet has no -fix. Alone, it holds every package of the build, its
 // dependencies' included, in memory at once; go vet analyses one package
 // per process. On a large dependency graph use go vet: on kubectx, which
 // imports the Kubernetes client, the standalone command peaked at about 4 GB,
@@ -27,7 +28,7 @@
 // the analyzer's flags only.
 //
 // See package github.com/agentstate/core/cmd/statuslint/statuslint for what
-// it reports and for its -readers and -writers flags.
+// it reports and for its -readers, -writers and -lockers flags.
 package main
 
 import (

@@ -21,10 +21,11 @@ import (
 var Analyzer = &analysis.Analyzer{
 	Name: "statuslint",
 	Doc: "report bare read-modify-write and in-place writes of JSON state files\n\n" +
-		"A file that is read and decoded, then written back in one function outside\n" +
-		"status.Mutate or a file lock loses concurrent updates; use status.Mutate.\n" +
-		"A JSON file written with os.WriteFile, os.Create or O_TRUNC can be seen empty\n" +
-		"or half written; use fs.WriteAtomic.",
+		"A file that is read and decoded, then written back outside status.Mutate,\n" +
+		"status.Transform or a file lock loses concurrent updates, also when the read\n" +
+		"is at start-up and the write in a later command; each finding names the call\n" +
+		"to use for the document's format. A JSON file written with os.WriteFile,\n" +
+		"os.Create or O_TRUNC can be seen empty or half written; use fs.WriteAtomic.",
 	Run: run,
 	// buildssa is run by run itself, only for the packages analysed: as a
 	// requirement it would build SSA for every package in the import graph,
