@@ -33,7 +33,7 @@ var Analyzer = &analysis.Analyzer{
 	// Its own requirement (ctrlflow's facts on functions that never return)
 	// is kept, so the SSA built is the same.
 	Requires:  []*analysis.Analyzer{ctrlflow.Analyzer},
-	FactTypes: []analysis.Fact{new(fnFact), new(varFact)},
+	FactTypes: []analysis.Fact{new(fnFact), new(varFact), new(readsFact)},
 }
 
 var extra = struct {
@@ -89,6 +89,7 @@ func run(pass *analysis.Pass) (_ any, err error) {
 	c.solve()
 	c.export()
 	c.report()
+	c.exportReads()
 	return nil, nil
 }
 
@@ -115,7 +116,7 @@ type checker struct {
 	importedLoaders []*types.Func                 // the same, of other packages; see importedMethods
 	handles         map[types.Type]bool           // memo of holdsHandle
 	readSites       map[string]readSite           // where this package reads each file a whole program names (see programKey)
-	importedReads   map[string]*types.Func        // the same, read by other packages' functions; see importedRead
+	importedReads   map[string]string             // the same, read in packages this one imports; see importedRead
 	os              osConsts
 	round           int
 	changed         bool

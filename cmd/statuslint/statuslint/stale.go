@@ -1,8 +1,8 @@
 package statuslint
 
 import (
+	"fmt"
 	"go/token"
-	"go/types"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -77,18 +77,17 @@ func (s *fnState) checkStale(order *order, reads, writes []event, done map[strin
 			continue
 		}
 		site, ok := s.c.readSites[w.key]
+		where := ""
 		switch {
 		case ok && site.fn == s.fn:
 			continue // read after the write, here
 		case !ok:
-			fn := s.c.importedRead(w.key)
-			if fn == nil {
+			if where = s.c.importedRead(w.key); where == "" {
 				continue
 			}
-			site = readSite{pos: fn.Pos()}
 		}
 		done[w.key] = true
-		found = append(found, finding{r: event{kind: evRead, key: w.key, instr: site.instr, pos: site.pos}, w: w})
+		found = append(found, finding{r: event{kind: evRead, key: w.key, instr: site.instr, pos: site.pos, desc: where}, w: w})
 	}
 	s.reportStale(found)
 }
@@ -126,20 +125,50 @@ func (s *fnState) libraryDocsGiven(w event) []string {
 	return out
 }
 
-// importedRead returns a function of another package whose fact says it
-// reads file k, if any.
-func (c *checker) importedRead(k string) *types.Func {
+// A readsFact is a package's fact: the files, named the same in the whole
+// program (see programKey), that its functions read, and where (a
+// function's fact reaches other packages only for exported functions and
+// methods; a configuration is most often read by an unexported one).
+type readsFact struct {
+	Keys  []string
+	Sites []string // Sites[i]: where Keys[i] is read, "file.go:line (call)"
+}
+
+func (*readsFact) AFact() {}
+
+func (f *readsFact) String() string { return fmt.Sprintf("reads %d files", len(f.Keys)) }
+
+// exportReads records the package's readsFact.
+func (c *checker) exportReads() {
+	f := &readsFact{}
+	for k := range c.readSites {
+		f.Keys = append(f.Keys, k)
+	}
+	if len(f.Keys) == 0 {
+		return
+	}
+	slices.Sort(f.Keys)
+	for _, k := range f.Keys {
+		site := c.readSites[k]
+		where := c.pass.Fset.Position(site.pos)
+		f.Sites = append(f.Sites, filepath.Base(where.Filename)+":"+strconv.Itoa(where.Line)+c.callNameAt(site.pos, site.instr))
+	}
+	c.pass.ExportPackageFact(f)
+}
+
+// importedRead returns where a package this one imports reads file k
+// ("file.go:line (call)"), or "".
+func (c *checker) importedRead(k string) string {
 	if c.importedReads == nil {
-		c.importedReads = make(map[string]*types.Func)
-		for _, of := range c.pass.AllObjectFacts() {
-			fn, ok := of.Object.(*types.Func)
-			f, isFn := of.Fact.(*fnFact)
-			if !ok || !isFn || fn.Pkg() == c.pass.Pkg {
+		c.importedReads = make(map[string]string)
+		for _, pf := range c.pass.AllPackageFacts() {
+			f, ok := pf.Fact.(*readsFact)
+			if !ok || pf.Package == c.pass.Pkg {
 				continue
 			}
-			for _, r := range f.Reads {
-				if programKey(r) && c.importedReads[r] == nil {
-					c.importedReads[r] = fn
+			for i, key := range f.Keys {
+				if _, seen := c.importedReads[key]; !seen && i < len(f.Sites) {
+					c.importedReads[key] = f.Sites[i]
 				}
 			}
 		}
@@ -155,10 +184,10 @@ func (s *fnState) reportStale(found []finding) {
 	}
 	several := len(found) > 1
 	for _, f := range found {
-		where := s.c.pass.Fset.Position(f.r.pos)
-		read := filepath.Base(where.Filename) + ":" + strconv.Itoa(where.Line)
-		if f.r.instr != nil {
-			read += s.c.callNameAt(f.r.pos, f.r.instr)
+		read := f.r.desc // in a package this one imports
+		if read == "" {
+			where := s.c.pass.Fset.Position(f.r.pos)
+			read = filepath.Base(where.Filename) + ":" + strconv.Itoa(where.Line) + s.c.callNameAt(f.r.pos, f.r.instr)
 		}
 		s.c.reportf(s.c.eventPos(f.w), "read-modify-write of %s without a lock: read at %s and kept, "+
 			"written back here%s; an update made in between by another goroutine or process "+

@@ -169,3 +169,16 @@ func switchIfUnset(path, name string) error {
 func switchTo(path, name string) error {
 	return setCurrentLocked(path, name)
 }
+
+// Shape 1 across packages: loaded by an unexported function of this
+// package, saved by a command of package startupcmd.
+
+var SettingsPath = os.Getenv("HOME") + "/.app/settings.json"
+
+var Settings *Config
+
+func loadSettings() {
+	Settings, _ = load(SettingsPath)
+}
+
+func Save(path string, c *Config) error { return save(path, c) }
