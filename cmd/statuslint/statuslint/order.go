@@ -241,6 +241,11 @@ func (o *order) successBlock(instr ssa.CallInstruction) *ssa.BasicBlock {
 		return nil
 	}
 	for _, r := range *errVal.Referrers() {
+		// if _, ok := err.(T); ok { ... } and if errors.Is(err, X) { ... }:
+		// the true branch is a failure, the other one holds the success
+		if other := failureTest(r); other != nil {
+			return other
+		}
 		cmp, ok := r.(*ssa.BinOp)
 		if !ok || (cmp.Op != token.EQL && cmp.Op != token.NEQ) || !isNilConst(cmp.X) && !isNilConst(cmp.Y) || cmp.Referrers() == nil {
 			continue
@@ -252,6 +257,41 @@ func (o *order) successBlock(instr ssa.CallInstruction) *ssa.BasicBlock {
 				}
 				return br.Block().Succs[1]
 			}
+		}
+	}
+	return nil
+}
+
+// failureTest returns, for a use of an error value that tests for one
+// kind of failure (a type assertion with ok, errors.Is or errors.As) and
+// branches on it, the block of the other branch.
+func failureTest(use ssa.Instruction) *ssa.BasicBlock {
+	var cond ssa.Value
+	switch u := use.(type) {
+	case *ssa.TypeAssert:
+		if !u.CommaOk || u.Referrers() == nil {
+			return nil
+		}
+		for _, r := range *u.Referrers() {
+			if ex, ok := r.(*ssa.Extract); ok && ex.Index == 1 {
+				cond = ex
+			}
+		}
+	case *ssa.Call:
+		if obj := staticObject(u.Common()); obj != nil && pkgPath(obj) == "errors" && (obj.Name() == "Is" || obj.Name() == "As") {
+			cond = u
+		}
+	case *ssa.MakeInterface:
+		// errors.Is(err, …) takes err as it is; a conversion comes first
+		// only for a concrete error type
+		return nil
+	}
+	if cond == nil || cond.Referrers() == nil {
+		return nil
+	}
+	for _, r := range *cond.Referrers() {
+		if br, ok := r.(*ssa.If); ok && len(br.Block().Succs) == 2 {
+			return br.Block().Succs[1]
 		}
 	}
 	return nil

@@ -141,3 +141,36 @@ func RefreshStale(path string, fetch func() *config) (*config, error) {
 	c = fetch()
 	return c, save(path, c) // want `read-modify-write of path without a lock: read at line 137`
 }
+
+// CreatedIfMissing writes a default document when the read says there is
+// none, told by errors.Is: not reported.
+func CreatedIfMissing(path string) (*config, error) {
+	c, err := load(path)
+	if errors.Is(err, os.ErrNotExist) {
+		c = &config{Users: map[string]string{}}
+		return c, save(path, c)
+	}
+	return c, err
+}
+
+type notFound struct{}
+
+func (notFound) Error() string { return "not found" }
+
+func loadOrNotFound(path string) (*config, error) {
+	c, err := load(path)
+	if err != nil {
+		return nil, notFound{}
+	}
+	return c, nil
+}
+
+// CreatedOnNotFound is the same, told by a type assertion.
+func CreatedOnNotFound(path string) (*config, error) {
+	c, err := loadOrNotFound(path)
+	if _, ok := err.(notFound); ok {
+		c = &config{Users: map[string]string{}}
+		return c, save(path, c)
+	}
+	return c, err
+}
