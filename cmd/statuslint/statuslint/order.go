@@ -227,14 +227,15 @@ func (o *order) successBlock(instr ssa.CallInstruction) *ssa.BasicBlock {
 	if !ok {
 		return nil
 	}
-	tuple, ok := call.Type().(*types.Tuple)
-	if !ok || tuple.Len() == 0 || !isError(tuple.At(tuple.Len()-1).Type()) || call.Referrers() == nil {
-		return nil
-	}
 	var errVal ssa.Value
-	for _, r := range *call.Referrers() {
-		if ex, ok := r.(*ssa.Extract); ok && ex.Index == tuple.Len()-1 {
-			errVal = ex
+	if isError(call.Type()) {
+		errVal = call // a call whose only result is its error (viper's ReadInConfig)
+	} else if tuple, ok := call.Type().(*types.Tuple); ok && tuple.Len() > 0 && isError(tuple.At(tuple.Len()-1).Type()) &&
+		call.Referrers() != nil {
+		for _, r := range *call.Referrers() {
+			if ex, ok := r.(*ssa.Extract); ok && ex.Index == tuple.Len()-1 {
+				errVal = ex
+			}
 		}
 	}
 	if errVal == nil || errVal.Referrers() == nil {

@@ -175,3 +175,15 @@ func writeFresh() error {
 	_, err = f.Write(b)
 	return err
 }
+
+// A default configuration written when viper finds none: not reported.
+func loadOrCreate(dir string) *viper.Viper {
+	v := viper.New()
+	v.AddConfigPath(dir)
+	v.SetConfigName("app")
+	if _, ok := v.ReadInConfig().(viper.ConfigFileNotFoundError); ok {
+		v.Set("region", "eu-west-1")
+		_ = v.WriteConfigAs(dir + "/app.toml")
+	}
+	return v
+}
