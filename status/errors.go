@@ -29,6 +29,11 @@ var (
 	// a writer that does not recover: the document is kept, the copy moved
 	// aside, fn did not run (docs/PROTOCOL.md, Basic and conforming clients).
 	ErrTxConflict = journal.ErrConflict
+
+	// ErrTxTooLarge is matched by the error of a [MutateAll] whose commit
+	// would exceed a limit that recovery applies (docs/PROTOCOL.md,
+	// Transactions): nothing was written.
+	ErrTxTooLarge = journal.ErrTooLarge
 )
 
 // ErrConflict is matched ([errors.Is]) by the error a guarded transition

@@ -5,6 +5,8 @@ against the Go package, in both directions, with real SIGKILLs."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import threading
 import unittest
 from typing import Callable, List, Optional
@@ -329,3 +331,145 @@ class RecoveryTest(_Docs):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def _deep_dir(root: str, n: int) -> str:
+    """A directory under root whose path is exactly n bytes long, of names
+    of at most 200 bytes."""
+    d = root
+    while len(d) < n:
+        k = min(200, n - len(d) - 1)
+        if 0 < n - len(d) - 1 - k < 2:
+            k -= 1  # leave room for one more "/x"
+        d += "/" + "d" * k
+    assert len(d) == n
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def limit_shape(root: str, shape: str, over: bool) -> List[str]:
+    """Makes the documents of a transaction at one of the limits, or one
+    past it, and returns their paths: "documents" (1024), "journal" (a
+    journal of exactly 1 MiB), "marker" (markers of exactly 4 KiB: a
+    document's hash and a journal in a directory of 4000 bytes). As
+    status/txn_limits_unix_test.go makes them."""
+    extra = 1 if over else 0
+    if shape == "documents":
+        docs = [os.path.join(root, "doc-%04d.json" % i) for i in range(_txn.MAX_DOCUMENTS + extra)]
+    elif shape == "journal":
+        n = 400
+        d = _deep_dir(root, 2450)
+        names = _txn.MAX_JOURNAL + extra - (17 + n * (len(d) + 1 + 2) + n - 1)
+        docs = []
+        for i in range(n):
+            k = names // (n - i)
+            names -= k
+            docs.append(d + "/%04d" % i + "x" * (k - 4))
+    else:
+        d = _deep_dir(root, 4000 + extra)
+        docs = [d + "/a.json", d + "/b.json"]
+    for p in docs:
+        with open(p, "w") as f:
+            f.write('{"seq": 0}')
+    return docs
+
+
+class TxLimitsTest(TempDirTest):
+    """A commit must stay within what its recovery accepts: at each limit it
+    commits; one past it mutate_all raises TxTooLargeError and writes
+    nothing. test_past_limit_sigkill shows what the refusal prevents."""
+
+    def seqs(self, paths: List[str]) -> List[int]:
+        return [agentstate.load(p).get("seq", 0) for p in paths]
+
+    def root(self, name: str) -> str:
+        """A new directory for one case: in /dev/shm where there is one,
+        where thousands of syncs cost nothing (these tests are about what is
+        written, not about its durability)."""
+        try:
+            base = tempfile.mkdtemp(prefix="agentstate-limits-", dir="/dev/shm")
+        except OSError:
+            base = self.dir
+        else:
+            self.addCleanup(shutil.rmtree, base, True)
+        root = os.path.join(base, name)
+        os.mkdir(root)
+        return root
+
+    def test_limits(self) -> None:
+        for shape in ("documents", "journal", "marker"):
+            for over in (False, True):
+                with self.subTest(shape=shape, over=over):
+                    root = self.root("%s-%s" % (shape, over))
+                    docs = limit_shape(root, shape, over)
+                    if over:
+                        with self.assertRaises(agentstate.TxTooLargeError) as cm:
+                            agentstate.mutate_all(docs, bump)
+                        self.assertIn("limit", str(cm.exception))
+                        self.assertEqual([0] * len(docs), self.seqs(docs))
+                    else:
+                        agentstate.mutate_all(docs, bump)
+                        self.assertEqual([1] * len(docs), self.seqs(docs))
+                    self.assertEqual([], [f for f in os.listdir(os.path.dirname(docs[0])) if ".txn" in f])
+
+    def test_new_content_limit(self) -> None:
+        limit = 200
+        pad = limit - len('{\n  "pad": "",\n  "seq": 1\n}\n')
+        for over in (False, True):
+            with self.subTest(over=over):
+                docs = [self.path("nc-%s" % over, n) for n in ("a.json", "b.json")]
+                n = pad + (1 if over else 0)
+
+                def fill(ds: List[agentstate.JSONObject]) -> None:
+                    for d in ds:
+                        d.update(seq=1, pad="p" * n)
+
+                if over:
+                    with self.assertRaises(agentstate.TxTooLargeError):
+                        agentstate.mutate_all(docs, fill, max_size=limit)
+                    self.assertFalse(any(os.path.exists(d) for d in docs))
+                else:
+                    agentstate.mutate_all(docs, fill, max_size=limit)
+                    self.assertEqual([limit, limit], [os.path.getsize(d) for d in docs])
+
+    def test_past_limit_sigkill(self) -> None:
+        """One past each limit, a committing child is SIGKILLed at its commit
+        point (if it reaches it); then every document must be usable. The
+        CONTROL switches the writer's check off: the child commits, dies,
+        and leaves documents that every locker refuses (UntrustedError)."""
+        from helpers import run_python
+
+        child = (
+            "import os, signal, sys, agentstate\n"
+            "from agentstate import _seams, _txn\n"
+            "if sys.argv[2] == 'control':\n"
+            "    _txn.check_limits = lambda *a: None\n"
+            "_seams.crash = lambda s: s == 'committed' and os.kill(os.getpid(), signal.SIGKILL)\n"
+            "docs = open(sys.argv[1]).read().split('\\n')\n"
+            "try:\n"
+            "    agentstate.mutate_all(docs, lambda ds: [d.update(seq=1) for d in ds])\n"
+            "except agentstate.TxTooLargeError:\n"
+            "    print('refused')\n"
+        )
+        for shape in ("documents", "journal", "marker"):
+            for mode in ("checked", "control"):
+                with self.subTest(shape=shape, mode=mode):
+                    root = self.root("%s-%s" % (shape, mode))
+                    docs = limit_shape(root, shape, True)
+                    listing = os.path.join(self.dir, "%s-%s.list" % (shape, mode))
+                    with open(listing, "w") as f:
+                        f.write("\n".join(docs))
+                    r = run_python(child.replace("sys.argv[1]", repr(listing)).replace("sys.argv[2]", repr(mode)))
+                    blocked = applied = 0
+                    for d in docs:
+                        try:
+                            if agentstate.mutate(d, lambda doc: None).get("seq") == 1:
+                                applied += 1
+                        except agentstate.UntrustedError:
+                            blocked += 1
+                    if mode == "control":
+                        self.assertEqual(-9, r.returncode, r.stderr)
+                        self.assertGreater(blocked, 0, "CONTROL: the unchecked commit killed after its commit point blocked no document")
+                    else:
+                        self.assertEqual("refused\n", r.stdout, r.stderr)
+                        self.assertEqual((0, 0), (blocked, applied))

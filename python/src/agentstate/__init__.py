@@ -64,6 +64,7 @@ from .errors import (
     TooLargeError,
     TransitionConflict,
     TxConflictError,
+    TxTooLargeError,
     Unsupported,
     UntrustedError,
 )
@@ -93,6 +94,7 @@ __all__ = [
     "TooLargeError",
     "TransitionConflict",
     "TxConflictError",
+    "TxTooLargeError",
     "Unsupported",
     "UntrustedError",
     "create",

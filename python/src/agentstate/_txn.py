@@ -38,6 +38,7 @@ from .errors import (
     PermissionDenied,
     FileError,
     TxConflictError,
+    TxTooLargeError,
     UntrustedError,
 )
 
@@ -711,6 +712,7 @@ class Write(NamedTuple):
     data: bytes  # its new content
     before: Optional[bytes]  # its content as read under the lock; None: it did not exist
     perm: int  # for a document that does not exist yet
+    limit: int = 0  # the document's size limit, which recovery applies to data; <= 0: none
 
 
 def _create_excl(name: str, perm: int) -> int:
@@ -764,19 +766,43 @@ def _journal_bytes(paths: List[str]) -> bytes:
     return ('{"documents":[' + ",".join(encode_string(p, html=True) for p in paths) + "]}\n").encode("utf-8")
 
 
+def check_limits(ws: List[Write], jpath: str, op: str, shown: str) -> None:
+    """Refuses (TxTooLargeError) a commit of ws with the journal jpath that
+    recovery would refuse: more than MAX_DOCUMENTS documents, a journal over
+    MAX_JOURNAL bytes, a marker over MAX_MARKER, or a new content over its
+    document's size limit."""
+
+    def refuse(what: str) -> TxTooLargeError:
+        return TxTooLargeError("agentstate: %s %s: transaction over the limits recovery trusts: %s" % (op, shown, what), shown)
+
+    if len(ws) > MAX_DOCUMENTS:
+        raise refuse("%d documents, limit %d" % (len(ws), MAX_DOCUMENTS))
+    n = len(_journal_bytes([w.path for w in ws]))
+    if n > MAX_JOURNAL:
+        raise refuse("a journal of %d bytes, limit %d" % (n, MAX_JOURNAL))
+    for w in ws:
+        n = len(format_marker(jpath, before(w.before)))
+        if n > MAX_MARKER:
+            raise refuse("%s: a marker of %d bytes (its journal's path has %d), limit %d" % (w.path, n, len(jpath.encode("utf-8")), MAX_MARKER))
+        if 0 < w.limit < len(w.data):
+            raise refuse("%s: new content of %d bytes, limit %d" % (w.path, len(w.data), w.limit))
+
+
 def commit(ws: List[Write], op: str, shown: str) -> None:
     """Stores ws (two or more documents, whose locks the caller holds) all
     or nothing, by the protocol of docs/PROTOCOL.md in the repository
     (Transactions: the commit). An error before the commit point leaves every
     document as it was and nothing of the commit behind; after it, the
     commit is complete for every later locker and the error is
-    DurabilityUnknown."""
+    DurabilityUnknown. A commit that its recovery would refuse (see
+    check_limits) is refused before anything is written."""
     for w in ws:
         if not valid_path(w.path):
             raise InvalidArgument("agentstate: %s %r: a transaction's document paths must be absolute, clean, UTF-8, without a newline" % (op, w.path), w.path)
     dirs = [os.path.dirname(w.path) for w in ws]
     synced = sorted(set(dirs))
     jpath = os.path.join(dirs[0], ".txn-" + secrets.token_hex(8) + ".journal")
+    check_limits(ws, jpath, op, shown)
     # The journal is written to a temp file that the Go package's sweep
     # knows, made durable with the markers, and renamed into place at the
     # commit point: a journal that exists is complete.

@@ -172,6 +172,14 @@ class InvalidArgument(Error, ValueError):
     a transaction, a value that JSON cannot hold."""
 
 
+class TxTooLargeError(InvalidArgument):
+    """A transaction whose commit would exceed a limit that recovery applies
+    (docs/PROTOCOL.md, Transactions: more than 1024 documents, a journal
+    over 1 MiB, a marker over 4 KiB, a new content over max_size). Nothing
+    was written: recovery would refuse such a commit and leave its
+    documents blocked."""
+
+
 class NestedError(Error, RuntimeError):
     """A call made while this thread already holds the document's lock (from
     inside the function of a mutate): it would wait for itself."""
