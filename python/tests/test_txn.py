@@ -4,12 +4,15 @@ against the Go package, in both directions, with real SIGKILLs."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import unittest
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Tuple
 
 import agentstate
 from agentstate import _seams, _txn
@@ -473,3 +476,115 @@ class TxLimitsTest(TempDirTest):
                     else:
                         self.assertEqual("refused\n", r.stdout, r.stderr)
                         self.assertEqual((0, 0), (blocked, applied))
+
+
+MEMBER = 65534  # uid and gid of the second user (nobody, nogroup)
+
+
+def as_member(cwd: str, script: str, *args: str) -> None:
+    """Runs sh -c script as the member in cwd; args are $1, $2..."""
+    import subprocess
+
+    subprocess.run(["setpriv", "--reuid=%d" % MEMBER, "--regid=%d" % MEMBER, "--clear-groups", "sh", "-c", script, "sh"] + list(args),
+                   cwd=cwd, check=True, capture_output=True, timeout=60)
+
+
+class _PathDir:
+    """The CONTROL's recovery directory: files reached by path again, as
+    before, and any journal directory its name matches."""
+
+    def stat(self, base: str, role: str) -> Optional[os.stat_result]:
+        return _txn._lstat(self.path(base), role)  # type: ignore[attr-defined]
+
+    def open(self, role: str, base: str, limit: int) -> "_txn._File":
+        return _txn.open_path(role, self.path(base), limit)  # type: ignore[attr-defined]
+
+    def unlink(self, base: str, role: str, missing_ok: bool = False) -> None:
+        try:
+            os.unlink(self.path(base))  # type: ignore[attr-defined]
+        except FileNotFoundError:
+            if not missing_ok:
+                raise
+
+
+@unittest.skipUnless(sys.platform.startswith("linux") and os.geteuid() == 0 and shutil.which("setpriv"), "needs root and setpriv: a second user flips a link")
+class RaceTest(TempDirTest):
+    """A member of a group workspace plants a marker on root's document
+    naming a journal reached through a link of theirs, and flips the link
+    between their own directory (a journal of theirs lists the document)
+    and a directory only root may enter, where root's crashed transaction,
+    one of its two documents installed, keeps a journal of the same name.
+    Recovery must act only in the directory it checked: root's directory is
+    never changed and root's transaction completes whole. The CONTROL
+    reaches the files by path again, as before: a flip between the check
+    and the removal deletes root's journal and tears root's transaction.
+    status/txn_race_linux_test.go runs the same against Go."""
+
+    ROUNDS = 300
+
+    def run_rounds(self, by_path: bool) -> Tuple[int, bool, int]:
+        import subprocess
+        from unittest import mock
+
+        base = tempfile.mkdtemp(dir=self.dir)
+        os.chmod(self.dir, 0o755)
+        os.chmod(base, 0o755)
+        priv = os.path.join(base, "priv")
+        os.mkdir(priv, 0o700)
+        a, b = os.path.join(priv, "a.json"), os.path.join(priv, "b.json")
+        for p in (a, b):
+            self.write(p, b'{"n": 0}', 0o600)
+        _seams.crash = lambda s: s == "renamed 0"  # a installed, b not yet
+        with self.assertRaises(_seams.Crashed):
+            agentstate.mutate_all([a, b], lambda ds: [d.update(n=1) for d in ds])
+        _seams.crash = None
+        victims = [f for f in os.listdir(priv) if _txn.is_journal_name(f)]
+        self.assertEqual(1, len(victims))
+        victim = os.path.join(priv, victims[0])
+        before = sorted((f, os.lstat(os.path.join(priv, f)).st_ino, os.lstat(os.path.join(priv, f)).st_ctime_ns) for f in os.listdir(priv))
+
+        ws = os.path.join(base, "ws")
+        os.mkdir(ws)
+        os.chown(ws, 0, MEMBER)
+        os.chmod(ws, 0o2775)
+        doc = os.path.join(ws, "doc.json")
+        self.write(doc, b'{"runs": 1}', 0o664)
+        mdir, link = os.path.join(ws, "member"), os.path.join(ws, "member", "link")
+        as_member(ws, 'mkdir member && ln -s "$1" member/link', mdir)
+        named = os.path.join(link, victims[0])
+        flipper = subprocess.Popen(
+            ["setpriv", "--reuid=%d" % MEMBER, "--regid=%d" % MEMBER, "--clear-groups", "sh", "-c",
+             'while :; do ln -sfn "$1" link.new && mv -Tf link.new link; ln -sfn "$2" link.new && mv -Tf link.new link; done', "sh", priv, mdir],
+            cwd=mdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(flipper.wait)
+        self.addCleanup(flipper.kill)
+        journal = '{"documents": [%s, %s]}' % (json.dumps(os.path.join(link, "x.json")), json.dumps(doc))
+        marker = "%s\n%s\n" % (named, _txn.before(self.read(doc)))
+        lost = rounds = 0
+        with contextlib.ExitStack() as patches:
+            if by_path:
+                for name in ("stat", "open", "unlink"):
+                    patches.enter_context(mock.patch.object(_txn._Dir, name, getattr(_PathDir, name)))
+                patches.enter_context(mock.patch.object(_txn._Recovery, "_in_journal_dir", lambda r, d: os.path.dirname(d) == r.jd.name))
+            for rounds in range(1, self.ROUNDS + 1):
+                as_member(ws, '[ -e "$1" ] || printf "%s" "$2" > "$1"; printf "%s" "$3" > doc.json.txn',
+                          os.path.join(mdir, victims[0]), journal, marker)
+                try:
+                    agentstate.mutate(doc, lambda d: None)
+                except agentstate.Error:
+                    pass
+                if not os.path.lexists(victim):
+                    lost += 1
+                    break
+        flipper.kill()
+        if not by_path:
+            after = sorted((f, os.lstat(os.path.join(priv, f)).st_ino, os.lstat(os.path.join(priv, f)).st_ctime_ns) for f in os.listdir(priv))
+            self.assertEqual(before, after, "root's directory changed")
+        na, nb = [d["n"] for d in agentstate.load_all([a, b])]
+        return lost, na != nb, rounds
+
+    def test_recovery_acts_in_the_directory_it_checked(self) -> None:
+        lost, torn, _ = self.run_rounds(False)
+        control, ctorn, _ = self.run_rounds(True)
+        self.assertEqual((0, False), (lost, torn), "recovery acted outside the directory it checked")
+        self.assertTrue(control > 0 and ctorn, "CONTROL: recovery by path never deleted root's journal: the harness cannot see it")

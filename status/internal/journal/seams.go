@@ -30,6 +30,7 @@ var Seams struct {
 
 	// Switches that take effect only in builds with the crashhooks tag.
 	NoLimits bool // commit what recovery refuses (CheckLimits passes everything)
+	ByPath   bool // recovery reaches files by path, not through the directory's descriptor, and takes any journal directory
 }
 
 // ErrCrashed is returned by a commit that Seams.Crash stopped.
