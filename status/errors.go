@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentstate/core/status/internal/flock"
 	"github.com/agentstate/core/status/internal/journal"
 )
 
@@ -35,6 +36,14 @@ var (
 	// Transactions): nothing was written.
 	ErrTxTooLarge = journal.ErrTooLarge
 )
+
+// ErrLockUntrusted is matched ([errors.Is]) by the error, naming it, of a
+// lock file that another user could replace at will, so that its lock
+// would exclude nobody: in a sticky directory (1777, like /tmp), one owned
+// by someone other than the document's owner, the caller or the
+// directory's owner (docs/PROTOCOL.md, Files). Every call on the document
+// fails with it until an operator removes the file.
+var ErrLockUntrusted = flock.ErrUntrusted
 
 // ErrConflict is matched ([errors.Is]) by the error a guarded transition
 // returns when the current state does not allow the move.

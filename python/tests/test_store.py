@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import socket
 import stat
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 import unittest
+from typing import List, Tuple
 from unittest import mock
 
 import agentstate
 from agentstate import _lock
-from helpers import HeldLock, TempDirTest, run_python
+from helpers import SRC, HeldLock, TempDirTest, run_python
 
 
 class MutateTest(TempDirTest):
@@ -370,3 +376,85 @@ class TempNameTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+MEMBER = 65534  # uid and gid of the second user (nobody, nogroup)
+
+_WRITER = """
+import json, sys, agentstate
+from agentstate import _lock
+if sys.argv[3] == "control":
+    _lock._trusted = lambda *a: None
+acked = failed = 0
+first = ""
+untrusted = False
+for _ in range(int(sys.argv[2])):
+    try:
+        agentstate.mutate(sys.argv[1], lambda d: d.update(n=d.get("n", 0) + 1), timeout=30)
+        acked += 1
+    except agentstate.Error as e:
+        failed += 1
+        if not first:
+            first, untrusted = str(e), isinstance(e, agentstate.UntrustedLockError)
+print(json.dumps({"acked": acked, "failed": failed, "first": first, "untrusted": untrusted}))
+"""
+
+_LOOPS = {
+    # A new file every millisecond: a writer that opens one and locks it
+    # within that time finds it still named.
+    "unlink and create": "import os, time\nwhile True:\n    try: os.unlink('doc.json.lock')\n    except OSError: pass\n"
+                         "    os.close(os.open('doc.json.lock', os.O_CREAT | os.O_WRONLY, 0o644))\n    time.sleep(0.001)\n",
+    "rename over": "import os\nwhile True:\n    os.close(os.open('l.new', os.O_CREAT | os.O_WRONLY, 0o644))\n    os.rename('l.new', 'doc.json.lock')\n",
+}
+
+
+@unittest.skipUnless(sys.platform.startswith("linux") and os.geteuid() == 0 and shutil.which("setpriv"), "needs root and setpriv: a second user plants the lock file")
+class ForeignLockTest(TempDirTest):
+    """A member of a sticky directory creates the lock file of root's
+    document first and keeps replacing it with files of theirs. Root's
+    writers, in processes of their own, must refuse it
+    (UntrustedLockError, naming it) and lose nothing. The CONTROL takes the
+    lock file whoever owns it, as before: every writer reports success and
+    updates are lost. status/locktrust_linux_test.go runs the same against
+    Go."""
+
+    WRITERS, EACH = 4, 150
+
+    def run_writers(self, loop: str, mode: str) -> Tuple[int, int, List[dict]]:
+        ws = tempfile.mkdtemp(dir=self.dir)
+        os.chmod(self.dir, 0o755)
+        os.chmod(ws, 0o1777)
+        doc = os.path.join(ws, "doc.json")
+        self.write(doc, b'{"n": 0}')
+        subprocess.run(["setpriv", "--reuid=%d" % MEMBER, "--regid=%d" % MEMBER, "--clear-groups", "sh", "-c", ": > doc.json.lock"], cwd=ws, check=True)
+        member = subprocess.Popen(["setpriv", "--reuid=%d" % MEMBER, "--regid=%d" % MEMBER, "--clear-groups", sys.executable, "-c", loop],
+                                  cwd=ws, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+            if not os.environ.get("AGENTSTATE_TESTS_INSTALLED"):
+                env["PYTHONPATH"] = SRC
+            writers = [subprocess.Popen([sys.executable, "-c", _WRITER, doc, str(self.EACH), mode], env=env, stdout=subprocess.PIPE, text=True)
+                       for _ in range(self.WRITERS)]
+            reports = [json.loads(w.communicate(timeout=300)[0]) for w in writers]
+        finally:
+            member.kill()
+            member.wait()
+        return sum(r["acked"] for r in reports), agentstate.load(doc)["n"], reports
+
+    def test_foreign_lock_file_refused(self) -> None:
+        for name, loop in _LOOPS.items():
+            with self.subTest(name):
+                acked, stored, reports = self.run_writers(loop, "checked")
+                self.assertEqual(acked, stored, "%d acknowledged increments lost" % (acked - stored))
+                for r in reports:
+                    if r["failed"]:
+                        self.assertTrue(r["untrusted"] and ".lock" in r["first"], r["first"])
+                # Once a writer creates its own lock file in the instant the
+                # name is missing, the member can no longer unlink it: a run
+                # of the CONTROL may end before anything is lost. It runs
+                # again, a few times at most.
+                for _ in range(8):
+                    cacked, cstored, _ = self.run_writers(loop, "control")
+                    if cacked != cstored:
+                        break
+                self.assertNotEqual(cacked, cstored, "CONTROL: writers that take the member's lock file lost nothing")

@@ -67,6 +67,7 @@ from .errors import (
     TxTooLargeError,
     Unsupported,
     UntrustedError,
+    UntrustedLockError,
 )
 
 __version__ = "0.1.0"
@@ -97,6 +98,7 @@ __all__ = [
     "TxTooLargeError",
     "Unsupported",
     "UntrustedError",
+    "UntrustedLockError",
     "create",
     "load",
     "load_all",

@@ -15,7 +15,7 @@ import time
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from . import _bell, _files, _seams
-from .errors import Error, InvalidArgument, LockTimeout, NestedError, NotRegularError, Unsupported
+from .errors import Error, InvalidArgument, LockTimeout, NestedError, NotRegularError, Unsupported, UntrustedLockError
 
 # flock(2) through fcntl: every system Python runs on but Windows.
 HAVE_FLOCK = sys.platform != "win32"
@@ -129,6 +129,11 @@ class Handle:
         if not stat.S_ISREG(mode):
             os.close(fd)
             raise NotRegularError("agentstate: %s %s: lock file: not a regular file: %s" % (self.op, self.shown, _files.kind(mode)), self.shown)
+        try:
+            _trusted(os.fstat(fd), self.name, self.key, self.op, self.shown)
+        except BaseException:
+            os.close(fd)
+            raise
         self.fd = fd
 
     def _create(self) -> int:
@@ -294,6 +299,33 @@ class Handle:
         if bell is not None:
             _remember_release(self.name, bell.ring())
             bell.close()
+
+
+def _trusted(st: os.stat_result, name: str, doc: str, op: str, shown: str) -> None:
+    """The trust rule for the lock file st, named name, of the document doc:
+    in a directory with the sticky bit (1777, like /tmp) its owner must be
+    the document's, this process's (effective uid) or the directory's.
+    Anyone else could unlink it and create it anew, or rename another file
+    of theirs over it, whenever they like: a lock on it would exclude
+    nobody. Elsewhere whoever may create the lock file may also replace the
+    document itself. A lock file this process created passes: it is ours,
+    or the document's owner's when root gave it away."""
+    euid = os.geteuid()
+    if st.st_uid == euid:
+        return
+    try:
+        d = os.stat(os.path.dirname(name))
+    except OSError as e:
+        raise _files.oserror(op, shown, e, "lock file's directory: ") from None
+    if not d.st_mode & stat.S_ISVTX or d.st_uid == st.st_uid:
+        return
+    try:
+        doc_st: Optional[os.stat_result] = os.lstat(doc)
+    except OSError:
+        doc_st = None
+    if doc_st is not None and stat.S_ISREG(doc_st.st_mode) and doc_st.st_uid == st.st_uid:
+        return
+    raise UntrustedLockError("agentstate: %s %s: lock file %s: cannot be trusted: owned by uid %d in a sticky directory, where only the document's owner, this process (uid %d) or the directory's owner may own it" % (op, shown, name, st.st_uid, euid), name)
 
 
 # A process remembers, per lock file, when it last released the lock and

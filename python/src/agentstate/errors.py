@@ -144,6 +144,15 @@ class UntrustedError(FileError):
         self.reason = reason
 
 
+class UntrustedLockError(FileError):
+    """A lock file that another user could replace at will, so that its
+    lock would exclude nobody: in a sticky directory (1777, like /tmp), one
+    owned by someone other than the document's owner, this process or the
+    directory's owner. Refused, with nothing changed; every call on the
+    document fails until an operator removes it (``corestate fsck`` lists
+    it)."""
+
+
 class DurabilityUnknown(FileError):
     """The new document replaced the old one (or a transaction committed),
     but a later sync failed: the change might not survive a power loss."""

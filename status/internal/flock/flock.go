@@ -9,6 +9,7 @@ package flock
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -17,6 +18,19 @@ import (
 // An ID identifies a lock file: device and inode (on Windows, volume and
 // file index).
 type ID struct{ Dev, Ino uint64 }
+
+// ErrUntrusted is matched by the error of a lock file that another user
+// may replace at will, so that its lock would exclude nobody: in a sticky
+// directory, one owned by someone other than the document's owner, the
+// caller or the directory's owner (docs/PROTOCOL.md, Files).
+var ErrUntrusted = errors.New("lock file cannot be trusted")
+
+// Seams switch off one rule each, so that a test's CONTROL can show the
+// failure it prevents. They take effect only in builds with the
+// crashhooks tag (hooksBuilt), which make test sets.
+var Seams struct {
+	TrustAnyOwner bool // take a lock file in a sticky directory whoever owns it
+}
 
 const (
 	// A waiter that sleeps on the lock file's bell tries the lock after
