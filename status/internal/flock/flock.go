@@ -30,6 +30,7 @@ var ErrUntrusted = errors.New("lock file cannot be trusted")
 // crashhooks tag (hooksBuilt), which make test sets.
 var Seams struct {
 	TrustAnyOwner bool // take a lock file in a sticky directory whoever owns it
+	KeepForever   bool // kept descriptors stay until taken or displaced (no time bound)
 }
 
 const (
