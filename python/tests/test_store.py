@@ -164,11 +164,17 @@ class MutateTest(TempDirTest):
         p = self.path("lockdir", "doc.json")
         os.mkdir(p + ".lock")
         cases["directory lock file"] = p
+        p = self.path("locksock", "doc.json")
+        s2 = socket.socket(socket.AF_UNIX)
+        s2.bind(p + ".lock")
+        self.addCleanup(s2.close)
+        cases["socket lock file"] = p
         for name, p in cases.items():
             with self.subTest(name):
                 with self.assertRaises(agentstate.NotRegularError) as cm:
                     agentstate.mutate(p, lambda d: d.update(owned=True), timeout=5)
                 self.assertIn(p, str(cm.exception))
+                self.assertIn(name.split()[0].replace("symlink", "symbolic link").replace("fifo", "named pipe"), str(cm.exception))
                 if "lock" not in name:
                     with self.assertRaises(agentstate.NotRegularError):
                         agentstate.load(p)
@@ -458,3 +464,58 @@ class ForeignLockTest(TempDirTest):
                     if cacked != cstored:
                         break
                 self.assertNotEqual(cacked, cstored, "CONTROL: writers that take the member's lock file lost nothing")
+
+
+# An error of a full disk or of too many open files names the file it
+# failed on: the document itself, its lock file, a temp file, or in a
+# commit the marker, new content, journal or directory of the step.
+_NAMES_THE_FILE = re.compile(
+    r"^agentstate: [a-z ]+ [^:]+: ((open lock file|(commit: )?(create|write|sync|rename)( temp file)? /[^:]+): )?"
+    r"(Too many open files|No space left on device)$")
+
+
+class ResourceErrorsTest(TempDirTest):
+    def calls(self, d: str) -> List[Tuple[str, object]]:
+        one, two = os.path.join(d, "a.json"), [os.path.join(d, "t1.json"), os.path.join(d, "t2.json")]
+        agentstate.mutate(one, lambda x: x.update(a=1))
+        agentstate.mutate_all(two, lambda ds: [x.update(a=1) for x in ds])
+        big = "y" * 5000
+        return [("mutate", lambda: agentstate.mutate(one, lambda x: x.update(b=big + str(time.time())))),
+                ("mutate_all", lambda: agentstate.mutate_all(two, lambda ds: [x.update(b=big + str(time.time())) for x in ds]))]
+
+    @unittest.skipUnless(sys.platform.startswith("linux") and os.geteuid() == 0, "needs root to mount a small tmpfs")
+    def test_full_disk_names_the_file(self) -> None:
+        d = self.path("full")
+        os.makedirs(d)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", d]).returncode != 0:
+            self.skipTest("mount tmpfs failed")
+        self.addCleanup(subprocess.run, ["umount", "-l", d])
+        calls = self.calls(d)
+        try:
+            with open(os.path.join(d, "fill"), "wb") as f:
+                f.write(b"x" * (1 << 20))
+        except OSError:
+            pass
+        for name, call in calls:
+            with self.subTest(name), self.assertRaises(agentstate.FileError) as cm:
+                call()  # type: ignore[operator]
+            self.assertRegex(str(cm.exception), _NAMES_THE_FILE)
+
+    def test_too_many_open_files_names_the_file(self) -> None:
+        import resource
+
+        calls = self.calls(self.dir)
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        seen = []
+        for n in range(len(os.listdir("/proc/self/fd")), 24):
+            for name, call in calls:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (n, hard))
+                try:
+                    call()  # type: ignore[operator]
+                except agentstate.FileError as e:
+                    seen.append(str(e))
+                finally:
+                    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        self.assertGreater(len(seen), 4)
+        for msg in seen:
+            self.assertRegex(msg, _NAMES_THE_FILE)

@@ -89,6 +89,15 @@ class Handle:
                 pass
         if e.errno == errno.EISDIR:
             return NotRegularError("agentstate: %s %s: lock file: not a regular file: a directory (another tool's lock?)" % (self.op, self.shown), self.shown)
+        if e.errno == errno.ENXIO:
+            # What open(2) says of a socket, or of a named pipe without a
+            # reader opened for writing: neither is a lock file.
+            try:
+                mode = os.lstat(self.name).st_mode
+            except OSError:
+                mode = stat.S_IFREG
+            if not stat.S_ISREG(mode):
+                return NotRegularError("agentstate: %s %s: lock file: not a regular file: %s" % (self.op, self.shown, _files.kind(mode)), self.shown)
         return _files.oserror(self.op, self.shown, e, "open lock file: ")
 
     def _open(self) -> None:

@@ -860,36 +860,54 @@ def commit(ws: List[Write], op: str, shown: str) -> None:
                 except OSError:
                     pass
 
+    # The file each step works on, named by its error (a full disk, too
+    # many open files).
+    doing = ""
+
     def failed(e: BaseException) -> BaseException:
         if isinstance(e, OSError) and not isinstance(e, Error):
-            return _files.oserror(op, shown, e, "commit: ")
+            return _files.oserror(op, shown, e, "commit: %s: " % doing)
         return e
 
     # Step 1: markers, new contents and the journal's content, durable.
     fds: List[int] = []
+    names: List[str] = []
     try:
         for i, w in enumerate(ws):
+            doing = "create " + w.path + MARKER_SUFFIX
             fd = _create_excl(w.path + MARKER_SUFFIX, 0o644)
             prepared += 1
             fds.append(fd)
+            names.append(w.path + MARKER_SUFFIX)
+            doing = "write " + w.path + MARKER_SUFFIX
             _files.write_all(fd, format_marker(jpath, before(w.before)))
             _seams.crash_at("marker %d" % i)
+            doing = "create " + w.path + TEMP_SUFFIX
             fd = _create_temp(w)
             fds.append(fd)
+            names.append(w.path + TEMP_SUFFIX)
+            doing = "write " + w.path + TEMP_SUFFIX
             _files.write_all(fd, w.data)
             _seams.crash_at("temp %d" % i)
+        doing = "create " + jtemp
         fd = _create_excl(jtemp, 0o644)
         fds.append(fd)
+        names.append(jtemp)
+        doing = "write " + jtemp
         _files.write_all(fd, _journal_bytes([w.path for w in ws]))
-        for fd in fds:
+        for fd, name in zip(fds, names):
+            doing = "sync " + name
             _files.fsync(fd)
         for d in synced:
+            doing = "sync " + d
             _files.sync_dir(d)
         _seams.crash_at("prepared")
         # Step 2: the journal in place, durable: the commit point.
+        doing = "rename " + jtemp
         os.rename(jtemp, jpath)
         renamed = True
         _seams.crash_at("journal")
+        doing = "sync " + dirs[0]
         _files.sync_dir(dirs[0])
         _seams.crash_at("committed")
     except _seams.Crashed:

@@ -169,6 +169,15 @@ func lockOpenError(name string, err error) error {
 		}
 	case errors.Is(err, syscall.EISDIR):
 		return fmt.Errorf("%w: a directory (another tool's lock?)", fs.ErrNotRegular)
+	case errors.Is(err, syscall.ENXIO):
+		// What open(2) says of a socket, or of a named pipe without a
+		// reader opened for writing: neither is a lock file.
+		var st syscall.Stat_t
+		if syscall.Lstat(name, &st) == nil {
+			if err := checkRegular(&st); err != nil {
+				return err
+			}
+		}
 	}
 	return err
 }
