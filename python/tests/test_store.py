@@ -18,7 +18,7 @@ from typing import List, Tuple
 from unittest import mock
 
 import agentstate
-from agentstate import _lock
+from agentstate import _bell, _lock
 from helpers import SRC, HeldLock, TempDirTest, run_python
 
 
@@ -519,3 +519,61 @@ class ResourceErrorsTest(TempDirTest):
         self.assertGreater(len(seen), 4)
         for msg in seen:
             self.assertRegex(msg, _NAMES_THE_FILE)
+
+
+def _bell_sleepers() -> int:
+    """Threads of this process asleep in FUTEX_WAIT_BITSET (on a bell)."""
+    n = 0
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open("/proc/self/task/%s/syscall" % task) as f:
+                fields = f.read().split()
+        except OSError:
+            continue
+        if len(fields) > 2 and fields[0] == str(_bell._SYS_FUTEX.get(_bell._machine(), -1)) and fields[2] == "0x9":
+            n += 1
+    return n
+
+
+@unittest.skipUnless(sys.platform.startswith("linux") and _bell._machine() in _bell._SYS_FUTEX, "the bell is Linux's futex")
+class BellOrderTest(TempDirTest):
+    """A waiter whose timeout passed sleeps again in a higher class: a ring
+    wakes it before a newer waiter that went to sleep earlier in the
+    kernel's queue, as Go's rings do (status/internal/flock,
+    TestTimedOutWaiterKeepsItsPlace). The CONTROL rings any bit, as before
+    the classes: the kernel's first sleeper, the newer waiter, wakes."""
+
+    def test_ring_wakes_the_higher_class_first(self) -> None:
+        for control in (False, True):
+            with self.subTest(control=control):
+                name = self.path("c%s" % control, "doc.json.lock")
+                self.write(name, b"")
+                fd = os.open(name, os.O_RDWR)
+                self.addCleanup(os.close, fd)
+                bell = _bell.open_bell(fd, name, grow=True)
+                assert bell is not None
+                self.addCleanup(bell.close)
+                woke = {}
+
+                def sleeper(who: str, timeouts: int) -> None:
+                    woke[who] = bell.sleep(bell.word(), 30.0, 1 | _bell.class_bit(timeouts)) == _bell.RUNG
+
+                newer = threading.Thread(target=sleeper, args=("newer", 0))
+                newer.start()
+                deadline = time.monotonic() + 30
+                while _bell_sleepers() < 1 and time.monotonic() < deadline:
+                    time.sleep(0.001)
+                older = threading.Thread(target=sleeper, args=("older, after a timeout", 1))
+                older.start()
+                while _bell_sleepers() < 2 and time.monotonic() < deadline:
+                    time.sleep(0.001)
+                if control:
+                    bell._wake(_bell._FUTEX_BITSET_ANY)
+                else:
+                    bell.ring()
+                first = "newer" if control else "older, after a timeout"
+                (newer if control else older).join(30)
+                self.assertEqual({first: True}, woke)
+                bell._wake(_bell._FUTEX_BITSET_ANY)  # the other one
+                newer.join(30)
+                older.join(30)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/agentstate/core/fs"
 )
@@ -19,9 +20,11 @@ type File struct {
 	doc    string      // the document the lock file guards
 	perm   os.FileMode // for a lock file created while its document is missing
 	locked bool
-	bell   *bell // the lock file's bell while waiting, and holding after a wait
-	bellFD int   // f.fd when the bell was mapped
-	kept   *bell // the bell kept with a kept descriptor, until openBell takes it
+	bell   *bell         // the lock file's bell while waiting, and holding after a wait
+	bellFD int           // f.fd when the bell was mapped
+	kept   *bell         // the bell kept with a kept descriptor, until openBell takes it
+	start  time.Time     // when the current Lock began
+	waited time.Duration // how long the Lock that took the lock waited
 }
 
 // Open opens the lock file name, which guards the document doc, with an
