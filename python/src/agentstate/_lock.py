@@ -324,6 +324,8 @@ def _trusted(st: os.stat_result, name: str, doc: str, op: str, shown: str) -> No
     nobody. Elsewhere whoever may create the lock file may also replace the
     document itself. A lock file this process created passes: it is ours,
     or the document's owner's when root gave it away."""
+    if sys.platform == "win32":  # see Handle: no flock, so no lock file
+        raise NotImplementedError
     euid = os.geteuid()
     if st.st_uid == euid:
         return
