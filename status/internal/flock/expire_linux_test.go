@@ -95,15 +95,18 @@ sys.stdin.readline()`, name)
 			if err := syscall.Unmount(mnt, 0); !errors.Is(err, syscall.EBUSY) {
 				t.Fatalf("umount right after the release: %v, want busy (the descriptor is kept)", err)
 			}
-			var wait <-chan time.Time
+			wait := okDeadline // far past keepFor: only a timer that never fires gets there
 			if forever {
-				wait = time.After(2 * keepFor)
+				wait = 2 * keepFor
 			}
 			select {
 			case n := <-expired:
 				t.Logf("after keepFor (%v), the timer closed %d kept descriptors", keepFor, n)
-			case <-wait:
-				t.Logf("CONTROL: %v later nothing was closed", 2*keepFor)
+			case <-time.After(wait):
+				if !forever {
+					t.Fatalf("no kept descriptor was closed within %v", wait)
+				}
+				t.Logf("CONTROL: %v later nothing was closed", wait)
 			}
 			err = syscall.Unmount(mnt, 0)
 			switch {
