@@ -4,9 +4,9 @@
 //
 //   - a fleet of dispatcher processes, in Go and in shell with corestate
 //     (testdata; its dispatcher starts agents through corestate slot adopt's
-//     exec wrapper), each starting Go and shell agents, reserves slots, starts agent processes
-//     and hands the slots over to them; agents adopt their slot, and either
-//     release it or keep it; the test kills agents and dispatchers with
+//     exec wrapper), reserves slots, starts agent processes of either
+//     language and hands the slots over to them; agents adopt their slot,
+//     and either release it or keep it; the test kills agents and dispatchers with
 //     SIGKILL at random, and dispatchers on purpose between Reserve and the
 //     start of the agent and between the start and HandOver; it retries spawns
 //     with the same key and makes some spawns fail after Reserve (Abort). A
