@@ -2,9 +2,11 @@
 // github.com/agentstate/core/status/slots against real processes, with
 // controls:
 //
-//   - a fleet of dispatcher processes reserves slots, starts agent processes
-//     and hands the slots over to them; agents adopt their slot, and either
-//     release it or keep it; the test kills agents and dispatchers with
+//   - a fleet of dispatcher processes, in Go and in shell with corestate
+//     (testdata; its dispatcher starts agents through corestate slot adopt's
+//     exec wrapper), reserves slots, starts agent processes of either
+//     language and hands the slots over to them; agents adopt their slot,
+//     and either release it or keep it; the test kills agents and dispatchers with
 //     SIGKILL at random, and dispatchers on purpose between Reserve and the
 //     start of the agent and between the start and HandOver; it retries spawns
 //     with the same key and makes some spawns fail after Reserve (Abort). A
@@ -17,7 +19,8 @@
 //     number of tasks ever admitted. CONTROLS: the bare read-modify-write of
 //     the registry (caught by the checker or the final check), and a fleet
 //     without hand-over, whose reaper leaks the slot of an agent killed while
-//     its dispatcher lives (caught by the final check).
+//     its dispatcher lives (caught by the final check). The controls run Go
+//     members only: the shell members have no unsafe mode.
 //
 // # Members of other languages
 //

@@ -32,15 +32,62 @@ type fleetMember struct {
 }
 
 // fleetMembers are the members a fleet draws its dispatchers and agents
-// from: Go's here; a member in another language joins by being added to
-// this list (its programs following doc.go's protocol).
-func fleetMembers() []fleetMember {
+// from: Go's, and, with corestate, shell's (testdata). A member in another
+// language joins by being added to this list, its programs following
+// doc.go's protocol.
+func fleetMembers(t *testing.T) []fleetMember {
 	self := []string{os.Args[0], "-test.run=^$"}
-	return []fleetMember{{
+	goMember := fleetMember{
 		name:       "go",
 		dispatcher: agentCmd{Argv: self, Env: []string{helperEnv + "=dispatcher"}},
 		agent:      agentCmd{Argv: self, Env: []string{helperEnv + "=agent"}},
-	}}
+	}
+	testdata, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "PATH=" + corestateDir(t) + string(os.PathListSeparator) + os.Getenv("PATH")
+	shMember := fleetMember{
+		name:       "sh",
+		dispatcher: agentCmd{Argv: []string{filepath.Join(testdata, "dispatcher.sh")}, Env: []string{path}},
+		agent:      agentCmd{Argv: []string{filepath.Join(testdata, "agent.sh")}, Env: []string{path}},
+	}
+	return []fleetMember{goMember, shMember}
+}
+
+// corestateBin is the corestate program the shell members run, built once
+// per test binary (TestMain removes it).
+var corestateBin struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// corestateDir returns the directory of a corestate built from this
+// checkout, for PATH.
+func corestateDir(t *testing.T) string {
+	t.Helper()
+	for _, tool := range []string{"sh", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("the shell members need %s: %v", tool, err)
+		}
+	}
+	corestateBin.once.Do(func() {
+		dir, err := os.MkdirTemp("", "slots-proof-bin")
+		if err != nil {
+			corestateBin.err = err
+			return
+		}
+		corestateBin.dir = dir
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "corestate"), "github.com/agentstate/core/cmd/corestate").CombinedOutput()
+		if err != nil {
+			corestateBin.err = fmt.Errorf("go build corestate: %v\n%s", err, out)
+		}
+	})
+	if corestateBin.err != nil {
+		t.Fatal(corestateBin.err)
+	}
+	return corestateBin.dir
 }
 
 // A fleetRun is one run of the fleet: its settings and what it saw.
@@ -64,6 +111,7 @@ type fleetRun struct {
 	killed    map[string]bool       // slot IDs whose agent the test killed
 	longIDs   []string              // slots of long agents, for parents
 	answers   map[string]int        // first word of dispatchers' answers
+	pairs     map[string]int        // dispatchers started, by member
 	aborted   []string              // "ID PROMPT"
 	retried   map[string]string     // task -> the ID its first spawn got
 	exists    int                   // retries answered with the first ID
@@ -79,12 +127,13 @@ type agentSeen struct {
 	start            uint64
 	adopted, ended   bool // ended: released or refused
 	long, lostByDisp bool
+	task             string // of a lost slot
 }
 
-func newFleetRun(t *testing.T, mode string, tasks int, seed uint64) *fleetRun {
+func newFleetRun(t *testing.T, mode string, members []fleetMember, tasks int, seed uint64) *fleetRun {
 	f := &fleetRun{t: t, mode: mode, tasks: tasks, maxConc: 4, rng: rand.New(rand.NewPCG(seed, 7)),
-		dir: t.TempDir(), members: fleetMembers(),
-		agents: map[string]*agentSeen{}, killed: map[string]bool{}, answers: map[string]int{}, retried: map[string]string{}}
+		dir: t.TempDir(), members: members,
+		agents: map[string]*agentSeen{}, killed: map[string]bool{}, answers: map[string]int{}, pairs: map[string]int{}, retried: map[string]string{}}
 	f.reg = filepath.Join(f.dir, "registry.json")
 	writeJSON(t, f.reg, fmt.Sprintf(`{"agents": [], "max_concurrent": %d, "max_depth": 2}`, f.maxConc))
 	for i := range tasks {
@@ -125,6 +174,9 @@ func (f *fleetRun) startDispatcher() *dispatcherProc {
 	m := f.members[f.intN(len(f.members))]
 	agentMember := f.members[f.intN(len(f.members))]
 	agent, _ := json.Marshal(agentMember.agent)
+	f.mu.Lock()
+	f.pairs[m.name+" dispatcher, "+agentMember.name+" agents"]++
+	f.mu.Unlock()
 	cmd := exec.Command(m.dispatcher.Argv[0], m.dispatcher.Argv[1:]...)
 	cmd.Env = append(os.Environ(), m.dispatcher.Env...)
 	cmd.Env = append(cmd.Env, "FLEET_REG="+f.reg, "FLEET_MODE="+f.mode, "FLEET_AGENT="+string(agent))
@@ -405,7 +457,7 @@ func (f *fleetRun) record(cmd, answer string) {
 			a = &agentSeen{}
 			f.agents[w[1]] = a
 		}
-		a.lostByDisp = true
+		a.lostByDisp, a.task = true, c[1]
 	case "refused", "conflict":
 	default:
 		f.errs = append(f.errs, fmt.Sprintf("%s: %s", cmd, answer))
@@ -541,7 +593,7 @@ func TestFleetUnderKills(t *testing.T) {
 	defer cancel()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
-	f := newFleetRun(t, "handover", 60, seed)
+	f := newFleetRun(t, "handover", fleetMembers(t), 60, seed)
 	f.kill, f.killDis = true, true
 	f.run(ctx, 3)
 	for _, e := range f.errs {
@@ -554,6 +606,20 @@ func TestFleetUnderKills(t *testing.T) {
 		t.Errorf("after the final reap the registry is not the live agents:\n%s", strings.Join(diff, "\n"))
 	}
 	f.checkAborts(ctx)
+	for id, a := range f.agents {
+		// A live dispatcher's HandOver finds the slot gone only if its
+		// agent adopted it and then released it, or died and was reaped.
+		if !a.lostByDisp {
+			continue
+		}
+		st, err := status.NewStore[status.Status](filepath.Join(f.dir, a.task, "status.json")).Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !a.adopted || (!f.killed[id] && st.State != status.Completed) {
+			t.Errorf("HandOver found slot %s released, but its agent adopted %v, was killed %v, its task is %s", id, a.adopted, f.killed[id], st.State)
+		}
+	}
 	if f.paused == 0 || f.answers["aborted"] == 0 {
 		t.Errorf("no dispatcher paused (%d) or aborted (%d): the run missed a case", f.paused, f.answers["aborted"])
 	}
@@ -566,8 +632,8 @@ func TestFleetUnderKills(t *testing.T) {
 			live++
 		}
 	}
-	t.Logf("%d snapshots; answers %v; %d retries got their slot back; %d agents: %d killed, %d released, %d alive at the end",
-		f.checks, f.answers, f.exists, len(f.agents), len(f.killed), released, live)
+	t.Logf("dispatchers %v; %d snapshots; answers %v; %d retries got their slot back; %d agents: %d killed, %d released, %d alive at the end",
+		f.pairs, f.checks, f.answers, f.exists, len(f.agents), len(f.killed), released, live)
 }
 
 // checkAborts: an aborted spawn left no slot, its task blocked, and the
@@ -594,7 +660,7 @@ func TestFleetControlBareReadModifyWrite(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	for attempt := 1; attempt <= 3; attempt++ {
-		f := newFleetRun(t, "bare", 40, uint64(attempt))
+		f := newFleetRun(t, "bare", fleetMembers(t)[:1], 40, uint64(attempt))
 		f.run(ctx, 3)
 		diff := f.finish(ctx)
 		if f.violation != nil || len(diff) > 0 {
@@ -612,7 +678,7 @@ func TestFleetControlBareReadModifyWrite(t *testing.T) {
 func TestFleetControlNoHandover(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	f := newFleetRun(t, "nohandover", 20, 1)
+	f := newFleetRun(t, "nohandover", fleetMembers(t)[:1], 20, 1)
 	f.kill = true
 	f.run(ctx, 3)
 	diff := f.finish(ctx)

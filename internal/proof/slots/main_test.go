@@ -20,5 +20,15 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	if corestateBin.dir != "" {
+		os.RemoveAll(corestateBin.dir)
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }

@@ -120,13 +120,21 @@ func (e fleetEnv) spawn(ctx context.Context, me claim.Owner, task, parent string
 	if parent == "-" {
 		parent = ""
 	}
-	prompt := filepath.Join(filepath.Dir(e.reg.Name()), task, "prompt.md")
-	if err := os.WriteFile(prompt, []byte("do "+task), 0o644); err != nil {
+	// A prompt file of this attempt's own, removed unless a slot records it.
+	f, err := os.CreateTemp(filepath.Join(filepath.Dir(e.reg.Name()), task), "prompt-*.md")
+	if err != nil {
 		return "", err
 	}
+	prompt := f.Name()
+	f.Close()
+	admitted := false
+	defer func() {
+		if !admitted {
+			os.Remove(prompt)
+		}
+	}()
 	req := slots.Request{Key: task, Parent: parent, Owner: me, Resources: map[string]string{"prompt": prompt}}
 	var s slots.Slot
-	var err error
 	for try := 0; ; try++ {
 		if e.mode == "bare" {
 			s, err = e.bareReserve(ctx, req)
@@ -164,6 +172,7 @@ func (e fleetEnv) spawn(ctx context.Context, me claim.Owner, task, parent string
 	case err != nil:
 		return "", err
 	}
+	admitted = true
 	if slices.Contains(flags, "pause-before-start") {
 		return "paused " + s.ID, nil
 	}
