@@ -2,10 +2,11 @@
 // github.com/agentstate/core/status/slots against real processes, with
 // controls:
 //
-//   - a fleet of dispatcher processes, in Go and in shell with corestate
+//   - a fleet of dispatcher processes, in Go, in shell with corestate
 //     (testdata; its dispatcher starts agents through corestate slot adopt's
-//     exec wrapper), reserves slots, starts agent processes of either
-//     language and hands the slots over to them; agents adopt their slot,
+//     exec wrapper) and in Python (testdata/fleet_member.py, on the
+//     repository's python package), reserves slots, starts agent processes
+//     of any of these languages and hands the slots over to them; agents adopt their slot,
 //     and either release it or keep it; the test kills agents and dispatchers with
 //     SIGKILL at random, and dispatchers on purpose between Reserve and the
 //     start of the agent and between the start and HandOver; it retries spawns
@@ -20,7 +21,14 @@
 //     the registry (caught by the checker or the final check), and a fleet
 //     without hand-over, whose reaper leaks the slot of an agent killed while
 //     its dispatcher lives (caught by the final check). The controls run Go
-//     members only: the shell members have no unsafe mode.
+//     members only, and Python's bare read-modify-write has a control of its
+//     own: the shell members have no unsafe mode. Python dispatchers and
+//     agents also run alone under kills;
+//   - the Python package writes the registry byte for byte as this package
+//     does, from a registry in odd forms (other programs' members of every
+//     kind, spacing, time formats, wrong counts), operation by operation,
+//     refuses alike and returns the same slots; each lists what the other
+//     wrote, with the same liveness (testdata/slots_ops.py).
 //
 // # Members of other languages
 //

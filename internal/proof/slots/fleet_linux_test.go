@@ -32,7 +32,7 @@ type fleetMember struct {
 }
 
 // fleetMembers are the members a fleet draws its dispatchers and agents
-// from: Go's, and, with corestate, shell's (testdata). A member in another
+// from: Go's, shell's with corestate, and Python's (testdata). A member in another
 // language joins by being added to this list, its programs following
 // doc.go's protocol.
 func fleetMembers(t *testing.T) []fleetMember {
@@ -52,7 +52,7 @@ func fleetMembers(t *testing.T) []fleetMember {
 		dispatcher: agentCmd{Argv: []string{filepath.Join(testdata, "dispatcher.sh")}, Env: []string{path}},
 		agent:      agentCmd{Argv: []string{filepath.Join(testdata, "agent.sh")}, Env: []string{path}},
 	}
-	return []fleetMember{goMember, shMember}
+	return []fleetMember{goMember, shMember, pythonMember(t)}
 }
 
 // corestateBin is the corestate program the shell members run, built once
@@ -589,11 +589,17 @@ func (f *fleetRun) finish(ctx context.Context) []string {
 // TestFleetUnderKills: the mixed fleet under kill -9 of agents and
 // dispatchers, with a checker all the time, and the final reap.
 func TestFleetUnderKills(t *testing.T) {
+	fleetUnderKills(t, fleetMembers(t), 60)
+}
+
+// fleetUnderKills runs a fleet of members, spawning tasks, under kill -9,
+// and checks it.
+func fleetUnderKills(t *testing.T, members []fleetMember, tasks int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
-	f := newFleetRun(t, "handover", fleetMembers(t), 60, seed)
+	f := newFleetRun(t, "handover", members, tasks, seed)
 	f.kill, f.killDis = true, true
 	f.run(ctx, 3)
 	for _, e := range f.errs {
