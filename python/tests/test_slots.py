@@ -342,6 +342,34 @@ class OwnerTest(_Registry):
         self.assertEqual([], self.agents())
 
 
+class CopiesTest(_Registry):
+    def test_slots_given_to_the_caller_are_its_own(self) -> None:
+        # Operations share decoded slots between calls (by their text);
+        # what a caller does to the slots it gets changes no registry.
+        s = slots.reserve(self.reg, key="k", members={"tags": ["a"]}, resources={"p": "/p"})
+        before = self.read(self.reg)
+        got = [s, slots.list(self.reg)[0].slot]
+        with self.assertRaises(slots.Exists) as e:
+            slots.reserve(self.reg, key="k")
+        assert e.exception.slot is not None
+        got.append(e.exception.slot)
+        for g in got:
+            g.members["tags"].append("b")
+            g.members["new"] = 1
+            g.resources["p"] = "/etc"
+            g.docs.append("x")
+            g.key = "other"
+        self.assertEqual(before, self.read(self.reg))
+        with self.assertRaises(slots.Exists) as e:
+            slots.reserve(self.reg, key="k")
+        self.assertEqual(s.id, e.exception.slot.id if e.exception.slot else None)
+        other = slots.reserve(self.reg, key="k2", owner=OTHER)  # rewrites the first slot from what it read
+        doc = agentstate.load(self.reg)
+        self.assertEqual([["a"], "k", {"p": "/p"}], [doc["agents"][0]["tags"], doc["agents"][0]["key"], doc["agents"][0]["resources"]])
+        self.assertNotIn("new", doc["agents"][0])
+        self.assertEqual(other.id, doc["agents"][1]["id"])
+
+
 class InvalidTest(_Registry):
     def test_invalid_registries_are_refused(self) -> None:
         ok = {"id": "a", "depth": 0, "owner": {"pid": 1}}

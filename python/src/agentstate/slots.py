@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import dataclasses
 import json
 import os
 import secrets
@@ -103,6 +104,8 @@ class Slot:
     # The members' values and texts as read, which are written back as read
     # (re-indented) while the value is unchanged, as Go keeps them.
     _raw: Dict[str, Tuple[Any, str]] = field(default_factory=dict, repr=False, compare=False)
+    # Its text in the registry, once encoded (not kept by replace()).
+    _text: Optional[str] = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def adopted(self) -> bool:
@@ -226,7 +229,10 @@ class _Registry:
         self.agents: List[Slot] = []
         self.counts: Dict[str, int] = dict.fromkeys(_COUNTS, 0)
         self.others: Dict[str, str] = {}
-        self.before: Optional[bytes] = None  # the encoding of the registry as read
+        # The slots and counts as read. Operations replace a slot they
+        # change instead of changing it in place, so that comparing the
+        # objects tells whether anything changed.
+        self.read: Tuple[List[Slot], Dict[str, int]] = ([], {})
 
     def find(self, id: str) -> int:
         for i, s in enumerate(self.agents):
@@ -285,16 +291,19 @@ class _Registry:
 
 class _Codec:
     """Reads and writes a registry as Go's Registry type does (see
-    _store.Codec)."""
+    _store.Codec): an operation that leaves the slots and counts as they
+    were writes nothing, whatever the registry's layout."""
 
     def decode(self, data: Optional[bytes], shown: str, op: str) -> _Registry:
         reg = _decode(data, shown, op)
-        reg.before = _encode(reg)
+        reg.read = (builtins.list(reg.agents), dict(reg.counts))
         return reg
 
     def encode(self, reg: _Registry) -> Optional[bytes]:
-        out = _encode(reg)
-        return None if out == reg.before else out
+        agents, counts = reg.read
+        if reg.counts == counts and len(reg.agents) == len(agents) and all(a is b for a, b in zip(reg.agents, agents)):
+            return None
+        return _encode(reg)
 
 
 _CODEC = _Codec()
@@ -319,7 +328,11 @@ def _decode(data: Optional[bytes], shown: str, op: str) -> _Registry:
             for i, (elem, raw) in enumerate(zip(elems, _json.elements(parsed.raw[name]))):
                 if not isinstance(elem, dict):
                     raise corrupt("agents[%d] is not an object" % i)
-                reg.agents.append(_decode_slot(elem, raw, _Corrupt(shown, op, "agents[%d] member " % i)))
+                slot = _recent.get(raw)
+                if slot is None:
+                    slot = _decode_slot(elem, raw, _Corrupt(shown, op, "agents[%d] member " % i))
+                    _remember(raw, slot)
+                reg.agents.append(slot)
         elif name in reg.counts:
             if value is not None:
                 reg.counts[name] = _integer(value, _Corrupt(shown, op, "member "), name)
@@ -338,6 +351,20 @@ class _Corrupt:
 
     def __call__(self, name: str, reason: str) -> CorruptError:
         return CorruptError(self.shown, 0, self.where + name + ": " + reason, self.op)
+
+
+# Slots decoded recently, by their text in a registry: the next operation
+# usually reads the slots the last one wrote, and decoding and encoding them
+# again was most of an operation's work. The slots are shared: operations
+# replace a slot instead of changing it, and give callers copies.
+_recent: Dict[str, Slot] = {}
+_RECENT_MAX = 4096
+
+
+def _remember(raw: str, slot: Slot) -> None:
+    if len(_recent) >= _RECENT_MAX:
+        _recent.clear()
+    _recent[raw] = slot
 
 
 def _integer(value: Any, corrupt: _Corrupt, name: str) -> int:
@@ -405,7 +432,7 @@ def _encode(reg: _Registry) -> bytes:
     parts = []
     for name in _REGISTRY_MEMBERS:
         if name == "agents":
-            text = "[" + ",".join("\n    " + _encode_slot(s) for s in reg.agents) + "\n  ]" if reg.agents else "[]"
+            text = "[" + ",".join("\n    " + _slot_text(s) for s in reg.agents) + "\n  ]" if reg.agents else "[]"
         elif reg.counts[name] == 0 and name in _OMIT_ZERO:
             continue
         else:
@@ -414,6 +441,18 @@ def _encode(reg: _Registry) -> bytes:
     for name in sorted(reg.others):
         parts.append("\n  " + _json.encode_string(name, html=True) + ": " + reg.others[name])
     return ("{" + ",".join(parts) + "\n}\n").encode("utf-8")
+
+
+def _slot_text(s: Slot) -> str:
+    if s._text is None:
+        s._text = _encode_slot(s)
+        _remember(s._text, s)  # as the next operation will read it
+    return s._text
+
+
+def _copy(s: Slot) -> Slot:
+    """A copy of a registry's slot for a caller, who may change it."""
+    return dataclasses.replace(s, docs=builtins.list(s.docs), resources=dict(s.resources), members=copy.deepcopy(s.members))
 
 
 def _encode_slot(s: Slot) -> str:
@@ -529,14 +568,14 @@ def _change(
     out: List[Slot] = []
 
     def run(reg: _Registry, docs: Dict[str, JSONObject]) -> None:
-        slot = fn(reg, _shown(registry))
+        slot = _copy(fn(reg, _shown(registry)))
         out[:] = [slot]
         for e in edits:
             if e.fn is not None:
-                e.fn([docs[_files.doc_key(p, op)] for p in e.docs], copy.deepcopy(slot))
+                e.fn([docs[_files.doc_key(p, op)] for p in e.docs], slot)
 
     _transact(op, registry, [p for e in edits for p in e.docs], run, timeout, max_size, perm)
-    return copy.deepcopy(out[0])
+    return out[0]
 
 
 def _checked_owner(op: str, owner: Optional[Owner]) -> Owner:
@@ -601,8 +640,8 @@ def reserve(
     def admit(reg: _Registry, shown: str) -> Slot:
         for a in reg.agents:
             if a.id == s.id or (s.key and a.key == s.key):
-                raise Exists(op, shown, "%s (key %r)" % (a.id, a.key), copy.deepcopy(a))
-        new = copy.deepcopy(s)
+                raise Exists(op, shown, "%s (key %r)" % (a.id, a.key), _copy(a))
+        new = s
         if new.parent:
             i = reg.find(new.parent)
             if i < 0:
@@ -669,9 +708,9 @@ def _take_over(op: str, registry: Path, id: str, owner: Owner, edits: Sequence[E
             raise Released(op, shown, id)
         s = reg.agents[i]
         if not s.adopted_at:
-            s.owner, s.adopted_at = owner, at
+            s = reg.agents[i] = dataclasses.replace(s, owner=owner, adopted_at=at)
         elif s.owner != owner:
-            raise Adopted(op, shown, "%s by %s" % (id, s.owner), copy.deepcopy(s))
+            raise Adopted(op, shown, "%s by %s" % (id, s.owner), _copy(s))
         return s
 
     return _change(op, registry, edits, take, timeout, max_size, perm)
@@ -715,9 +754,9 @@ def _remove(op: str, registry: Path, id: str, unadopted: bool, edits: Sequence[E
             raise Released(op, shown, id)
         s = reg.agents[i]
         if unadopted and s.adopted_at:
-            raise Adopted(op, shown, "%s by %s" % (id, s.owner), copy.deepcopy(s))
+            raise Adopted(op, shown, "%s by %s" % (id, s.owner), _copy(s))
         if reg.has_children(id):
-            raise HasChildren(op, shown, id, copy.deepcopy(s))
+            raise HasChildren(op, shown, id, _copy(s))
         del reg.agents[i]
         return s
 
@@ -768,7 +807,7 @@ def reap(
         reg = _load(registry, op, max_size)
         live = _Liveness(check)
         candidates = [s for s in reg.agents if not reg.has_children(s.id)]
-        unknown = [copy.deepcopy(s) for s in candidates if live.of(s.owner) == Liveness.UNKNOWN]
+        unknown = [_copy(s) for s in candidates if live.of(s.owner) == Liveness.UNKNOWN]
         dead = [s for s in candidates if live.of(s.owner) == Liveness.DEAD]
         if not dead:
             return Reaped(released, unknown)
@@ -803,19 +842,19 @@ def _reap_pass(
         for s in [a for a in reg.agents if a.id in candidates]:
             if reg.has_children(s.id) or again.of(s.owner) != Liveness.DEAD:
                 continue
-            e = edit(copy.deepcopy(s)) if edit is not None else None
+            e = edit(_copy(s)) if edit is not None else None
             # A slot whose edit now needs a document outside this
             # transaction (released and reserved again meanwhile) waits for
             # the next reap.
             if e is not None and any(_files.doc_key(p, "reap") not in docs for p in e.docs):
                 continue
             del reg.agents[reg.find(s.id)]
-            released.append(copy.deepcopy(s))
+            released.append(_copy(s))
             if e is not None and e.fn is not None:
                 mine = [docs[_files.doc_key(p, "reap")] for p in e.docs]
                 before = copy.deepcopy(mine)
                 try:
-                    e.fn(mine, copy.deepcopy(s))
+                    e.fn(mine, _copy(s))
                 except ConflictError:
                     for d, b in zip(mine, before):
                         d.clear()
@@ -880,7 +919,7 @@ def list(registry: Path, *, check: Check = local, max_size: int = DEFAULT_MAX_SI
         age = 0.0
         if s.reserved_at:
             age = (now - (_json.go_time_normal(s.reserved_at)[1] - _UNIX_EPOCH_NS)) / 1e9
-        out.append(Listed(s, live.of(s.owner), age))
+        out.append(Listed(_copy(s), live.of(s.owner), age))
     return out
 
 
