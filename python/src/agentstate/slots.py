@@ -830,7 +830,7 @@ def _reap_pass(
     without locks) that are still there, childless, and dead."""
     edits: List[Edit] = []
     for s in dead:
-        e = edit(s) if edit is not None else None
+        e = edit(_copy(s)) if edit is not None else None
         if e is not None:
             edits.append(e)
     released: List[Slot] = []
