@@ -95,6 +95,13 @@ func Example_readmeFs() {
 	// [] <nil>
 }
 
+// Registry is a program's own document type, as README.md's status example
+// uses it: a count and its limit. (A registry of agents is slots.Registry.)
+type Registry struct {
+	ActiveCount   int `json:"active_count"`
+	MaxConcurrent int `json:"max_concurrent"`
+}
+
 func Example_readmeStatus() {
 	root, err := os.MkdirTemp("", "readme")
 	if err != nil {
