@@ -28,7 +28,9 @@
 //     does, from a registry in odd forms (other programs' members of every
 //     kind, spacing, time formats, wrong counts), operation by operation,
 //     refuses alike and returns the same slots; each lists what the other
-//     wrote, with the same liveness (testdata/slots_ops.py).
+//     wrote, with the same liveness (testdata/slots_ops.py); Python and
+//     corestate take turns on one registry: a retried spawn in either finds
+//     the other's slot, and each adopts and releases the other's.
 //
 // # Members of other languages
 //

@@ -384,3 +384,108 @@ func TestPythonAndGoReadEachOther(t *testing.T) {
 		})
 	}
 }
+
+// TestPythonAndCorestateOnOneRegistry: Python and corestate take turns on
+// one registry: a retried spawn finds the other client's slot (Python's
+// Exists, corestate's exit 10), each lists what the other wrote, adopts
+// the other's slot and releases it with its task.
+func TestPythonAndCorestateOnOneRegistry(t *testing.T) {
+	requirePython(t)
+	corestate := filepath.Join(corestateDir(t), "corestate")
+	ctx := t.Context()
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "registry.json")
+	writeFile(t, reg, `{"max_concurrent": 3}`)
+	task := func(name string) string { return filepath.Join(dir, name, "status.json") }
+	for _, name := range []string{"t1", "t2"} {
+		if err := os.Mkdir(filepath.Dir(task(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, task(name), `{"status": "queued"}`)
+	}
+	me, err := claim.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := func(wantCode int, args ...string) []byte {
+		t.Helper()
+		cmd := exec.Command(corestate, append([]string{"slot"}, args...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		code := 0
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != wantCode {
+			t.Fatalf("corestate slot %v: exit %d, want %d: %s%s", args, code, wantCode, out, stderr.Bytes())
+		}
+		return out
+	}
+	slotID := func(out []byte) string {
+		t.Helper()
+		var s struct{ ID string }
+		if err := json.Unmarshal(out, &s); err != nil || s.ID == "" {
+			t.Fatalf("corestate printed %q: %v", out, err)
+		}
+		return s.ID
+	}
+
+	id1 := slotID(cs(0, "reserve", "--key", "t1", "--resource", "log=/l1", reg, "--", task("t1"), "--if", "status=queued", "status=running"))
+	if ans := pyOp(t, reg, "reserve", map[string]any{"key": "t1", "owner": me}); ans.Error != "Exists" || ans.Slot == nil || ans.Slot.ID != id1 {
+		t.Fatalf("Python's retry of corestate's t1: %+v", ans)
+	}
+	ans := pyOp(t, reg, "reserve", map[string]any{"key": "t2", "owner": me, "resources": map[string]string{"log": "/l2"},
+		"task": task("t2"), "to": "running", "from": "queued"})
+	if ans.Error != "" || ans.Slot == nil {
+		t.Fatalf("Python's reserve of t2: %+v", ans)
+	}
+	id2 := ans.Slot.ID
+	if got := slotID(cs(10, "reserve", "--key", "t2", reg)); got != id2 {
+		t.Fatalf("corestate's retry of Python's t2 printed %s, want %s", got, id2)
+	}
+
+	var fromCorestate []pySlot
+	for _, line := range bytes.Split(bytes.TrimSpace(cs(0, "list", "--json", reg)), []byte("\n")) {
+		var l struct {
+			Slot     slots.Slot `json:"slot"`
+			Liveness string     `json:"liveness"`
+		}
+		if err := json.Unmarshal(line, &l); err != nil {
+			t.Fatalf("corestate slot list --json: %q: %v", line, err)
+		}
+		s := goSlot(t, l.Slot)
+		s.Liveness = l.Liveness
+		fromCorestate = append(fromCorestate, s)
+	}
+	if diff := cmp.Diff(fromCorestate, pyOp(t, reg, "list", map[string]any{}).Slots); diff != "" {
+		t.Errorf("the slots listed (-corestate +python):\n%s", diff)
+	}
+	if len(fromCorestate) != 2 || fromCorestate[0].ID != id1 || fromCorestate[1].ID != id2 {
+		t.Fatalf("listed %+v", fromCorestate)
+	}
+
+	if ans := pyOp(t, reg, "adopt", map[string]any{"id": id1, "owner": me}); ans.Error != "" {
+		t.Fatalf("Python's adopt of corestate's slot: %+v", ans)
+	}
+	cs(0, "adopt", reg, id2) // its owner: this process, corestate's parent
+	cs(0, "release", reg, id1, "--if", "status=running", "status=completed")
+	if ans := pyOp(t, reg, "release", map[string]any{"id": id2}); ans.Error != "" || ans.Slot == nil || ans.Slot.Resources["log"] != "/l2" {
+		t.Fatalf("Python's release of its slot adopted by corestate: %+v", ans)
+	}
+	g, err := status.NewStore[slots.Registry](reg).Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Agents) != 0 || g.ActiveCount != 0 || g.TotalSpawned != 2 {
+		t.Errorf("at the end: %d slots, active_count %d, total_spawned %d; want 0, 0, 2", len(g.Agents), g.ActiveCount, g.TotalSpawned)
+	}
+	for name, want := range map[string]status.State{"t1": status.Completed, "t2": status.Running} {
+		if st, err := status.Load(ctx, task(name)); err != nil || st.State != want {
+			t.Errorf("task %s: %q, %v; want %s", name, st.State, err, want)
+		}
+	}
+}
