@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import unittest
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple, TypeVar
 
 import agentstate
 from agentstate import claim, slots
@@ -21,6 +21,27 @@ from helpers import SRC, TempDirTest
 
 LINUX = sys.platform.startswith("linux")
 OTHER = Owner(host="elsewhere", boot="b", pidns=1, pid=7, start=9)
+
+
+T = TypeVar("T")
+
+
+def at_once(fn: Callable[[], T], n: int) -> List[T]:
+    """Runs fn in n threads at once and returns their results."""
+    results: List[T] = []
+    lock = threading.Lock()
+
+    def run() -> None:
+        r = fn()
+        with lock:
+            results.append(r)
+
+    ts = [threading.Thread(target=run) for _ in range(n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return results
 
 
 def python(code: str) -> "subprocess.Popen[str]":
@@ -142,20 +163,7 @@ class ReserveTest(_Registry):
 
     def _race(self, spawn: Callable[[], bool], n: int) -> int:
         """Runs spawn in n threads at once; the number told "new slot"."""
-        won: List[bool] = []
-        lock = threading.Lock()
-
-        def run() -> None:
-            r = spawn()
-            with lock:
-                won.append(r)
-
-        ts = [threading.Thread(target=run) for _ in range(n)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
-        return sum(won)
+        return sum(at_once(spawn, n))
 
     def test_retried_spawn_at_once_threads(self) -> None:
         def spawn() -> bool:
@@ -536,10 +544,8 @@ class ReapTest(_Registry):
         before any of them locks: the check a reaper gives is held at its
         first call until every reaper has made it."""
         all_judged = threading.Barrier(n)
-        released: List[str] = []
-        lock = threading.Lock()
 
-        def run() -> None:
+        def run() -> List[str]:
             first = [True]
 
             def check(o: Owner) -> Liveness:
@@ -548,16 +554,9 @@ class ReapTest(_Registry):
                     all_judged.wait()
                 return claim.local(o)
 
-            got = reap(check)
-            with lock:
-                released.extend(got)
+            return reap(check)
 
-        ts = [threading.Thread(target=run) for _ in range(n)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
-        return released
+        return [r for got in at_once(run, n) for r in got]
 
     def test_reapers_at_once_release_once(self) -> None:
         s = self.killed_agent()

@@ -663,10 +663,16 @@ func (f *fleetRun) checkAborts(ctx context.Context) {
 // checker (a running task without its slot, counts off, over the cap) or
 // by the final comparison.
 func TestFleetControlBareReadModifyWrite(t *testing.T) {
+	bareFleetCaught(t, fleetMembers(t)[:1])
+}
+
+// bareFleetCaught runs a fleet of members in the bare mode until it is
+// caught, at most three times.
+func bareFleetCaught(t *testing.T, members []fleetMember) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	for attempt := 1; attempt <= 3; attempt++ {
-		f := newFleetRun(t, "bare", fleetMembers(t)[:1], 40, uint64(attempt))
+		f := newFleetRun(t, "bare", members, 40, uint64(attempt))
 		f.run(ctx, 3)
 		diff := f.finish(ctx)
 		if f.violation != nil || len(diff) > 0 {

@@ -1,10 +1,8 @@
 package slots_test
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
-	"time"
 )
 
 // pythonMember is the fleet member of the repository's Python package
@@ -36,16 +34,5 @@ func TestFleetPythonUnderKills(t *testing.T) {
 // replace, never torn) must be caught, by the checker or the final
 // comparison, as the Go members' are (TestFleetControlBareReadModifyWrite).
 func TestFleetControlPythonBare(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	for attempt := 1; attempt <= 3; attempt++ {
-		f := newFleetRun(t, "bare", []fleetMember{pythonMember(t)}, 40, uint64(attempt))
-		f.run(ctx, 3)
-		diff := f.finish(ctx)
-		if f.violation != nil || len(diff) > 0 {
-			t.Logf("CONTROL caught (attempt %d): checker %d of %d snapshots, first %v; final: %v", attempt, f.violated, f.checks, f.violation, diff)
-			return
-		}
-	}
-	t.Fatal("CONTROL: the Python bare read-modify-write fleet was not caught in 3 runs: the harness does not see the race")
+	bareFleetCaught(t, []fleetMember{pythonMember(t)})
 }

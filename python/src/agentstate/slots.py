@@ -67,7 +67,7 @@ from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Se
 
 from . import _files, _json, _lock, _store
 from ._store import DEFAULT_MAX_SIZE, DEFAULT_PERM, DEFAULT_TIMEOUT, JSONObject, Path
-from .claim import Check, Liveness, Owner, local, self_owner
+from .claim import Check, Liveness, Owner, _Cache, local, self_owner
 from .errors import ConflictError, CorruptError, Error, InvalidArgument
 
 # The registry's members, in the order Go's Registry declares them; those
@@ -805,7 +805,7 @@ def reap(
     released: List[Slot] = []
     while True:
         reg = _load(registry, op, max_size)
-        live = _Liveness(check)
+        live = _Cache(check)
         candidates = [s for s in reg.agents if not reg.has_children(s.id)]
         unknown = [_copy(s) for s in candidates if live.of(s.owner) == Liveness.UNKNOWN]
         dead = [s for s in candidates if live.of(s.owner) == Liveness.DEAD]
@@ -837,7 +837,7 @@ def _reap_pass(
 
     def fn(reg: _Registry, docs: Dict[str, JSONObject]) -> None:
         released.clear()
-        again = _Liveness(check)  # decided again, under the locks
+        again = _Cache(check)  # decided again, under the locks
         candidates = {s.id for s in dead}
         for s in [a for a in reg.agents if a.id in candidates]:
             if reg.has_children(s.id) or again.of(s.owner) != Liveness.DEAD:
@@ -893,26 +893,13 @@ def _transact(
         reg.settle()
 
 
-class _Liveness:
-    """Asks check once per owner."""
-
-    def __init__(self, check: Check) -> None:
-        self.check = check
-        self.seen: Dict[Owner, Liveness] = {}
-
-    def of(self, o: Owner) -> Liveness:
-        if o not in self.seen:
-            self.seen[o] = Liveness(self.check(o))
-        return self.seen[o]
-
-
 def list(registry: Path, *, check: Check = local, max_size: int = DEFAULT_MAX_SIZE) -> List[Listed]:
     """The registry's slots, oldest first, each with its owner's liveness
     (claim.local unless check says otherwise) and its age in seconds. It
     reads without a lock: the slots are one version of the registry, which
     may be replaced a moment later."""
     reg = _load(registry, "list", max_size)
-    live = _Liveness(check)
+    live = _Cache(check)
     now = time.time_ns()
     out: List[Listed] = []
     for s in reg.agents:
