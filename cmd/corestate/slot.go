@@ -499,17 +499,7 @@ func txEdit(docs []txDoc, maxSize int64, skipConflicts bool) slots.Edit {
 	}
 	e.Fn = func(t *status.Tx, _ slots.Slot) error {
 		for i, d := range docs {
-			err := applyChange(stores[i].in(t), d.guards, func(dc doc) error {
-				if err := setFields(d.kind, dc, d.sets, d.guards); err != nil {
-					return err
-				}
-				for _, in := range d.incrs {
-					if err := addInt(dc, in.name, in.n); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+			err := d.apply(stores[i].in(t))
 			if skipConflicts && errors.Is(err, status.ErrConflict) {
 				continue
 			}

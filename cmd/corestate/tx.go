@@ -226,18 +226,7 @@ func tx(ctx context.Context, docs []txDoc, opts []status.Option) ([]doc, error) 
 	}
 	t, err := status.MutateAll(ctx, list, func(t *status.Tx) error {
 		for i, d := range docs {
-			err := applyChange(stores[i].in(t), d.guards, func(dc doc) error {
-				if err := setFields(d.kind, dc, d.sets, d.guards); err != nil {
-					return err
-				}
-				for _, in := range d.incrs {
-					if err := addInt(dc, in.name, in.n); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
+			if err := d.apply(stores[i].in(t)); err != nil {
 				return fmt.Errorf("%s: %w", d.path, err)
 			}
 		}
@@ -251,4 +240,20 @@ func tx(ctx context.Context, docs []txDoc, opts []status.Option) ([]doc, error) 
 		out[i] = s.in(t)
 	}
 	return out, nil
+}
+
+// apply checks d's guards on dc, the document d names as a transaction
+// holds it, and makes d's changes.
+func (d txDoc) apply(dc doc) error {
+	return applyChange(dc, d.guards, func(dc doc) error {
+		if err := setFields(d.kind, dc, d.sets, d.guards); err != nil {
+			return err
+		}
+		for _, in := range d.incrs {
+			if err := addInt(dc, in.name, in.n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -1,11 +1,13 @@
 package slots
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -13,6 +15,7 @@ import (
 	"github.com/agentstate/core/internal/jsontext"
 	"github.com/agentstate/core/status"
 	"github.com/agentstate/core/status/claim"
+	"github.com/agentstate/core/status/internal/jsondoc"
 )
 
 // A Registry is the registry document: the active slots and the policy
@@ -64,137 +67,132 @@ type Slot struct {
 	Members status.Document
 }
 
-// The slot members this package declares, in their order in the file.
-const (
-	mID         = "id"
-	mKey        = "key"
-	mParent     = "parent"
-	mDepth      = "depth"
-	mOwner      = "owner"
-	mReservedAt = "reserved_at"
-	mAdoptedAt  = "adopted_at"
-	mDocs       = "docs"
-	mResources  = "resources"
-)
+// slotJSON is a Slot's declared members, as the file holds them: the
+// order and the omissions of docs/PROTOCOL.md.
+type slotJSON struct {
+	ID         string            `json:"id"`
+	Key        string            `json:"key,omitempty"`
+	Parent     string            `json:"parent,omitempty"`
+	Depth      int               `json:"depth"`
+	Owner      claim.Owner       `json:"owner"`
+	ReservedAt time.Time         `json:"reserved_at,omitzero"`
+	AdoptedAt  time.Time         `json:"adopted_at,omitzero"`
+	Docs       []string          `json:"docs,omitempty"`
+	Resources  map[string]string `json:"resources,omitempty"`
+}
 
-var declared = []string{mID, mKey, mParent, mDepth, mOwner, mReservedAt, mAdoptedAt, mDocs, mResources}
+// declared are slotJSON's names.
+var declared = []string{"id", "key", "parent", "depth", "owner", "reserved_at", "adopted_at", "docs", "resources"}
+
+// slotCodec encodes a slot's declared members as a Store encodes a
+// document.
+var slotCodec = jsondoc.For(reflect.TypeFor[slotJSON]())
 
 // MarshalJSON writes the slot as docs/PROTOCOL.md lays it out: the
 // declared members in order, empty optional ones left out, then Members
 // sorted by name.
 func (s Slot) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	first := true
-	put := func(name string, v any) error {
-		raw, ok := v.(json.RawMessage)
-		if !ok {
-			var err error
-			if raw, err = marshal(v); err != nil {
-				return fmt.Errorf("slot %s: %s: %w", s.ID, name, err)
-			}
-		}
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		key, _ := marshal(name)
-		b.Write(key)
-		b.WriteByte(':')
-		b.Write(raw)
-		return nil
+	v := slotJSON{s.ID, s.Key, s.Parent, s.Depth, s.Owner, s.ReservedAt, s.AdoptedAt, s.Docs, s.Resources}
+	b, err := slotCodec.Marshal(&v)
+	if err != nil || s.Members.Len() == 0 {
+		return b, err
 	}
-	type member struct {
-		name string
-		v    any
-		omit bool
-	}
-	for _, m := range []member{
-		{mID, s.ID, false},
-		{mKey, s.Key, s.Key == ""},
-		{mParent, s.Parent, s.Parent == ""},
-		{mDepth, s.Depth, false},
-		{mOwner, s.Owner, false},
-		{mReservedAt, s.ReservedAt, s.ReservedAt.IsZero()},
-		{mAdoptedAt, s.AdoptedAt, s.AdoptedAt.IsZero()},
-		{mDocs, s.Docs, len(s.Docs) == 0},
-		{mResources, s.Resources, len(s.Resources) == 0},
-	} {
-		if !m.omit {
-			if err := put(m.name, m.v); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for name, v := range s.Members.All() {
+	b = b[:len(b)-1] // "}"
+	for name, value := range s.Members.All() {
 		if isDeclared(name) {
 			return nil, fmt.Errorf("slot %s: Members holds %q, a member Slot declares", s.ID, name)
 		}
-		if err := put(name, v); err != nil {
-			return nil, err
-		}
+		key, _ := json.Marshal(name) // a string always encodes
+		b = append(append(append(append(b, ','), key...), ':'), value...)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
 }
 
-// UnmarshalJSON reads a slot as every implementation reads it: names match
-// exactly (a member "ID" is one of Members, not the ID), a name repeated in
-// the object and a string that is not UTF-8 or holds a lone surrogate are
-// refused, and the members the slot does not declare go to Members with
-// their values as read.
+// UnmarshalJSON reads a slot as every implementation reads it, by the rules
+// a Store applies to a document: a name repeated in the object, a name that
+// differs from a declared member's only in case, and a string that is not
+// UTF-8 or holds a lone surrogate are refused; the members the slot does not
+// declare go to Members with their values. It reads the object once.
 func (s *Slot) UnmarshalJSON(data []byte) error {
-	var d status.Document
-	if err := d.UnmarshalJSON(data); err != nil {
-		return err
-	}
 	*s = Slot{}
-	for _, m := range []struct {
-		name string
-		v    any
-	}{
-		{mID, &s.ID}, {mKey, &s.Key}, {mParent, &s.Parent}, {mDepth, &s.Depth},
-		{mOwner, &s.Owner}, {mReservedAt, &s.ReservedAt}, {mAdoptedAt, &s.AdoptedAt},
-		{mDocs, &s.Docs}, {mResources, &s.Resources},
-	} {
-		raw, ok := d.Get(m.name)
-		if !ok {
-			continue
+	var seen uint16
+	var others []string // the other members' names and values, in pairs
+	err := jsondoc.Members(data, func(name string, v []byte) error {
+		i := slices.Index(declared, name)
+		if i < 0 {
+			for _, d := range declared {
+				if strings.EqualFold(d, name) {
+					return fmt.Errorf("name %q differs from %q only in case (Go would read it as %q, other languages would not)", name, d, d)
+				}
+			}
+			for j := 0; j < len(others); j += 2 {
+				if others[j] == name {
+					return fmt.Errorf("duplicate name %q", name)
+				}
+			}
+			others = append(others, name, string(v))
+			return nil
 		}
-		if err := jsontext.CheckStrings(raw); err != nil {
-			return fmt.Errorf("slot member %s: %w", m.name, err)
+		if seen&(1<<i) != 0 {
+			return fmt.Errorf("duplicate name %q", name)
 		}
-		if err := json.Unmarshal(raw, m.v); err != nil {
-			return fmt.Errorf("slot member %s: %w", m.name, err)
+		seen |= 1 << i
+		if string(v) == "null" {
+			return nil // as encoding/json reads it: the zero value
 		}
-		d.Delete(m.name)
+		return s.decode(name, v)
+	})
+	if err != nil {
+		return fmt.Errorf("slot: %w", err)
 	}
-	if d.Len() > 0 {
-		s.Members = d
+	for j := 0; j < len(others); j += 2 {
+		if err := s.Members.Set(others[j], json.RawMessage(others[j+1])); err != nil {
+			return fmt.Errorf("slot: %w", err)
+		}
 	}
 	return nil
 }
 
-func isDeclared(name string) bool {
-	for _, m := range declared {
-		if m == name {
-			return true
+// decode decodes the value v of the declared member name.
+func (s *Slot) decode(name string, v []byte) error {
+	var err error
+	switch name {
+	case "id":
+		s.ID, err = jsondoc.String(v)
+	case "key":
+		s.Key, err = jsondoc.String(v)
+	case "parent":
+		s.Parent, err = jsondoc.String(v)
+	case "depth":
+		s.Depth, err = strconv.Atoi(string(v))
+	case "reserved_at":
+		err = s.ReservedAt.UnmarshalJSON(v)
+	case "adopted_at":
+		err = s.AdoptedAt.UnmarshalJSON(v)
+	default:
+		if err = jsontext.CheckStrings(v); err == nil {
+			err = json.Unmarshal(v, s.field(name))
 		}
 	}
-	return false
+	if err != nil {
+		return fmt.Errorf("member %s: %w", name, err)
+	}
+	return nil
 }
 
-// marshal encodes v compactly, with <, > and & as they are, as a Store
-// writes strings.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
+// field returns a pointer to the field of a declared member of another
+// type than a string, a number or a time.
+func (s *Slot) field(name string) any {
+	switch name {
+	case "owner":
+		return &s.Owner
+	case "docs":
+		return &s.Docs
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return &s.Resources
 }
+
+func isDeclared(name string) bool { return slices.Contains(declared, name) }
 
 // clone returns a copy of s that shares nothing with it.
 func (s Slot) clone() Slot {

@@ -332,6 +332,10 @@ func testCorruptRegistryRefused(t *testing.T, h Harness) {
 		`{"max_concurrent": 3, "agents": ["a"]}`,
 		`{"max_concurrent": 3, "agents": [{"id": "a", "id": "b", "depth": 0}]}`,
 		`{"max_concurrent": 3, "agents": [{"id": "a\ud800", "depth": 0}]}`,
+		`{"max_concurrent": 3, "agents": [{"id": "a", "ID": "b", "depth": 0}]}`,
+		`{"max_concurrent": 3, "agents": [{"id": "a", "depth": 0, "x": 1, "x": 2}]}`,
+		`{"max_concurrent": 3, "agents": [{"id": "a", "depth": 1.5}]}`,
+		`{"max_concurrent": 3, "agents": [{"id": "a", "depth": 0, "owner": "pid 1"}]}`,
 		`{"max_concurrent": 3, "agents": [{"id": "a", "depth": 0, "resources": {"log": 3}}]}`,
 	} {
 		f := newFleet(t, h, doc)
