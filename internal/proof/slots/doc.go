@@ -21,6 +21,10 @@
 //     without hand-over, whose reaper leaks the slot of an agent killed while
 //     its dispatcher lives (caught by the final check). The controls run Go
 //     members only: the shell members have no unsafe mode.
+//   - a rapid state machine of reserve, adopt, hand over, release, abort,
+//     owners' deaths and reap against a model of docs/PROTOCOL.md's rules:
+//     each outcome and the registry after it (slots, owners, adoption,
+//     depths, counts) are the model's.
 //
 // # Members of other languages
 //
