@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,4 +126,26 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// The registry of docs/PROTOCOL.md's example is byte for byte what a Store
+// writes when it stores the registry it decodes to.
+func TestProtocolExample(t *testing.T) {
+	doc := readFile(t, filepath.Join("..", "..", "docs", "PROTOCOL.md"))
+	_, after, _ := strings.Cut(doc, "### The registry\n\n```json\n")
+	example, _, ok := strings.Cut(after, "```\n")
+	if !ok {
+		t.Fatal("no json block after \"### The registry\" in docs/PROTOCOL.md")
+	}
+	var r slots.Registry
+	if err := json.Unmarshal([]byte(example), &r); err != nil {
+		t.Fatal(err)
+	}
+	reg := status.NewStore[slots.Registry](filepath.Join(t.TempDir(), "AGENT_REGISTRY.json"))
+	if _, err := reg.Create(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, reg.Name()); got != example {
+		t.Errorf("a Store writes\n%s\nPROTOCOL.md shows\n%s", got, example)
+	}
 }
