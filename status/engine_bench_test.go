@@ -30,7 +30,8 @@ func runN(b *testing.B, n int, op func() error) {
 
 // BenchmarkEngine measures Mutate on one document from 1 and 16 goroutines,
 // and MutateAll of two documents (a registry and a task, as the services
-// lay them out) from 1 and 16 goroutines.
+// lay them out) from 1 and 16 goroutines, next to MutateAll2 of the same
+// documents.
 func BenchmarkEngine(b *testing.B) {
 	for _, g := range []int{1, 16} {
 		b.Run("Mutate/g="+itoa(g), func(b *testing.B) {
@@ -46,8 +47,30 @@ func BenchmarkEngine(b *testing.B) {
 			ctx := context.Background()
 			runN(b, g, func() error {
 				_, err := MutateAll(ctx, []AnyStore{reg, task}, func(tx *Tx) error {
-					reg.In(tx).Active++
-					task.In(tx).Runs++
+					r, err := reg.In(tx)
+					if err != nil {
+						return err
+					}
+					t, err := task.In(tx)
+					if err != nil {
+						return err
+					}
+					r.Active++
+					t.Runs++
+					return nil
+				})
+				return err
+			})
+		})
+		b.Run("MutateAll2/g="+itoa(g), func(b *testing.B) {
+			dir := b.TempDir()
+			reg := NewStore[txReg](filepath.Join(dir, "registry.json"))
+			task := NewStore[Status](filepath.Join(dir, "status.json"))
+			ctx := context.Background()
+			runN(b, g, func() error {
+				_, _, err := MutateAll2(ctx, reg, task, func(r *txReg, t *Status) error {
+					r.Active++
+					t.Runs++
 					return nil
 				})
 				return err
