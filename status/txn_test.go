@@ -810,3 +810,44 @@ func TestInReportsMisuseAtTheCall(t *testing.T) {
 		t.Errorf("In of the registry as a Status: %v", err)
 	}
 }
+
+// MutateAll3 commits three documents of three types together, returns them
+// as committed, and writes nothing when fn fails; bad arguments are
+// os.ErrInvalid, as for MutateAll.
+func TestMutateAll3(t *testing.T) {
+	dir := t.TempDir()
+	reg, task := txDocs(t, dir)
+	seedTx(t, reg, task)
+	parent := NewStore[map[string]any](filepath.Join(dir, "parent.json"))
+	fn := func(r *txReg, s *Status, p *map[string]any) error {
+		r.Active++
+		*p = map[string]any{"children": []any{s.Task}}
+		return s.Transition(Running, Queued)
+	}
+	r, s, p, err := MutateAll3(context.Background(), reg, task, parent, fn)
+	if err != nil || r.Active != 1 || s.State != Running || len(p["children"].([]any)) != 1 {
+		t.Fatalf("MutateAll3 = %+v, %s, %v, %v", r, s.State, p, err)
+	}
+	before := [3][]byte{}
+	for i, name := range []string{reg.Name(), task.Name(), parent.Name()} {
+		before[i], _ = os.ReadFile(name)
+	}
+	// The task is running now: the transition fails and nothing is written.
+	if _, _, _, err := MutateAll3(context.Background(), reg, task, parent, fn); !errors.Is(err, ErrConflict) {
+		t.Fatalf("second MutateAll3: %v, want ErrConflict", err)
+	}
+	for i, name := range []string{reg.Name(), task.Name(), parent.Name()} {
+		if after, _ := os.ReadFile(name); string(after) != string(before[i]) {
+			t.Errorf("%s changed by a failed MutateAll3", name)
+		}
+	}
+	if _, _, _, err := MutateAll3(context.Background(), reg, task, nil, fn); !errors.Is(err, os.ErrInvalid) {
+		t.Errorf("MutateAll3 with a nil Store: %v", err)
+	}
+	if _, _, _, err := MutateAll3[txReg, Status, map[string]any](context.Background(), reg, task, parent, nil); !errors.Is(err, errNilFunc) {
+		t.Errorf("MutateAll3 with a nil fn: %v", err)
+	}
+	if _, _, err := MutateAll2(context.Background(), reg, reg, func(*txReg, *txReg) error { return nil }); !errors.Is(err, os.ErrInvalid) {
+		t.Errorf("MutateAll2 of one document twice: %v", err)
+	}
+}
