@@ -53,8 +53,10 @@ func (s *Snapshot) lookup(key string) (any, bool) {
 
 // value returns the value at key, or nil.
 func (s *Snapshot) value(key string) any {
-	v, _ := s.lookup(key)
-	return v
+	if s == nil {
+		return nil
+	}
+	return s.flat[key]
 }
 
 // Version counts the changes published before this snapshot: it grows by

@@ -98,3 +98,84 @@ func BenchmarkJoin(b *testing.B) {
 		})
 	}
 }
+
+// memTx is a TxBackend in memory: one mutex for every document, no I/O,
+// so that BenchmarkTxForms measures what the API layer costs around the
+// decode and encode of each document.
+type memTx struct {
+	mu   *sync.Mutex
+	name string
+	data []byte
+}
+
+func (m *memTx) Name() string { return m.name }
+func (m *memTx) Load(context.Context) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.data, nil
+}
+func (m *memTx) Update(ctx context.Context, apply func([]byte) ([]byte, error)) error {
+	return m.UpdateAll(ctx, []Backend{m}, func(cur [][]byte) ([][]byte, error) {
+		out, err := apply(cur[0])
+		return [][]byte{out}, err
+	})
+}
+func (m *memTx) UpdateAll(_ context.Context, docs []Backend, apply func([][]byte) ([][]byte, error)) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur := make([][]byte, len(docs))
+	for i, d := range docs {
+		cur[i] = d.(*memTx).data
+	}
+	out, err := apply(cur)
+	if err != nil {
+		return err
+	}
+	for i, d := range docs {
+		d.(*memTx).data = out[i]
+	}
+	return nil
+}
+
+// BenchmarkTxForms puts MutateAll2 next to MutateAll with In over the same
+// two documents (a registry and a status document), on a backend without
+// I/O: the difference is the API's own cost.
+func BenchmarkTxForms(b *testing.B) {
+	mu := new(sync.Mutex)
+	open := func(path string) Backend { return &memTx{mu: mu, name: path} }
+	reg := NewStore[txReg]("registry.json", WithBackend(open))
+	task := NewStore[Status]("status.json", WithBackend(open))
+	ctx := context.Background()
+	b.Run("form=MutateAll", func(b *testing.B) {
+		for b.Loop() {
+			_, err := MutateAll(ctx, []AnyStore{reg, task}, func(tx *Tx) error {
+				r, err := reg.In(tx)
+				if err != nil {
+					return err
+				}
+				t, err := task.In(tx)
+				if err != nil {
+					return err
+				}
+				r.Active++
+				t.Runs++
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("form=MutateAll2", func(b *testing.B) {
+		for b.Loop() {
+			_, _, err := MutateAll2(ctx, reg, task, func(r *txReg, t *Status) error {
+				r.Active++
+				t.Runs++
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
