@@ -68,8 +68,9 @@
 //     and when Create stores it, by every Store: status.Mutate sets UpdatedAt.
 //   - Waiting for the lock honours ctx: the call returns an error wrapping
 //     ctx.Err() promptly, changing nothing, and at once if ctx is done
-//     (a shutdown's last write needs [context.WithoutCancel] and a timeout).
-//     A caller whose fn ran in a batch waits for that batch's write
+//     (a shutdown's last write needs [context.WithoutCancel] and a timeout);
+//     there is no other bound (docs/PROTOCOL.md, How long a client waits,
+//     has every client's). A caller whose fn ran in a batch waits for that batch's write
 //     (etcdstore's leaves at once, saying whether its change may be sent).
 //
 // # Not guaranteed

@@ -62,8 +62,10 @@
 // not UTF-8 or a leading double quote is printed Go-quoted ("a\nb"), so that
 // one line is one path.
 //
-// SIGINT or SIGTERM ends a wait for a lock at once: nothing is written, exit
-// 130. A command still running one second later (a write already started,
+// --timeout bounds each wait for a lock (default 30s, as in the Python package;
+// Go callers bound it with their context: docs/PROTOCOL.md, How long a client
+// waits). SIGINT or SIGTERM ends a wait for a lock at once: nothing is written,
+// exit 130. A command still running one second later (a write already started,
 // output to a pipe nobody reads) is ended then, with exit 130; a second signal
 // ends it at once. An ended process holds no lock.
 //
