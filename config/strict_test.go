@@ -3,13 +3,12 @@ package config_test
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentstate/core/config"
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // fleet is a configuration as a fleet's YAML file leaves it.
@@ -76,8 +75,8 @@ func TestFromEnvRejectUnknownKeys(t *testing.T) {
 	c := fleet(t)
 	before := c.Snapshot()
 	err := c.FromEnv("FLEET", env, config.RejectUnknownKeys())
-	if diff := cmp.Diff([]string{"FLEET_CONFIG config", "FLEET_DISPATCH__MAX_CONCURENT dispatch.max_concurent"}, unknownErrs(t, err)); diff != "" {
-		t.Errorf("unknown variables (-want +got):\n%s", diff)
+	if got, want := unknownErrs(t, err), []string{"FLEET_CONFIG config", "FLEET_DISPATCH__MAX_CONCURENT dispatch.max_concurent"}; !slices.Equal(got, want) {
+		t.Errorf("unknown variables: got %q, want %q", got, want)
 	}
 	if !strings.Contains(err.Error(), "config: env FLEET_DISPATCH__MAX_CONCURENT: at dispatch.max_concurent: unknown key") {
 		t.Errorf("message %q does not name the variable and the key", err)
@@ -155,10 +154,10 @@ func TestDecodeRejectUnknownKeys(t *testing.T) {
 	}
 
 	d, err = config.Decode[dispatch](s, "dispatch", config.RejectUnknownKeys())
-	if diff := cmp.Diff([]string{"dispatch dispatch.max_concurent", "dispatch dispatch.queues[0].wieght"}, unknownErrs(t, err)); diff != "" {
-		t.Errorf("unknown keys (-want +got):\n%s", diff)
+	if got, want := unknownErrs(t, err), []string{"dispatch dispatch.max_concurent", "dispatch dispatch.queues[0].wieght"}; !slices.Equal(got, want) {
+		t.Errorf("unknown keys: got %q, want %q", got, want)
 	}
-	if !cmp.Equal(d, dispatch{}) {
+	if !reflect.DeepEqual(d, dispatch{}) {
 		t.Errorf("a refused Decode returned %+v, want the zero value", d)
 	}
 	if want := "config: decode dispatch.max_concurent: unknown key: no field of config_test.dispatch takes it"; !strings.Contains(err.Error(), want) {
@@ -170,8 +169,8 @@ func TestDecodeRejectUnknownKeys(t *testing.T) {
 		DB       struct{ Host string }
 	}
 	_, err = config.DecodeAll[all](s, config.RejectUnknownKeys())
-	if diff := cmp.Diff([]string{" dispatch.max_concurent", " dispatch.queues[0].wieght"}, unknownErrs(t, err)); diff != "" {
-		t.Errorf("DecodeAll unknown keys (-want +got):\n%s", diff)
+	if got, want := unknownErrs(t, err), []string{" dispatch.max_concurent", " dispatch.queues[0].wieght"}; !slices.Equal(got, want) {
+		t.Errorf("DecodeAll unknown keys: got %q, want %q", got, want)
 	}
 	// An option that does not apply to Decode changes nothing.
 	if _, err := config.DecodeAll[all](s, config.IgnoreEnv("X")); err != nil {
@@ -203,8 +202,8 @@ func TestDecodeRejectUnknownKeysShapes(t *testing.T) {
 		Free   any
 	}
 	_, err := config.Decode[shape](c.Snapshot(), "a", config.RejectUnknownKeys())
-	if diff := cmp.Diff([]string{"a a.Name", "a a.extra", "a a.ptr.m"}, unknownErrs(t, err)); diff != "" {
-		t.Errorf("unknown keys (-want +got):\n%s", diff)
+	if got, want := unknownErrs(t, err), []string{"a a.Name", "a a.extra", "a a.ptr.m"}; !slices.Equal(got, want) {
+		t.Errorf("unknown keys: got %q, want %q", got, want)
 	}
 	// Scalars and getter types have no keys to leave over.
 	mustSet(t, c, "n", 3)
@@ -263,7 +262,7 @@ func TestNilSnapshotGetters(t *testing.T) {
 					}
 					continue
 				}
-				if !cmp.Equal(g, w, cmpopts.EquateEmpty()) {
+				if !equalOrEmpty(g, w) {
 					t.Errorf("%s: result %d = %#v, an empty Snapshot's %#v", m.Name, j, g, w)
 				}
 			}
@@ -272,4 +271,19 @@ func TestNilSnapshotGetters(t *testing.T) {
 	if _, err := config.Decode[int](nilSnap, "db.port"); !errors.Is(err, config.ErrNotFound) {
 		t.Errorf("Decode of a nil Snapshot: %v", err)
 	}
+}
+
+// equalOrEmpty is reflect.DeepEqual, except that a nil and an empty slice
+// or map are equal.
+func equalOrEmpty(a, b any) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	if va.IsValid() && vb.IsValid() && va.Type() == vb.Type() {
+		switch va.Kind() {
+		case reflect.Slice, reflect.Map:
+			if va.Len() == 0 && vb.Len() == 0 {
+				return true
+			}
+		}
+	}
+	return reflect.DeepEqual(a, b)
 }
