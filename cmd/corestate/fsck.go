@@ -43,25 +43,17 @@ type fsckReport struct {
 
 func cmdFsck(args []string, stdout io.Writer) error {
 	fl := newFlags("fsck")
-	name := fl.String("name", status.StatusFile, "documents are the files named like this (path.Match pattern)")
-	var maxSize int64
-	maxSizeFlag(fl, &maxSize)
-	var k kind
-	kindFlag(fl, &k)
+	var df docFlags
+	df.register(fl)
 	pos, err := parseFlags(fl, args, stdout)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return fmt.Errorf("%w: fsck wants ROOT, got %d arguments", errUsage, len(pos))
-	}
-	if _, err := filepath.Match(*name, ""); err != nil || *name == "" || strings.ContainsRune(*name, '/') {
-		return fmt.Errorf("%w: fsck: --name %q is not a file name pattern", errUsage, *name)
-	}
-	t, err := openTree("fsck", pos[0])
+	t, err := df.openTree("fsck", pos)
 	if err != nil {
 		return err
 	}
+	maxSize, k := df.maxSize, df.kind
 	report := func(f finding) error {
 		_, err := fmt.Fprintf(stdout, "%s\t%s\t%s\n", f.kind, quoteName(t.show(f.path)), oneLine(f.detail))
 		return err
@@ -84,14 +76,14 @@ func cmdFsck(args []string, stdout io.Writer) error {
 					return report(f)
 				}
 			}
-			if match, _ := filepath.Match(*name, d.Name()); match {
+			if match, _ := filepath.Match(df.name, d.Name()); match {
 				r.docs++
 				r.refused++
 				return report(finding{"refused", path, "a directory where a document belongs: every writer refuses it"})
 			}
 			return nil
 		}
-		f, ok := r.check(k, path, d.Name(), *name, maxSize)
+		f, ok := r.check(k, path, d.Name(), df.name, maxSize)
 		if !ok {
 			return nil
 		}

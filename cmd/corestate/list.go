@@ -20,11 +20,8 @@ import (
 
 func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fl := newFlags("list")
-	name := fl.String("name", status.StatusFile, "documents are the files named like this (path.Match pattern)")
-	var maxSize int64
-	maxSizeFlag(fl, &maxSize)
-	var k kind
-	kindFlag(fl, &k)
+	var df docFlags
+	df.register(fl)
 	var where guardFlags
 	fl.Var(&where, "where", "list only the documents where FIELD is one of the VALUEs (repeatable)")
 	fieldList := fl.String("fields", "", "print these top-level fields, comma-separated")
@@ -32,12 +29,6 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	pos, err := parseFlags(fl, args, stdout)
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return fmt.Errorf("%w: list wants ROOT, got %d arguments", errUsage, len(pos))
-	}
-	if _, err := filepath.Match(*name, ""); err != nil || *name == "" || strings.ContainsRune(*name, '/') {
-		return fmt.Errorf("%w: list: --name %q is not a file name pattern", errUsage, *name)
 	}
 	var fields []string
 	if *fieldList != "" {
@@ -61,10 +52,11 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if _, err := guardsOf(kindJSON); err != nil {
 		return fmt.Errorf("list: %w", err)
 	}
-	t, err := openTree("list", pos[0])
+	t, err := df.openTree("list", pos)
 	if err != nil {
 		return err
 	}
+	maxSize, k := df.maxSize, df.kind
 	var failed []error // a document that cannot be read is reported, and the walk goes on
 	fail := func(err error) {
 		failed = append(failed, err)
@@ -80,7 +72,7 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return nil
 		case d.IsDir() && hidden(d):
 			return filepath.SkipDir
-		case d.IsDir() || !isDocumentName(d.Name(), *name):
+		case d.IsDir() || !isDocumentName(d.Name(), df.name):
 			return nil
 		}
 		dk := k.of(path)

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentstate/core/status"
 )
 
 // A dirTree is the ROOT of fsck, sweep and list: a directory, or a link to
@@ -13,6 +16,32 @@ import (
 type dirTree struct {
 	root string // as given
 	dir  string // the directory walked: root, or the directory a link at root names
+}
+
+// docFlags are the flags of the commands that find documents in a tree
+// (fsck, list): which files are documents, their kind and size limit.
+type docFlags struct {
+	name    string
+	kind    kind
+	maxSize int64
+}
+
+func (d *docFlags) register(fl *flag.FlagSet) {
+	fl.StringVar(&d.name, "name", status.StatusFile, "documents are the files named like this (path.Match pattern)")
+	maxSizeFlag(fl, &d.maxSize)
+	kindFlag(fl, &d.kind)
+}
+
+// openTree checks the flags and that the arguments are ROOT alone, and
+// opens the tree.
+func (d *docFlags) openTree(cmd string, pos []string) (dirTree, error) {
+	if len(pos) != 1 {
+		return dirTree{}, fmt.Errorf("%w: %s wants ROOT, got %d arguments", errUsage, cmd, len(pos))
+	}
+	if _, err := filepath.Match(d.name, ""); err != nil || d.name == "" || strings.ContainsRune(d.name, '/') {
+		return dirTree{}, fmt.Errorf("%w: %s: --name %q is not a file name pattern", errUsage, cmd, d.name)
+	}
+	return openTree(cmd, pos[0])
 }
 
 // followRoot is a variable only so that a control of the tests can walk a
