@@ -226,7 +226,11 @@ func tx(ctx context.Context, docs []txDoc, opts []status.Option) ([]doc, error) 
 	}
 	t, err := status.MutateAll(ctx, list, func(t *status.Tx) error {
 		for i, d := range docs {
-			err := applyChange(stores[i].in(t), d.guards, func(dc doc) error {
+			dc, err := stores[i].in(t)
+			if err != nil {
+				return err
+			}
+			err = applyChange(dc, d.guards, func(dc doc) error {
 				if err := setFields(d.kind, dc, d.sets, d.guards); err != nil {
 					return err
 				}
@@ -248,7 +252,9 @@ func tx(ctx context.Context, docs []txDoc, opts []status.Option) ([]doc, error) 
 	}
 	out := make([]doc, len(docs))
 	for i, s := range stores {
-		out[i] = s.in(t)
+		if out[i], err = s.in(t); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

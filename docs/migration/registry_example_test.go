@@ -47,8 +47,7 @@ var (
 // queued to running, or nothing changes at all, even if the process dies
 // half-way.
 func spawn(ctx context.Context, reg *status.Store[Registry], task *status.Store[status.Status], a Agent) error {
-	_, err := status.MutateAll(ctx, []status.AnyStore{reg, task}, func(tx *status.Tx) error {
-		r, t := reg.In(tx), task.In(tx)
+	_, _, err := status.MutateAll2(ctx, reg, task, func(r *Registry, t *status.Status) error {
 		if r.ActiveCount >= r.MaxConcurrent {
 			return errAtCapacity
 		}
@@ -94,7 +93,10 @@ func finish(ctx context.Context, reg *status.Store[Registry], task *status.Store
 // unregister is finish's change, inside a transaction that holds the
 // registry and the agent's task: reap makes the same one.
 func unregister(tx *status.Tx, reg *status.Store[Registry], id string, outcome status.State) error {
-	r := reg.In(tx)
+	r, err := reg.In(tx)
+	if err != nil {
+		return err
+	}
 	i := slices.IndexFunc(r.Agents, func(a Agent) bool { return a.ID == id })
 	if i < 0 {
 		return fmt.Errorf("agent %s is not registered", id)
@@ -107,7 +109,11 @@ func unregister(tx *status.Tx, reg *status.Store[Registry], id string, outcome s
 	} else {
 		delete(r.Hierarchy, a.Parent) // a no-op for a root agent
 	}
-	return taskOf(a).In(tx).Transition(outcome, status.Running)
+	t, err := taskOf(a).In(tx) // an error if the agent's task is not the one locked
+	if err != nil {
+		return err
+	}
+	return t.Transition(outcome, status.Running)
 }
 
 // taskOf is the Store of an agent's task.
@@ -183,11 +189,18 @@ func Example_admissionControl() {
 	}
 	running := 0
 	for _, d := range all[1:] {
-		if d.(*status.Store[status.Status]).In(tx).State == status.Running {
+		t, err := d.(*status.Store[status.Status]).In(tx)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if t.State == status.Running {
 			running++
 		}
 	}
-	r := reg.In(tx)
+	r, err := reg.In(tx)
+	if err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println("active", r.ActiveCount, "running", running, "spawned", r.TotalSpawned, "children of planner", r.Hierarchy["planner"])
 	// Output:
 	// <nil>
