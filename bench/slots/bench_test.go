@@ -152,8 +152,7 @@ func (a *handAdmitter) reserve(ctx context.Context, i int) (string, error) {
 	task := a.tasks[i]
 	key := fmt.Sprintf("task-%d", i)
 	id := fmt.Sprintf("%016x", a.next.Add(1))
-	_, err := status.MutateAll(ctx, []status.AnyStore{a.reg, task}, func(tx *status.Tx) error {
-		r := a.reg.In(tx)
+	_, _, err := status.MutateAll2(ctx, a.reg, task, func(r *handRegistry, t *status.Status) error {
 		if len(r.Agents) >= r.MaxConcurrent {
 			return errFull
 		}
@@ -164,22 +163,21 @@ func (a *handAdmitter) reserve(ctx context.Context, i int) (string, error) {
 			Docs: []string{key + "/status.json"}})
 		r.ActiveCount = len(r.Agents)
 		r.TotalSpawned++
-		return task.In(tx).Transition(status.Running, status.Queued)
+		return t.Transition(status.Running, status.Queued)
 	})
 	return id, err
 }
 
 func (a *handAdmitter) release(ctx context.Context, i int, id string) error {
 	task := a.tasks[i]
-	_, err := status.MutateAll(ctx, []status.AnyStore{a.reg, task}, func(tx *status.Tx) error {
-		r := a.reg.In(tx)
+	_, _, err := status.MutateAll2(ctx, a.reg, task, func(r *handRegistry, t *status.Status) error {
 		j := slices.IndexFunc(r.Agents, func(g handAgent) bool { return g.ID == id })
 		if j < 0 {
 			return errors.New("released")
 		}
 		r.Agents = slices.Delete(r.Agents, j, j+1)
 		r.ActiveCount = len(r.Agents)
-		return task.In(tx).Transition(status.Queued, status.Running)
+		return t.Transition(status.Queued, status.Running)
 	})
 	return err
 }

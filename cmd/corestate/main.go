@@ -130,6 +130,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cmdSweep(rest, stdout)
 	case "fsck":
 		return cmdFsck(rest, stdout)
+	case "list":
+		return cmdList(ctx, rest, stdout, stderr)
 	case "quarantine":
 		return cmdQuarantine(ctx, rest, stdout)
 	case "reap":

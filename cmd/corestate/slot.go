@@ -499,7 +499,10 @@ func txEdit(docs []txDoc, maxSize int64, skipConflicts bool) slots.Edit {
 	}
 	e.Fn = func(t *status.Tx, _ slots.Slot) error {
 		for i, d := range docs {
-			err := d.apply(stores[i].in(t))
+			dc, err := stores[i].in(t)
+			if err == nil {
+				err = d.apply(dc)
+			}
 			if skipConflicts && errors.Is(err, status.ErrConflict) {
 				continue
 			}

@@ -240,14 +240,21 @@ func checkSlotDocs(reg string, tasks []string) error {
 	if err != nil {
 		return err
 	}
-	g := r.In(tx)
+	g, err := r.In(tx)
+	if err != nil {
+		return err
+	}
 	if g.ActiveCount != len(g.Agents) || g.TotalSpawned < len(g.Agents) {
 		return fmt.Errorf("active_count %d, total_spawned %d, %d slots", g.ActiveCount, g.TotalSpawned, len(g.Agents))
 	}
 	for i, p := range tasks {
 		name, _ := filepath.Rel(filepath.Dir(reg), p)
 		held := slices.ContainsFunc(g.Agents, func(s slots.Slot) bool { return slices.Contains(s.Docs, name) })
-		running := docs[i+1].(*status.Store[status.Status]).In(tx).State == status.Running
+		task, err := docs[i+1].(*status.Store[status.Status]).In(tx)
+		if err != nil {
+			return err
+		}
+		running := task.State == status.Running
 		if held != running {
 			return fmt.Errorf("%s: running %v, held by a slot %v", name, running, held)
 		}

@@ -226,7 +226,11 @@ func tx(ctx context.Context, docs []txDoc, opts []status.Option) ([]doc, error) 
 	}
 	t, err := status.MutateAll(ctx, list, func(t *status.Tx) error {
 		for i, d := range docs {
-			if err := d.apply(stores[i].in(t)); err != nil {
+			dc, err := stores[i].in(t)
+			if err == nil {
+				err = d.apply(dc)
+			}
+			if err != nil {
 				return fmt.Errorf("%s: %w", d.path, err)
 			}
 		}
@@ -237,7 +241,9 @@ func tx(ctx context.Context, docs []txDoc, opts []status.Option) ([]doc, error) 
 	}
 	out := make([]doc, len(docs))
 	for i, s := range stores {
-		out[i] = s.in(t)
+		if out[i], err = s.in(t); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

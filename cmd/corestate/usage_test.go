@@ -15,7 +15,12 @@ func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"bogus"},
 		{"get"},
-		{"get", "a", "b", "c"},
+		{"list"},
+		{"list", "a", "b"},
+		{"list", "--where", "nofield", "."},
+		{"list", "--fields", "a,,b", "."},
+		{"list", "--name", "a/b", "."},
+		{"sweep", "a", "b"},
 		{"get", "--nope", "a"},
 		{"set", "a"},
 		{"set", "a", "novalue"},

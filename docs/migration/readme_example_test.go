@@ -142,11 +142,11 @@ func Example_readmeStatus() {
 	// Several documents change all or nothing, even across a crash: the task
 	// completes and leaves the registry's count in one step.
 	task := status.NewStore[status.Status](path)
-	tx, err := status.MutateAll(ctx, []status.AnyStore{agents, task}, func(tx *status.Tx) error {
-		agents.In(tx).ActiveCount--
-		return task.In(tx).Transition(status.Completed, status.Running) // an error: nothing written
+	reg, _, err := status.MutateAll2(ctx, agents, task, func(r *Registry, t *status.Status) error {
+		r.ActiveCount--
+		return t.Transition(status.Completed, status.Running) // an error: nothing written
 	})
-	fmt.Println(agents.In(tx).ActiveCount, err)
+	fmt.Println(reg.ActiveCount, err)
 
 	// Every status.json under root, whatever the layout; status.WatchDir yields
 	// the same, then every committed change.

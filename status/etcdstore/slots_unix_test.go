@@ -66,13 +66,20 @@ func (f *slotsFleet) check(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	g := f.reg.In(tx)
+	g, err := f.reg.In(tx)
+	if err != nil {
+		return err
+	}
 	if g.ActiveCount != len(g.Agents) || len(g.Agents) > g.MaxConcurrent {
 		return fmt.Errorf("active_count %d, %d slots, max_concurrent %d", g.ActiveCount, len(g.Agents), g.MaxConcurrent)
 	}
 	for i, name := range f.tasks {
 		held := slices.ContainsFunc(g.Agents, func(s slots.Slot) bool { return s.Key == name })
-		if running := docs[i+1].(*status.Store[status.Status]).In(tx).State == status.Running; running != held {
+		task, err := docs[i+1].(*status.Store[status.Status]).In(tx)
+		if err != nil {
+			return err
+		}
+		if running := task.State == status.Running; running != held {
 			return fmt.Errorf("task %s: running %v, held by a slot %v", name, running, held)
 		}
 	}

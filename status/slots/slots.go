@@ -58,7 +58,11 @@ type Edit struct {
 // slot: queued to running at Reserve, running to completed at Release.
 func Transition(doc *status.Store[status.Status], to status.State, from ...status.State) Edit {
 	return Edit{Docs: []status.AnyStore{doc}, Fn: func(tx *status.Tx, _ Slot) error {
-		return doc.In(tx).Transition(to, from...)
+		st, err := doc.In(tx)
+		if err != nil {
+			return err
+		}
+		return st.Transition(to, from...)
 	}}
 }
 
@@ -264,7 +268,11 @@ func change(ctx context.Context, op string, reg *status.Store[Registry], id stri
 		_, err = reg.Mutate(ctx, apply)
 	} else {
 		_, err = status.MutateAll(ctx, append([]status.AnyStore{reg}, e.Docs...), func(tx *status.Tx) error {
-			if err := apply(reg.In(tx)); err != nil {
+			r, err := reg.In(tx)
+			if err != nil {
+				return err
+			}
+			if err := apply(r); err != nil {
 				return err
 			}
 			if e.Fn == nil {
@@ -424,7 +432,10 @@ func reapPass(ctx context.Context, reg *status.Store[Registry], edit func(Slot) 
 		if err := editErrs[c.ID]; err != nil {
 			return err
 		}
-		g := reg.In(tx)
+		g, err := reg.In(tx)
+		if err != nil {
+			return err
+		}
 		i := g.find(c.ID)
 		s := g.Agents[i] // claims listed it in this very document
 		g.Agents = slices.Delete(g.Agents, i, i+1)

@@ -30,7 +30,7 @@
 //     refuses alike and returns the same slots; each lists what the other
 //     wrote, with the same liveness (testdata/slots_ops.py); Python and
 //     corestate take turns on one registry: a retried spawn in either finds
-//     the other's slot, and each adopts and releases the other's.;
+//     the other's slot, and each adopts and releases the other's;
 //   - a rapid state machine of reserve, adopt, hand over, release, abort,
 //     owners' deaths and reap against a model of docs/PROTOCOL.md's rules:
 //     each outcome and the registry after it (slots, owners, adoption,

@@ -264,7 +264,10 @@ func (f *fleetRun) check(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	g := reg.In(tx)
+	g, err := reg.In(tx)
+	if err != nil {
+		return err
+	}
 	switch {
 	case len(g.Agents) > g.MaxConcurrent:
 		return fmt.Errorf("%d active slots, max_concurrent %d", len(g.Agents), g.MaxConcurrent)
@@ -285,7 +288,11 @@ func (f *fleetRun) check(ctx context.Context) error {
 		}
 	}
 	for i := range f.tasks {
-		running := docs[i+1].(*status.Store[status.Status]).In(tx).State == status.Running
+		task, err := docs[i+1].(*status.Store[status.Status]).In(tx)
+		if err != nil {
+			return err
+		}
+		running := task.State == status.Running
 		if running != keys[taskName(i)] {
 			return fmt.Errorf("task %s: running %v, held by a slot %v", taskName(i), running, keys[taskName(i)])
 		}

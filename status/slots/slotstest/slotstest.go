@@ -760,15 +760,22 @@ func testConcurrentCap(t *testing.T, h Harness) {
 			if err != nil {
 				return err
 			}
-			g := f.reg.In(tx)
+			g, err := f.reg.In(tx)
+			if err != nil {
+				return err
+			}
 			if len(g.Agents) > limit || g.ActiveCount != len(g.Agents) {
 				return fmt.Errorf("%d slots, active_count %d, cap %d", len(g.Agents), g.ActiveCount, limit)
 			}
 			for i, tk := range tasks {
 				name := fmt.Sprintf("t%02d/status.json", i)
 				held := slices.ContainsFunc(g.Agents, func(s slots.Slot) bool { return slices.Contains(s.Docs, name) })
-				if held != (tk.In(tx).State == status.Running) {
-					return fmt.Errorf("%s: running %v, held %v", name, tk.In(tx).State == status.Running, held)
+				st, err := tk.In(tx)
+				if err != nil {
+					return err
+				}
+				if running := st.State == status.Running; held != running {
+					return fmt.Errorf("%s: running %v, held %v", name, running, held)
 				}
 			}
 			return nil
@@ -846,12 +853,11 @@ func testConcurrentCap(t *testing.T, h Harness) {
 			if err != nil || len(g.Agents) >= limit {
 				return false, err
 			}
-			_, err = status.MutateAll(ctx, []status.AnyStore{f.reg, task}, func(tx *status.Tx) error {
-				r := f.reg.In(tx)
+			_, _, err = status.MutateAll2(ctx, f.reg, task, func(r *slots.Registry, t *status.Status) error {
 				r.Agents = append(g.Agents, slots.Slot{ID: name, Owner: owner(1), Docs: []string{name + "/status.json"}})
 				r.ActiveCount = len(r.Agents)
 				r.TotalSpawned = max(r.TotalSpawned, len(r.Agents))
-				return task.In(tx).Transition(status.Running, status.Queued)
+				return t.Transition(status.Running, status.Queued)
 			})
 			return err == nil, err
 		})

@@ -10,9 +10,9 @@ err=$(mktemp)
 trap 'rm -f "$err"' EXIT
 
 spawn() { # TASK PARENT FLAGS
-	task=$1 flags=,$3,
+	task=$1 parent=$2 flags=,$3,
 	set --
-	[ "$2" = - ] || set -- --parent "$2"
+	[ "$parent" = - ] || set -- --parent "$parent"
 	# A prompt file of this attempt's own, removed unless a slot records it.
 	prompt=$(mktemp "$dir/$task/prompt-XXXXXX.md")
 	try=0
