@@ -538,7 +538,9 @@ func killAgent(a *agentSeen) bool {
 func (f *fleetRun) finish(ctx context.Context) []string {
 	reg := status.NewStore[slots.Registry](f.reg)
 	env := fleetEnv{reg: reg}
-	if _, err := slots.Reap(ctx, reg, env.failTask); err != nil {
+	if _, err := slots.Reap(ctx, reg, env.failTask); errors.Is(err, slots.ErrInvalid) {
+		return []string{"the final reap: " + err.Error()} // e.g. a child without its parent
+	} else if err != nil {
 		f.t.Fatal(err)
 	}
 	if err := f.check(ctx); err != nil {

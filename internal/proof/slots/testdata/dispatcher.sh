@@ -54,7 +54,7 @@ spawn() { # TASK PARENT FLAGS
 	fi
 	# The agent's environment, then the wrapper: corestate adopts the slot
 	# with its own pid and becomes env, which becomes the agent.
-	agentenv=$(printf '%s' "$FLEET_AGENT" | jq -r '.env | map(@sh) | join(" ")')
+	agentenv=$(printf '%s' "$FLEET_AGENT" | jq -r '(.env // []) | map(@sh) | join(" ")')
 	eval "corestate slot adopt \"\$reg\" \"\$id\" -- env $agentenv \"\$@\" \"\$id\" \"\$dir/\$task/status.json\" \$plan >/dev/null &"
 	pid=$!
 	case $flags in *,pause-before-handover,*) echo "paused $id"; cat >/dev/null; exit 0 ;; esac
