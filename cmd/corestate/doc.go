@@ -2,8 +2,9 @@
 
 // Command corestate reads and changes agent status files, and any other JSON document,
 // with the locking protocol of package status, lists documents by their fields,
-// sweeps the temp files that interrupted writes leave behind, and checks and
-// quarantines corrupt documents.
+// sweeps the temp files that interrupted writes leave behind, checks and
+// quarantines corrupt documents, and admits work under caps with registries of
+// slots.
 // (The demo of why the protocol exists is a program of its own: make demo.)
 //
 // Usage:
@@ -18,6 +19,7 @@
 //	corestate quarantine [--timeout D] [--kind K] [--max-size N] FILE
 //	corestate reap  [--timeout D] [--kind K] [--max-size N] [--member NAME] [--in ARRAY] [--count [FILE:]FIELD]... [--set FIELD=VALUE]... [--dead-host HOST]... FILE...
 //	corestate owner PID
+//	corestate slot  reserve|adopt|handover|release|abort|reap|list [FLAG]... REG ...
 //	corestate help  [COMMAND]
 //
 // A FILE named status.json is a status document (status.StatusDocument): its
@@ -45,6 +47,7 @@
 //	8    conflict (an --if did not hold, a cap was reached, or a final status would
 //	     be left); nothing written
 //	9    not corrupt (quarantine: FILE decodes; nothing moved)
+//	10   exists (slot reserve: a slot with this key is active; it is printed)
 //	130  interrupted (SIGINT or SIGTERM)
 //
 // Output is plain text without colour, stable for scripts. An error is one line
@@ -346,7 +349,9 @@
 // null: none); releasing it removes NAME and applies the --set assignments to
 // FILE, as set does (status transitions included). With --in ARRAY, each
 // element of FILE's top-level array ARRAY that is an object with a member NAME
-// is a claim, and releasing it removes the element. Each --count then
+// is a claim, and releasing it removes the element (to change each element's
+// documents in the same transaction, keep a registry of slots: corestate slot
+// reap). Each --count then
 // subtracts 1 per released claim from an integer FIELD: of FILE itself
 // (--count FIELD) or of another document (--count FILE:FIELD, split at the
 // last colon). Every FILE and counting document must exist (exit 2).
@@ -395,4 +400,86 @@
 //
 // A missing process exits 2. On systems other than Linux the owner holds host
 // and pid only, and reap keeps its claims (unknown).
+//
+// # slot
+//
+// Usage: corestate slot COMMAND [FLAG]... REG ...
+//
+//	corestate slot reserve  [FLAG]... [--id ID] [--key KEY] [--parent ID] [--owner PID] [--resource NAME=VALUE]... [--member NAME=VALUE]... REG [-- DOC [OP]...]...
+//	corestate slot adopt    [FLAG]... [--owner PID] REG ID [OP]... [-- CMD [ARG]...]
+//	corestate slot handover [FLAG]... REG ID PID
+//	corestate slot release  [FLAG]... REG ID [OP]...
+//	corestate slot abort    [FLAG]... REG ID [OP]...
+//	corestate slot reap     [FLAG]... [--dead-host HOST]... REG [OP]...
+//	corestate slot list     [--json] [--max-size N] [--dead-host HOST]... REG
+//
+// Admits work under caps with the registry of slots REG (package
+// github.com/agentstate/core/status/slots; its format and the rules of each
+// command are in docs/PROTOCOL.md, Registries of slots). Each command is one
+// transaction over REG and the slot's other documents: all of its changes are
+// written, or none. A dispatcher script reserves a slot, starts the agent and
+// hands the slot over to it (or the agent adopts it); the agent releases it
+// when it is done; a failed start aborts it; reap frees the slots of dead
+// owners:
+//
+//	slot=$(corestate slot reserve --key fix-42 --owner $$ --resource log=$log fleet/registry.json \
+//	       -- fleet/fix-42/status.json --if status=queued status=running) || exit
+//	id=$(printf '%s\n' "$slot" | jq -r .id)
+//	corestate slot adopt fleet/registry.json "$id" -- ./agent.sh "$id" &   # adopts, then becomes the agent
+//	corestate slot reap fleet/registry.json --if status=running status=failed | cut -f2 | jq -r .resources.log
+//
+// reserve admits a slot if REG's policy allows (max_concurrent: 0 or absent
+// admits nothing; max_total: 0 or absent is no cap; max_depth: 0 or absent
+// admits roots only), records its owner, the DOCs (paths relative to REG's
+// directory; a DOC outside it is a usage error) and the resources, and applies
+// each DOC's OPs, as tx does. A slot with the same --key (or --id) that is
+// active already is printed and nothing is written: exit 10, so that a retried
+// spawn does not start a second agent. A refusal (full, total reached, no such
+// parent, too deep) exits 8.
+//
+// adopt makes the process that works the slot's owner: the parent of corestate,
+// or --owner PID. With -- CMD, corestate adopts the slot for itself and then
+// replaces itself with CMD (exec(2), which keeps the pid and the start time),
+// so that the owner recorded is the process that runs CMD, from before CMD
+// runs; CMD's own later adopt finds itself the owner. handover records PID
+// (corestate owner PID) as the owner, for a dispatcher that started the agent.
+// After either, another adopt or handover exits 8. adopt and handover exit 2
+// when the slot is gone: the agent must not work.
+//
+// release ends the slot (its agent is done); abort ends a slot that no agent
+// adopted (a failed start; exit 8 once adopted). Both print the slot, whose
+// resources the caller removes; both exit 8 while slots name it as parent.
+// reap releases every slot whose owner is dead (corestate reap's rules; a
+// parent waits for its children), applying the OPs to each one's DOCs (a DOC
+// whose guards do not hold is left as it is, and the slot is released), and
+// prints one line per slot released or kept as unknown:
+//
+//	released   SLOT
+//	unknown    SLOT
+//
+// OPs of release, abort, adopt and reap apply to every DOC the slot recorded,
+// as tx applies them (--if GUARD, FIELD=VALUE, FIELD+=N, FIELD-=N); each DOC's
+// kind follows its name. list prints one line per slot, tab-separated:
+//
+//	ID   KEY   LIVENESS   AGE   OWNER
+//
+// KEY is - when the slot has none, AGE is seconds since the reserve, OWNER
+// as corestate prints owners in words. --json prints one JSON object per line
+// instead: {"slot": SLOT, "liveness": "alive", "age": 42.5}. SLOT is always the
+// slot as REG holds it, in compact JSON on one line. No command removes a file
+// a slot names: reap and abort print them for the caller to remove.
+//
+// Exit codes: as for the other commands; 2 no such slot, 3 REG corrupt or
+// breaking the slot rules, 8 refused (nothing written), 10 reserve found the
+// slot active already (printed).
+//
+// Flags (before REG):
+//
+//	--timeout D            wait at most D for the locks (default 30s; 0 = no limit)
+//	--max-size N           refuse a document larger than N bytes (default 16 MiB; 0 = no limit)
+//	--owner PID            the owner (reserve: the dispatcher; adopt: the agent); default:
+//	                       the process that runs corestate (in a subshell, give --owner $$)
+//	--resource NAME=VALUE  a resource of the slot (reserve; repeatable)
+//	--member NAME=VALUE    a member of the slot, VALUE as set reads it (reserve; repeatable)
+//	--dead-host HOST       call owners on HOST dead, as corestate reap does (repeatable)
 package main

@@ -10,8 +10,9 @@ import (
 
 const helpMain = `corestate reads and changes agent status files, and any other JSON document,
 with the locking protocol of package status, lists documents by their fields,
-sweeps the temp files that interrupted writes leave behind, and checks and
-quarantines corrupt documents.
+sweeps the temp files that interrupted writes leave behind, checks and
+quarantines corrupt documents, and admits work under caps with registries of
+slots.
 (The demo of why the protocol exists is a program of its own: make demo.)
 
 Usage:
@@ -25,6 +26,7 @@ Usage:
   corestate quarantine [--timeout D] [--kind K] [--max-size N] FILE
   corestate reap  [--timeout D] [--kind K] [--max-size N] [--member NAME] [--in ARRAY] [--count [FILE:]FIELD]... [--set FIELD=VALUE]... [--dead-host HOST]... FILE...
   corestate owner PID
+  corestate slot  reserve|adopt|handover|release|abort|reap|list [FLAG]... REG ...
   corestate help  [COMMAND]
 
 A FILE named status.json is a status document (status.StatusDocument): its
@@ -51,6 +53,7 @@ Exit codes:
   8    conflict (an --if did not hold, a cap was reached, or a final status would
        be left); nothing written
   9    not corrupt (quarantine: FILE decodes; nothing moved)
+  10   exists (slot reserve: a slot with this key is active; it is printed)
   130  interrupted (SIGINT or SIGTERM)
 
 Output is plain text without colour, stable for scripts. An error is one line
@@ -331,6 +334,7 @@ var helpTopics = []struct{ name, text string }{
 	{"quarantine", helpQuarantine},
 	{"reap", helpReap},
 	{"owner", helpOwner},
+	{"slot", helpSlot},
 }
 
 // printHelp writes the help for topic ("" for the overview) and reports

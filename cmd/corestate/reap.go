@@ -34,7 +34,9 @@ Without --in, FILE's top-level member NAME holds FILE's claim (absent or
 null: none); releasing it removes NAME and applies the --set assignments to
 FILE, as set does (status transitions included). With --in ARRAY, each
 element of FILE's top-level array ARRAY that is an object with a member NAME
-is a claim, and releasing it removes the element. Each --count then
+is a claim, and releasing it removes the element (to change each element's
+documents in the same transaction, keep a registry of slots: corestate slot
+reap). Each --count then
 subtracts 1 per released claim from an integer FIELD: of FILE itself
 (--count FIELD) or of another document (--count FILE:FIELD, split at the
 last colon). Every FILE and counting document must exist (exit 2).

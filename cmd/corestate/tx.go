@@ -227,20 +227,9 @@ func tx(ctx context.Context, docs []txDoc, opts []status.Option) ([]doc, error) 
 	t, err := status.MutateAll(ctx, list, func(t *status.Tx) error {
 		for i, d := range docs {
 			dc, err := stores[i].in(t)
-			if err != nil {
-				return err
+			if err == nil {
+				err = d.apply(dc)
 			}
-			err = applyChange(dc, d.guards, func(dc doc) error {
-				if err := setFields(d.kind, dc, d.sets, d.guards); err != nil {
-					return err
-				}
-				for _, in := range d.incrs {
-					if err := addInt(dc, in.name, in.n); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
 			if err != nil {
 				return fmt.Errorf("%s: %w", d.path, err)
 			}
@@ -257,4 +246,20 @@ func tx(ctx context.Context, docs []txDoc, opts []status.Option) ([]doc, error) 
 		}
 	}
 	return out, nil
+}
+
+// apply checks d's guards on dc, the document d names as a transaction
+// holds it, and makes d's changes.
+func (d txDoc) apply(dc doc) error {
+	return applyChange(dc, d.guards, func(dc doc) error {
+		if err := setFields(d.kind, dc, d.sets, d.guards); err != nil {
+			return err
+		}
+		for _, in := range d.incrs {
+			if err := addInt(dc, in.name, in.n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
