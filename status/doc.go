@@ -71,8 +71,9 @@
 //     and when Create stores it, by every Store: status.Mutate sets UpdatedAt.
 //   - Waiting for the lock honours ctx: the call returns an error wrapping
 //     ctx.Err() promptly, changing nothing, and at once if ctx is done
-//     (a shutdown's last write needs [context.WithoutCancel] and a timeout).
-//     A caller whose fn ran in a batch waits for that batch's write
+//     (a shutdown's last write needs [context.WithoutCancel] and a timeout);
+//     there is no other bound (docs/PROTOCOL.md, How long a client waits,
+//     has every client's). A caller whose fn ran in a batch waits for that batch's write
 //     (etcdstore's leaves at once, saying whether its change may be sent).
 //
 // # Not guaranteed
@@ -120,7 +121,10 @@
 // [MutateAll] commits one function's changes to several documents (Stores of
 // any types) all or nothing, so that a registry and its tasks' status files
 // keep their shared invariants through crashes; [LoadAll] reads several as
-// they were at one moment. [Store.In] types each (Go has no generic methods).
+// they were at one moment. [MutateAll2] and [MutateAll3] hand two or three
+// documents to their function as typed values; over a longer or varying
+// list, [Store.In] types each (Go has no generic methods), and reports a
+// Store that is not in the transaction when it is asked for.
 //
 //   - Each document is presented and stored as Mutate does. When MutateAll
 //     returns nil every change is durable. After a crash at any moment, every
@@ -154,7 +158,6 @@
 // stops or ctx ends. On files they use inotify on Linux, else, or when
 // inotify runs out, poll every 500ms (or 20 times a poll's cost); on etcd
 // they follow the key's revisions. Guaranteed:
-// revisions). Guaranteed:
 //
 //   - After a change is committed, the watch yields that state or a later
 //     one; states committed faster than the loop reads may be coalesced (a

@@ -129,7 +129,11 @@ func limitStores(docs []string, opts ...Option) []AnyStore {
 func bumpEach(stores []AnyStore) func(*Tx) error {
 	return func(tx *Tx) error {
 		for _, s := range stores {
-			s.(*Store[limitDoc]).In(tx).N++
+			v, err := s.(*Store[limitDoc]).In(tx)
+			if err != nil {
+				return err
+			}
+			v.N++
 		}
 		return nil
 	}
@@ -202,7 +206,10 @@ func TestMutateAllNewContentLimit(t *testing.T) {
 			}
 			_, err := MutateAll(context.Background(), stores, func(tx *Tx) error {
 				for _, s := range stores {
-					v := s.(*Store[limitDoc]).In(tx)
+					v, err := s.(*Store[limitDoc]).In(tx)
+					if err != nil {
+						return err
+					}
 					v.N, v.Pad = 1, strings.Repeat("p", n)
 				}
 				return nil

@@ -87,7 +87,12 @@ func TestRecoveryActsInTheDirectoryItChecked(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		na, nb := stores[0].(*Store[limitDoc]).In(tx).N, stores[1].(*Store[limitDoc]).In(tx).N
+		da, errA := stores[0].(*Store[limitDoc]).In(tx)
+		db, errB := stores[1].(*Store[limitDoc]).In(tx)
+		if errA != nil || errB != nil {
+			t.Fatal(errA, errB)
+		}
+		na, nb := da.N, db.N
 		return lost, recovered, na != nb
 	}
 	lost, recovered, torn := run(t, false)
