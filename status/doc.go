@@ -57,7 +57,10 @@
 //     than [DefaultMaxSize] or [WithMaxSize] ([fs.ErrTooLarge]). The path
 //     names the file the kernel would open: "link/../status.json" is the
 //     status.json next to the link's target. A path that ends in a
-//     separator, "." or ".." is [fs.ErrInvalidName].
+//     separator, "." or ".." is [fs.ErrInvalidName]. A lock file that is
+//     not a regular file is refused too, and so is one that another user
+//     could replace at will ([ErrLockUntrusted]: [docs/PROTOCOL.md], step
+//     1 of Changing one document).
 //   - Fields that T does not declare are kept with their value bytes
 //     unchanged (one with omitempty disappears when cleared). No Mutate
 //     changes bytes its fn did not change other than by the layout of
@@ -94,7 +97,11 @@
 //     for the lock).
 //   - Windows locks with LockFileEx; what its rename and directory syncs do
 //     not guarantee is in the [fs] package doc. Systems without flock return
-//     [errors.ErrUnsupported].
+//     [errors.ErrUnsupported]. On systems other than Linux, whose syscall
+//     package lacks openat, recovery reaches the files of a directory by
+//     path, not through the directory's descriptor ([docs/PROTOCOL.md],
+//     What recovery trusts): another user who swaps a link on the way to a
+//     directory during a recovery is not kept out there.
 //
 // # Group commit
 //
@@ -134,7 +141,8 @@
 //   - Not supported: removing a document in a transaction; documents on
 //     different backends; two names of one file ([os.ErrInvalid]); paths that
 //     are not valid UTF-8 or hold a newline; a document name longer than 247
-//     bytes.
+//     bytes; a commit over the limits of [docs/PROTOCOL.md] (Transactions,
+//     Limits), which fails with [ErrTxTooLarge], writing nothing.
 //
 // The files a commit writes, how recovery decides, what it trusts in a
 // directory other users can write, and what an operator does after a

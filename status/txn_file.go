@@ -427,7 +427,7 @@ func commitParts(parts []*txPart) (string, error) {
 	var names []string
 	for _, p := range parts {
 		if !unchanged(p.cur, p.orig) {
-			ws = append(ws, journal.Write{Path: p.key, Data: p.cur, Before: p.orig, Perm: p.b.perm})
+			ws = append(ws, journal.Write{Path: p.key, Data: p.cur, Before: p.orig, Perm: p.b.perm, Limit: p.b.maxSize})
 			names = append(names, p.b.path)
 		}
 	}
@@ -437,5 +437,14 @@ func commitParts(parts []*txPart) (string, error) {
 	case 1:
 		return names[0], writeFile(ws[0].Path, ws[0].Data, ws[0].Perm)
 	}
-	return strings.Join(names, ", "), commitAll(ws)
+	return listNames(names), commitAll(ws)
+}
+
+// listNames names the documents of a commit in its error: the first three,
+// then how many more.
+func listNames(names []string) string {
+	if len(names) <= 3 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d other documents", strings.Join(names[:3], ", "), len(names)-3)
 }

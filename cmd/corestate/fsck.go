@@ -25,9 +25,13 @@ var (
 	errTxFiles    = fmt.Errorf("transaction files need an operator: %w", status.ErrCorrupt)
 )
 
-// checkTxFile is a variable only so that the controls of the tests can
-// switch off the check of transaction files (txfile.Check).
-var checkTxFile = txfile.Check
+// checkTxFile and checkLockFile are variables only so that the controls of
+// the tests can switch off the checks of transaction files (txfile.Check)
+// and lock files (txfile.CheckLock).
+var (
+	checkTxFile   = txfile.Check
+	checkLockFile = txfile.CheckLock
+)
 
 // A finding is one line of fsck's report.
 type finding struct {
@@ -180,13 +184,17 @@ func txText(path string, err error) string {
 }
 
 // checkLock reports a lock file whose document is missing (harmless: the
-// next writer uses it), and one that is not a regular file (every writer
-// refuses it).
+// next writer uses it), and one that every writer refuses: not a regular
+// file, or another user's in a sticky directory (txfile.CheckLock).
 func (r *fsckReport) checkLock(path string) (finding, bool) {
 	fi, err := os.Lstat(path)
 	if err == nil && !fi.Mode().IsRegular() {
 		r.refused++
 		return finding{"refused", path, fmt.Sprintf("lock file is not a regular file (%v): every writer of its document refuses it", fi.Mode().Type())}, true
+	}
+	if err := checkLockFile(path); errors.Is(err, status.ErrLockUntrusted) {
+		r.refused++
+		return finding{"refused", path, errText(path, err) + ": every writer of its document refuses it"}, true
 	}
 	if _, err := os.Lstat(strings.TrimSuffix(path, status.LockSuffix)); errors.Is(err, os.ErrNotExist) {
 		r.locks++

@@ -239,7 +239,8 @@ line:
 
   corrupt      PATH  at byte N: why      (does not decode: every writer refuses it)
   refused      PATH  why                 (too large, not a regular file, or a lock
-                                          file that is not a regular file)
+                                          file that is not a regular file or, in a
+                                          sticky directory, is another user's)
   unreadable   PATH  why                 (permission denied, I/O error)
   temp         PATH  age                 (left by an interrupted write; see sweep)
   lock         PATH  no document         (harmless)

@@ -358,10 +358,18 @@ def _transaction(
                 i, out = changed[0]
                 _files.replace(keys[i], out, perm, op, shown[i])
             elif changed:
-                _txn.commit([_txn.Write(keys[i], out, states[i].data, perm) for i, out in changed], op, ", ".join(shown))
+                _txn.commit([_txn.Write(keys[i], out, states[i].data, perm, max_size) for i, out in changed], op, _names([shown[i] for i, _ in changed]))
         finally:
             for h in handles:
                 h.close()
+
+
+def _names(shown: List[str]) -> str:
+    """The documents of a commit, as its errors name them: the first three,
+    then how many more."""
+    if len(shown) <= 3:
+        return ", ".join(shown)
+    return "%s and %d other documents" % (", ".join(shown[:3]), len(shown) - 3)
 
 
 def _one_file_each(keys: List[str], shown: List[str], op: str) -> None:
