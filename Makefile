@@ -10,15 +10,15 @@ GOFILES  = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 test: deps fmt-check tidy-check vet lint crash cross python unit
 
 # The cross-language tests run python3 from PATH. The Python package's own
-# steps run the system's python3 (Debian's, where setuptools, wheel and mypy
-# come from its packages) when there is one.
+# steps run the system's python3 (Debian's, where mypy comes from its
+# packages) when there is one.
 PYTHON ?= $(shell if [ -x /usr/bin/python3 ]; then echo /usr/bin/python3; else echo python3; fi)
 MYPY   ?= $(PYTHON) -m mypy
 
 # Tools some tests need (strace for the syscall-order test, python3 for the
 # cross-language tests, jq for the flock(1)+jq client of the transaction
-# tests, and for the Python package: venv, pip, setuptools and wheel to
-# install it, mypy to type-check it). CI runs as root on a clean Debian
+# tests, and for the Python package: venv and pip to install it (its build
+# backend is its own), mypy to type-check it). CI runs as root on a clean Debian
 # machine: install them instead of letting the tests skip. Nothing comes
 # from a Python package registry.
 deps:
@@ -38,8 +38,6 @@ deps:
 		pkgs=""; \
 		$(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || pkgs="$$pkgs python3-venv"; \
 		$(PYTHON) -m pip --version >/dev/null 2>&1 || pkgs="$$pkgs python3-pip"; \
-		$(PYTHON) -c 'import setuptools' 2>/dev/null || pkgs="$$pkgs python3-setuptools"; \
-		$(PYTHON) -c 'import wheel' 2>/dev/null || pkgs="$$pkgs python3-wheel"; \
 		$(MYPY) --version >/dev/null 2>&1 || pkgs="$$pkgs python3-mypy"; \
 		if [ -n "$$pkgs" ]; then \
 			echo "installing$$pkgs"; \
@@ -49,21 +47,29 @@ deps:
 
 # The Python package: its unit tests against the source tree; mypy --strict
 # under the rules of its oldest Python (python/pyproject.toml), for Linux,
-# macOS and Windows (where it imports and reads, and refuses to lock); then the
-# install users do, from a copy of python/ into a fresh venv with one pip
-# install and no network (the build backend is the system's setuptools),
-# and the unit tests again against the installed package. With CI=true a
-# skipped Python test fails the run, as for Go (python/tests/run.py).
+# macOS and Windows (where it imports and reads, and refuses to lock), of the
+# package and its build backend; then the install python/README.md documents,
+# with each interpreter: the python3 on PATH (a pyenv build there has a
+# setuptools that cannot build a wheel without the wheel package) and
+# $(PYTHON). Each gets a fresh venv without system site packages (so neither
+# setuptools nor wheel is importable: the step checks it), one pip install
+# --no-index from a copy of python/, and the unit tests again against the
+# installed package. With CI=true a skipped Python test fails the run, as for
+# Go (python/tests/run.py).
 python:
-	@echo "python: the Python package (python/): its tests, mypy --strict, an install into a fresh venv and its tests again"
+	@echo "python: the Python package (python/): its tests, mypy --strict, an install into a fresh venv of each python3 and its tests again"
 	$(PYTHON) python/tests/run.py
-	cd python && for platform in linux darwin win32; do $(MYPY) --platform $$platform src/agentstate || exit 1; done
-	@tmp=$$(mktemp -d) && chmod 755 $$tmp && trap 'rm -rf $$tmp' EXIT && \
-		cp -R python $$tmp/checkout && rm -rf $$tmp/checkout/build $$tmp/checkout/src/*.egg-info && \
-		$(PYTHON) -m venv --system-site-packages $$tmp/venv && \
-		$$tmp/venv/bin/python -m pip install --quiet --no-build-isolation --no-index $$tmp/checkout && \
-		echo "python: installed $$($$tmp/venv/bin/python -m pip show agentstate-core | grep -E '^(Name|Version)' | tr '\n' ' ')" && \
-		cd $$tmp && $$tmp/venv/bin/python checkout/tests/run.py --installed
+	cd python && for platform in linux darwin win32; do $(MYPY) --platform $$platform src/agentstate _backend || exit 1; done
+	@for py in $$( (python3 -c 'import sys; print(sys.executable)'; $(PYTHON) -c 'import sys; print(sys.executable)') | awk '!seen[$$0]++'); do \
+		tmp=$$(mktemp -d) && chmod 755 $$tmp && \
+		cp -R python $$tmp/checkout && rm -rf $$tmp/checkout/build $$tmp/checkout/dist && \
+		$$py -m venv $$tmp/venv && \
+		if $$tmp/venv/bin/python -c 'import wheel' 2>/dev/null; then echo "python: the venv of $$py has wheel: the test needs one without"; rm -rf $$tmp; exit 1; fi && \
+		(cd $$tmp && venv/bin/python -m pip install --quiet --no-index ./checkout) && \
+		echo "python: installed $$($$tmp/venv/bin/python -m pip show agentstate-core | grep -E '^(Name|Version)' | tr '\n' ' ')with $$py ($$($$py -V 2>&1), no wheel)" && \
+		(cd $$tmp && venv/bin/python checkout/tests/run.py --installed); \
+		status=$$?; rm -rf $$tmp; [ $$status -eq 0 ] || exit $$status; \
+	done
 
 # Every module's go.mod and go.sum as go mod tidy leaves them: the nested
 # modules replace core with this checkout, so a change to core's requirements

@@ -36,6 +36,7 @@ var scenarios = []scenario{
 	{name: "c", desc: "64 goroutines, 64 records (one per task dir)", procs: 1, goroutines: 64, recs: 64},
 	{name: "d", desc: "4 processes × 16 goroutines, one record", procs: 4, goroutines: 16, recs: 1},
 	{name: "d32", desc: "32 processes × 2 goroutines, one record", procs: 32, goroutines: 2, recs: 1},
+	{name: "d32x1", desc: "32 processes × 1 goroutine, one record", procs: 32, goroutines: 1, recs: 1},
 	{name: "e", desc: "64 goroutines on one record + 4 readers in a tight loop", procs: 1, goroutines: 64, recs: 1, readers: 4},
 	{name: "f", desc: "as e, readers pause 1 ms between reads", procs: 1, goroutines: 64, recs: 1, readers: 4, readerPause: time.Millisecond},
 }

@@ -66,6 +66,12 @@ func goals(rep *report) []goal {
 					return m, true
 				},
 				ok: func(v float64) bool { return v <= 1000 }})
+		case "d32x1":
+			gs = append(gs, goal{scen: "d32x1", desc: "slowest/fastest process ≥ 0.85 (Mutate)", format: "%.2f",
+				value: func(rep *report) (float64, bool) {
+					return rep.median("d32x1", "mutate", func(c cellResult) float64 { return c.fairness })
+				},
+				ok: func(v float64) bool { return v >= 0.85 }})
 		case "f":
 			for _, s := range sc.systems() {
 				if s.peer {

@@ -2,8 +2,10 @@ package config
 
 import (
 	"encoding"
+	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,8 +49,9 @@ import (
 //     named by its `config` tag, else its `json` tag, else its name;
 //     an exact match wins over a case-insensitive one. A tag of "-"
 //     skips the field. Fields of embedded structs are filled as if they
-//     were the outer struct's. Keys that name no field are ignored; fields
-//     whose key is missing keep their zero value.
+//     were the outer struct's. Keys that name no field are ignored (with
+//     [RejectUnknownKeys], refused); fields whose key is missing keep
+//     their zero value.
 //   - map with string keys: from a section or another map with string
 //     keys, one entry per key.
 //   - slice: from a list; array: from a list of exactly its length.
@@ -63,10 +66,11 @@ import (
 // configuration), ErrNotFound for a missing key (or a nil s),
 // ErrConversion for a value that does not fit, ErrUnsupported for a T that
 // a value other than nil cannot be decoded into (func, chan, map with
-// non-string keys, ...).
+// non-string keys, ...), and, with [RejectUnknownKeys], ErrUnknownKey for
+// each key that no field takes.
 //
 // Decode is a function because Go methods cannot have type parameters.
-func Decode[T any](s *Snapshot, key string) (T, error) {
+func Decode[T any](s *Snapshot, key string, opts ...Option) (T, error) {
 	var out T
 	if s == nil {
 		if err := checkDotted(key); err != nil {
@@ -88,6 +92,12 @@ func Decode[T any](s *Snapshot, key string) (T, error) {
 		var zero T
 		return zero, err.toError("decode", key, key, ErrConversion)
 	}
+	if len(opts) > 0 {
+		if err := checkUnknown(reflect.TypeFor[T](), v, key, optionsOf(opts)); err != nil {
+			var zero T
+			return zero, err
+		}
+	}
 	return *p, nil
 }
 
@@ -102,8 +112,11 @@ func Decode[T any](s *Snapshot, key string) (T, error) {
 //
 // An empty configuration gives a T whose fields are all missing, and so
 // keep their zero values. Errors are those of Decode, with the path from
-// the top ("dispatch.max_workers"); a nil s gives ErrNotFound.
-func DecodeAll[T any](s *Snapshot) (T, error) {
+// the top ("dispatch.max_workers"); a nil s gives ErrNotFound. With
+// [RejectUnknownKeys], a key anywhere that no field takes is an error:
+// decode into a T that names every section, or decode the sections one by
+// one.
+func DecodeAll[T any](s *Snapshot, opts ...Option) (T, error) {
 	var out T
 	if s == nil {
 		return out, &Error{Op: "decode", Err: fmt.Errorf("%w: nil Snapshot", ErrNotFound)}
@@ -116,7 +129,80 @@ func DecodeAll[T any](s *Snapshot) (T, error) {
 		var zero T
 		return zero, err.toError("decode", "", "", ErrConversion)
 	}
+	if err := checkUnknown(reflect.TypeFor[T](), all, "", optionsOf(opts)); err != nil {
+		var zero T
+		return zero, err
+	}
 	return out, nil
+}
+
+// checkUnknown is [RejectUnknownKeys] for a value v that decoded into a t
+// at key: an error per key of v that no field takes, or nil.
+func checkUnknown(t reflect.Type, v any, key string, o options) error {
+	if !o.rejectUnknown {
+		return nil
+	}
+	var errs []error
+	for _, u := range unknownKeys(t, v, key, nil) {
+		errs = append(errs, &Error{Op: "decode", Key: key, Path: u.path, Err: fmt.Errorf("%w: no field of %s takes it", ErrUnknownKey, u.in)})
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.(*Error).Path, b.(*Error).Path) })
+	return errors.Join(errs...)
+}
+
+// An unknown is a key that no field of the struct type in takes.
+type unknown struct {
+	path string
+	in   reflect.Type
+}
+
+// unknownKeys appends to out the keys of v, stored at path, that decoding
+// v into a t (which succeeded) left unused, walking v as decodeValue does.
+func unknownKeys(t reflect.Type, v any, path string, out []unknown) []unknown {
+	if v == nil || reflect.TypeOf(v) == t || t == timeType || t == durationType {
+		return out // a whole value, used as it is
+	}
+	if _, ok := toString(v); ok && reflect.PointerTo(t).Implements(textUnmarshalerType) {
+		return out
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return unknownKeys(t.Elem(), v, path, out)
+	case reflect.Slice, reflect.Array:
+		src := reflect.ValueOf(v)
+		for i := range src.Len() {
+			out = unknownKeys(t.Elem(), src.Index(i).Interface(), path+"["+strconv.Itoa(i)+"]", out)
+		}
+	case reflect.Map:
+		keys, vals, _ := entries(v)
+		for i, k := range keys {
+			out = unknownKeys(t.Elem(), vals[i], joinKey(path, k), out)
+		}
+	case reflect.Struct:
+		keys, vals, _ := entries(v)
+		used := make([]bool, len(keys))
+		for _, f := range visibleFields(t) {
+			if i := matchKey(keys, f.name); i >= 0 {
+				used[i] = true
+				out = unknownKeys(t.FieldByIndex(f.index).Type, vals[i], joinKey(path, keys[i]), out)
+			}
+		}
+		for i, k := range keys {
+			if !used[i] {
+				out = append(out, unknown{joinKey(path, k), t})
+			}
+		}
+	}
+	return out
+}
+
+// joinKey is the dotted key of k inside the value at path ("" for the
+// whole configuration).
+func joinKey(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
 }
 
 // decodeInto implements Lookup: it decodes into a copy of *dst and stores

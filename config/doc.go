@@ -11,8 +11,9 @@
 // callbacks (ExampleConfig_OnChange); JSON and YAML files
 // (ExampleConfig_Load, ExampleConfig_Save, ExampleConfig_LoadYAML);
 // environment overrides (ExampleConfig_FromEnv); a section into a struct
-// (ExampleDecode), the whole configuration (ExampleDecodeAll); feature
-// flags (ExampleSnapshot_Enabled).
+// (ExampleDecode), the whole configuration (ExampleDecodeAll); typos
+// refused (ExampleRejectUnknownKeys); feature flags
+// (ExampleSnapshot_Enabled).
 //
 // # Guarantees
 //
@@ -37,9 +38,9 @@
 //     Set return an [*Error] naming the key and the path inside the value,
 //     and nothing is stored. Load and FromEnv refuse the same, so Save
 //     can write whatever is stored.
-//   - Getters never panic: a missing key or an impossible conversion gives
-//     the zero value; Lookup says which of the two happened, or that the
-//     key is not one.
+//   - Getters never panic, a nil *Snapshot's included: a missing key or
+//     an impossible conversion gives the zero value; Lookup says which of
+//     the two happened, or that the key is not one.
 //   - OnChange callbacks run once per write that really changed a watched
 //     key, with no lock held, in publication order, in a writer's goroutine.
 //     The package starts no goroutines.
@@ -87,9 +88,12 @@
 // (AGENTS_DISPATCH__MAX_WORKERS for "dispatch.max_workers"), each typed
 // like the value it replaces, all in one write. [Decode] turns a section,
 // and [DecodeAll] the whole configuration, into a struct, or any other
-// type, as a copy. [Config.WatchFile] reloads the file (and, with
-// [WithEnv], its overrides) whenever it, or the target of a symbolic link
-// at its path, changes.
+// type, as a copy. By default a misspelt variable creates a key and a
+// misspelt key in a file is ignored by Decode; with [RejectUnknownKeys]
+// both are errors naming them ([ErrUnknownKey]), and [IgnoreEnv] leaves
+// out variables that are not overrides. [Config.WatchFile] reloads the
+// file (and, with [WithEnv], its overrides) whenever it, or the target of
+// a symbolic link at its path, changes.
 //
 // # Not guaranteed
 //
@@ -105,6 +109,7 @@
 //     map[string]any, []any and int64 nanoseconds, a time.Time as an RFC
 //     3339 string; SaveYAML writes the same values. The typed getters and
 //     Decode read those forms back. What Load produces comes back exactly.
-//   - Keys of a section that no struct field names are ignored by Decode,
-//     so a misspelt key in a file is not reported.
+//   - Without [RejectUnknownKeys], keys of a section that no struct field
+//     names are ignored by Decode, and a variable that names no key
+//     creates one, so a typo in either is not reported.
 package config

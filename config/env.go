@@ -51,14 +51,20 @@ import (
 // everything, overrides included. Within one call, variables are applied
 // in the order of their keys, so AGENTS_DB='{"host":"a"}' is applied
 // before AGENTS_DB__PORT=5433 and both take effect.
-func (c *Config) FromEnv(prefix string, environ []string) error {
+//
+// By default any variable with the prefix is an override. The options
+// [RejectUnknownKeys] (refuse a variable that names no stored key: a typo)
+// and [IgnoreEnv] (skip named variables) make it strict:
+//
+//	c.FromEnv("AGENTS", os.Environ(), config.RejectUnknownKeys(), config.IgnoreEnv("AGENTS_CONFIG"))
+func (c *Config) FromEnv(prefix string, environ []string, opts ...Option) error {
 	prefix = strings.TrimSuffix(prefix, "_")
 	if prefix == "" {
 		return &Error{Op: "env", Err: fmt.Errorf("%w: empty prefix", ErrInvalidKey)}
 	}
 	c.mu.Lock()
 	old := c.Snapshot()
-	root, err := applyEnv(old.root, prefix+"_", environ)
+	root, err := applyEnv(old.root, prefix+"_", environ, optionsOf(opts))
 	if err != nil {
 		c.mu.Unlock()
 		return err
@@ -80,24 +86,33 @@ type envVar struct {
 
 // applyEnv returns root with the overrides applied, or nil if there are
 // none.
-func applyEnv(root map[string]any, prefix string, environ []string) (map[string]any, error) {
+func applyEnv(root map[string]any, prefix string, environ []string, o options) (map[string]any, error) {
 	var vars []envVar
+	var unknown []error
 	seen := map[string]string{} // key -> variable
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok || !strings.HasPrefix(name, prefix) {
+		if !ok || !strings.HasPrefix(name, prefix) || slices.Contains(o.ignore, name) {
 			continue
 		}
-		segs, err := envKey(root, name[len(prefix):])
+		segs, known, err := envKey(root, name[len(prefix):])
 		if err != nil {
 			return nil, &Error{Op: "env", Key: name, Err: err}
 		}
 		key := strings.Join(segs, ".")
+		if !known && o.rejectUnknown {
+			unknown = append(unknown, &Error{Op: "env", Key: name, Path: key, Err: fmt.Errorf("%w: no key is stored there", ErrUnknownKey)})
+			continue
+		}
 		if other, dup := seen[key]; dup {
 			return nil, &Error{Op: "env", Key: name, Err: fmt.Errorf("%w: names the key %s as %s does", ErrInvalidKey, quote(key), clip(other))}
 		}
 		seen[key] = name
 		vars = append(vars, envVar{name, value, segs})
+	}
+	if len(unknown) > 0 {
+		slices.SortFunc(unknown, func(a, b error) int { return strings.Compare(a.(*Error).Key, b.(*Error).Key) })
+		return nil, errors.Join(unknown...)
 	}
 	if len(vars) == 0 {
 		return nil, nil
@@ -123,29 +138,31 @@ func applyEnv(root map[string]any, prefix string, environ []string) (map[string]
 }
 
 // envKey maps the part of a variable's name after the prefix to key
-// segments, matching existing keys case-insensitively.
-func envKey(root map[string]any, rest string) ([]string, error) {
+// segments, matching existing keys case-insensitively, and reports
+// whether the key is stored.
+func envKey(root map[string]any, rest string) (segs []string, known bool, err error) {
 	parts := strings.Split(rest, "__")
 	if len(parts) > maxDepth {
-		return nil, fmt.Errorf("%w: more than %d segments", ErrInvalidKey, maxDepth)
+		return nil, false, fmt.Errorf("%w: more than %d segments", ErrInvalidKey, maxDepth)
 	}
-	segs := make([]string, len(parts))
-	m := root
+	segs = make([]string, len(parts))
+	var v any = root
 	for i, p := range parts {
 		if p == "" {
-			return nil, fmt.Errorf("%w: empty segment (a double underscore separates segments)", ErrInvalidKey)
+			return nil, false, fmt.Errorf("%w: empty segment (a double underscore separates segments)", ErrInvalidKey)
 		}
+		m, _ := v.(map[string]any) // nil: nothing below to match
 		seg, err := matchSegment(m, p)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if msg := checkSegment(seg); msg != "" {
-			return nil, fmt.Errorf("%w: %s", ErrInvalidKey, msg)
+			return nil, false, fmt.Errorf("%w: %s", ErrInvalidKey, msg)
 		}
 		segs[i] = seg
-		m, _ = m[seg].(map[string]any) // nil: nothing below to match
+		v, known = m[seg]
 	}
-	return segs, nil
+	return segs, known, nil
 }
 
 // matchSegment returns the key of m that p names case-insensitively, or

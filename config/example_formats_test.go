@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -102,4 +103,28 @@ agents:
 	fmt.Printf("%+v %v\n", s, err)
 	// Output:
 	// {DB:{Host:localhost Port:5432} Agents:{Dispatch:{MaxWorkers:8}}} <nil>
+}
+
+// A typo in a variable's name creates a new key by default, while the
+// real one keeps the file's value; RejectUnknownKeys refuses it, naming the
+// variable, and Decode with it names a key that no field takes.
+func ExampleRejectUnknownKeys() {
+	c := config.New()
+	_ = c.LoadYAML(strings.NewReader("dispatch:\n  max_concurrent: 6\n"))
+	env := []string{"FLEET_CONFIG=fleet.yaml", "FLEET_DISPATCH__MAX_CONCURENT=8"}
+
+	err := c.FromEnv("FLEET", env, config.RejectUnknownKeys(), config.IgnoreEnv("FLEET_CONFIG"))
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, config.ErrUnknownKey), c.Snapshot().Int("dispatch.max_concurrent"))
+
+	type Dispatch struct {
+		MaxConcurrent int `config:"max_concurrent"`
+	}
+	_ = c.FromEnv("FLEET", env, config.IgnoreEnv("FLEET_CONFIG")) // not strict: the typo is a key now
+	_, err = config.Decode[Dispatch](c.Snapshot(), "dispatch", config.RejectUnknownKeys())
+	fmt.Println(err)
+	// Output:
+	// config: env FLEET_DISPATCH__MAX_CONCURENT: at dispatch.max_concurent: unknown key: no key is stored there
+	// true 6
+	// config: decode dispatch.max_concurent: unknown key: no field of config_test.Dispatch takes it
 }

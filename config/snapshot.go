@@ -8,7 +8,9 @@ import (
 // A Snapshot is an immutable view of a [Config] at one moment, and its
 // getters are how a Config is read (see Consistency in the package doc).
 // A Snapshot is safe for concurrent use and costs nothing to hold:
-// writers publish new snapshots and never touch old ones.
+// writers publish new snapshots and never touch old ones. A nil *Snapshot
+// reads as an empty one, as [Decode] reads it: getters return zero values
+// and Lookup ErrNotFound.
 type Snapshot struct {
 	root     map[string]any      // the tree; never mutated after publication
 	flat     map[string]any      // every dotted key (sections too) -> value in root
@@ -40,14 +42,36 @@ func flatten(dst map[string]any, prefix string, m map[string]any) {
 	}
 }
 
+// lookup returns the value at key and whether one is stored.
+func (s *Snapshot) lookup(key string) (any, bool) {
+	if s == nil {
+		return nil, false
+	}
+	v, ok := s.flat[key]
+	return v, ok
+}
+
+// value returns the value at key, or nil.
+func (s *Snapshot) value(key string) any {
+	if s == nil {
+		return nil
+	}
+	return s.flat[key]
+}
+
 // Version counts the changes published before this snapshot: it grows by
 // one with every write that changed something.
-func (s *Snapshot) Version() uint64 { return s.version }
+func (s *Snapshot) Version() uint64 {
+	if s == nil {
+		return 0
+	}
+	return s.version
+}
 
 // Get returns a deep copy of the value at key and whether it exists.
 // A key naming a section returns a copy of the whole map[string]any.
 func (s *Snapshot) Get(key string) (any, bool) {
-	v, ok := s.flat[key]
+	v, ok := s.lookup(key)
 	if !ok {
 		return nil, false
 	}
@@ -56,38 +80,38 @@ func (s *Snapshot) Get(key string) (any, bool) {
 
 // Has reports whether a value is stored at key.
 func (s *Snapshot) Has(key string) bool {
-	_, ok := s.flat[key]
+	_, ok := s.lookup(key)
 	return ok
 }
 
 // String returns the string at key, or "" if it is missing or not a string.
-func (s *Snapshot) String(key string) string { x, _ := toString(s.flat[key]); return x }
+func (s *Snapshot) String(key string) string { x, _ := toString(s.value(key)); return x }
 
 // Int returns the value at key as an int, or 0 if it is missing or cannot
 // be converted. This getter and the others convert as [Decode] does.
-func (s *Snapshot) Int(key string) int { x, _ := toInt(s.flat[key]); return x }
+func (s *Snapshot) Int(key string) int { x, _ := toInt(s.value(key)); return x }
 
 // Int64 returns the value at key as an int64, or 0.
-func (s *Snapshot) Int64(key string) int64 { x, _ := toInt64(s.flat[key]); return x }
+func (s *Snapshot) Int64(key string) int64 { x, _ := toInt64(s.value(key)); return x }
 
 // Float64 returns the value at key as a float64, or 0.
-func (s *Snapshot) Float64(key string) float64 { x, _ := toFloat64(s.flat[key]); return x }
+func (s *Snapshot) Float64(key string) float64 { x, _ := toFloat64(s.value(key)); return x }
 
 // Bool returns the value at key as a bool, or false.
-func (s *Snapshot) Bool(key string) bool { x, _ := toBool(s.flat[key]); return x }
+func (s *Snapshot) Bool(key string) bool { x, _ := toBool(s.value(key)); return x }
 
 // Duration returns the value at key as a time.Duration, or 0.
-func (s *Snapshot) Duration(key string) time.Duration { v, _ := toDuration(s.flat[key]); return v }
+func (s *Snapshot) Duration(key string) time.Duration { v, _ := toDuration(s.value(key)); return v }
 
 // Time returns the value at key as a time.Time, or the zero Time.
-func (s *Snapshot) Time(key string) time.Time { v, _ := toTime(s.flat[key]); return v }
+func (s *Snapshot) Time(key string) time.Time { v, _ := toTime(s.value(key)); return v }
 
 // StringSlice returns a new []string with the strings at key, or nil.
-func (s *Snapshot) StringSlice(key string) []string { v, _ := toStringSlice(s.flat[key]); return v }
+func (s *Snapshot) StringSlice(key string) []string { v, _ := toStringSlice(s.value(key)); return v }
 
 // StringMap returns a new map[string]string with the strings at key, or nil.
 func (s *Snapshot) StringMap(key string) map[string]string {
-	v, _ := toStringMap(s.flat[key])
+	v, _ := toStringMap(s.value(key))
 	return v
 }
 
@@ -104,7 +128,7 @@ func (s *Snapshot) StringMap(key string) map[string]string {
 // not a non-nil pointer, or points to a type that Decode cannot fill from
 // this value.
 func (s *Snapshot) Lookup(key string, dst any) error {
-	v, ok := s.flat[key]
+	v, ok := s.lookup(key)
 	if !ok {
 		return missing("get", key)
 	}
@@ -132,6 +156,9 @@ func missing(op, key string) *Error {
 // stored value is invisible). Sections that have children are not listed
 // themselves; their children are. Keys returns a new slice.
 func (s *Snapshot) Keys() []string {
+	if s == nil {
+		return []string{}
+	}
 	keys := make([]string, 0, len(s.flat))
 	for k, v := range s.flat {
 		if listed(v) {
@@ -150,6 +177,9 @@ func listed(v any) bool {
 
 // All returns a deep copy of the whole tree.
 func (s *Snapshot) All() map[string]any {
+	if s == nil {
+		return nil
+	}
 	out, _ := copyOut(s.root).(map[string]any)
 	return out
 }
@@ -157,11 +187,17 @@ func (s *Snapshot) All() map[string]any {
 // Enabled reports whether the feature flag name is enabled. An unknown
 // flag is not enabled; Enabled never fails.
 func (s *Snapshot) Enabled(name string) bool {
+	if s == nil {
+		return false
+	}
 	_, ok := s.features[name]
 	return ok
 }
 
 // EnabledFeatures returns the enabled feature flags, sorted, in a new slice.
 func (s *Snapshot) EnabledFeatures() []string {
+	if s == nil {
+		return nil
+	}
 	return slices.Clone(s.featList)
 }

@@ -20,6 +20,7 @@ type WatchOption func(*watchOptions)
 type watchOptions struct {
 	envPrefix string
 	environ   []string
+	envOpts   []Option
 	poll      time.Duration // tests: poll at this interval instead of inotify
 }
 
@@ -27,9 +28,11 @@ type watchOptions struct {
 // overrides of [Config.FromEnv](prefix, environ) to the file's content
 // before it is published, in the same write: a reload never publishes the
 // file without its overrides, and a key that an override pins changes
-// only when the override's outcome does.
-func WithEnv(prefix string, environ []string) WatchOption {
-	return func(o *watchOptions) { o.envPrefix, o.environ = prefix, environ }
+// only when the override's outcome does. opts are FromEnv's: with
+// [RejectUnknownKeys], a reload whose overrides name a key the file no
+// longer has fails, publishing nothing.
+func WithEnv(prefix string, environ []string, opts ...Option) WatchOption {
+	return func(o *watchOptions) { o.envPrefix, o.environ, o.envOpts = prefix, environ, opts }
 }
 
 // WatchFile keeps c loaded from the file at path until ctx ends: it loads
@@ -273,7 +276,7 @@ func (c *Config) reload(path string, o *watchOptions) error {
 	if err := next.LoadFile(path); err != nil {
 		return err
 	}
-	if err := next.FromEnv(o.envPrefix, o.environ); err != nil {
+	if err := next.FromEnv(o.envPrefix, o.environ, o.envOpts...); err != nil {
 		return err
 	}
 	// Through Save and Load, which give back exactly what a file and its

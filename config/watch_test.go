@@ -249,6 +249,24 @@ func TestWatchFileWithEnv(t *testing.T) {
 	}
 }
 
+// WithEnv's options apply to every reload: strict, an override whose key
+// the new file lacks fails the reload and publishes nothing.
+func TestWatchFileWithStrictEnv(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agents.json")
+	environ := []string{"AGENTS_DB__PORT=6543", "AGENTS_CONFIG=" + path}
+	save(t, path, `{"db": {"port": 5432}, "workers": 2}`)
+	c := New()
+	r := startReloader(t, c, path, nil, WithEnv("AGENTS", environ, RejectUnknownKeys(), IgnoreEnv("AGENTS_CONFIG")))
+	r.next()
+	save(t, path, `{"database": {"port": 5432}, "workers": 3}`)
+	if err := r.nextErr(); !errors.Is(err, ErrUnknownKey) || !strings.Contains(err.Error(), "AGENTS_DB__PORT") {
+		t.Fatalf("reload of a file without db.port: %v, want ErrUnknownKey naming AGENTS_DB__PORT", err)
+	}
+	if s := c.Snapshot(); s.Int("workers") != 2 || s.Int("db.port") != 6543 || s.Has("config") {
+		t.Fatalf("after a refused reload: %v", s.All())
+	}
+}
+
 // CONTROL for TestWatchFileWithEnv: reloading as the package doc's
 // start-up code does (LoadFile, then FromEnv: two writes) fires OnChange
 // for the pinned key twice on a change that did not touch it, and lets

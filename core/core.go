@@ -63,7 +63,11 @@ var errNilContext = fmt.Errorf("%w: nil context", os.ErrInvalid)
 // relative root is made absolute once, here, so a later os.Chdir does not
 // move it. There is no default root: falling back to the working directory
 // would silently turn wherever a service happens to start (/ for many
-// daemons) into its sandbox.
+// daemons) into its sandbox. For the same reason New does not create the
+// root: a root that does not exist is an error matching [os.ErrNotExist]
+// (a misspelt path would otherwise become a new, empty workspace), and one
+// that is not a directory is an error too; a service that owns its root
+// creates it first (os.MkdirAll).
 func New(root string, opts ...Option) (*Core, error) {
 	var o options
 	for _, opt := range opts {

@@ -48,6 +48,16 @@ func TestNewRequiresRoot(t *testing.T) {
 	if !errors.Is(err, iofs.ErrNotExist) || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("New(missing root): err = %v, want ErrNotExist naming the path", err)
 	}
+	if _, err := os.Stat(missing); !errors.Is(err, iofs.ErrNotExist) {
+		t.Fatalf("New(missing root) created it: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(file); err == nil || !strings.Contains(err.Error(), file) {
+		t.Fatalf("New(a file as root): err = %v, want an error naming the path", err)
+	}
 }
 
 func TestNewDefaults(t *testing.T) {

@@ -35,8 +35,8 @@
 //   - Log and Config never return nil. New starts no goroutine; Shutdown
 //     leaves none of the Core's behind once it returns nil.
 //   - Bad arguments are errors, not panics: a nil [Option] is skipped, an
-//     empty root ([os.ErrInvalid]) or a logger that cannot log (logger.Check)
-//     makes New fail, and a nil context makes Shutdown or Workspaces return
+//     empty root ([os.ErrInvalid]), a missing one ([os.ErrNotExist]; see
+//     [New]) or a logger that cannot log (logger.Check) makes New fail, and a nil context makes Shutdown or Workspaces return
 //     an error matching os.ErrInvalid without doing anything.
 //   - Status and StatusPath only reach documents of the form <root>/<org>/<repo>/<task>/
 //     status.json with each element a single, non-empty, local path element;

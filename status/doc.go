@@ -59,7 +59,10 @@
 //     than [DefaultMaxSize] or [WithMaxSize] ([fs.ErrTooLarge]). The path
 //     names the file the kernel would open: "link/../status.json" is the
 //     status.json next to the link's target. A path that ends in a
-//     separator, "." or ".." is [fs.ErrInvalidName].
+//     separator, "." or ".." is [fs.ErrInvalidName]. A lock file that is
+//     not a regular file is refused too, and so is one that another user
+//     could replace at will ([ErrLockUntrusted]: [docs/PROTOCOL.md], step
+//     1 of Changing one document).
 //   - Fields that T does not declare are kept with their value bytes
 //     unchanged (one with omitempty disappears when cleared). No Mutate
 //     changes bytes its fn did not change other than by the layout of
@@ -70,8 +73,9 @@
 //     and when Create stores it, by every Store: status.Mutate sets UpdatedAt.
 //   - Waiting for the lock honours ctx: the call returns an error wrapping
 //     ctx.Err() promptly, changing nothing, and at once if ctx is done
-//     (a shutdown's last write needs [context.WithoutCancel] and a timeout).
-//     A caller whose fn ran in a batch waits for that batch's write
+//     (a shutdown's last write needs [context.WithoutCancel] and a timeout);
+//     there is no other bound (docs/PROTOCOL.md, How long a client waits,
+//     has every client's). A caller whose fn ran in a batch waits for that batch's write
 //     (etcdstore's leaves at once, saying whether its change may be sent).
 //
 // # Not guaranteed
@@ -95,7 +99,11 @@
 //     for the lock).
 //   - Windows locks with LockFileEx; what its rename and directory syncs do
 //     not guarantee is in the [fs] package doc. Systems without flock return
-//     [errors.ErrUnsupported].
+//     [errors.ErrUnsupported]. On systems other than Linux, whose syscall
+//     package lacks openat, recovery reaches the files of a directory by
+//     path, not through the directory's descriptor ([docs/PROTOCOL.md],
+//     What recovery trusts): another user who swaps a link on the way to a
+//     directory during a recovery is not kept out there.
 //
 // # Group commit
 //
@@ -115,7 +123,10 @@
 // [MutateAll] commits one function's changes to several documents (Stores of
 // any types) all or nothing, so that a registry and its tasks' status files
 // keep their shared invariants through crashes; [LoadAll] reads several as
-// they were at one moment. [Store.In] types each (Go has no generic methods).
+// they were at one moment. [MutateAll2] and [MutateAll3] hand two or three
+// documents to their function as typed values; over a longer or varying
+// list, [Store.In] types each (Go has no generic methods), and reports a
+// Store that is not in the transaction when it is asked for.
 //
 //   - Each document is presented and stored as Mutate does. When MutateAll
 //     returns nil every change is durable. After a crash at any moment, every
@@ -132,7 +143,8 @@
 //   - Not supported: removing a document in a transaction; documents on
 //     different backends; two names of one file ([os.ErrInvalid]); paths that
 //     are not valid UTF-8 or hold a newline; a document name longer than 247
-//     bytes.
+//     bytes; a commit over the limits of [docs/PROTOCOL.md] (Transactions,
+//     Limits), which fails with [ErrTxTooLarge], writing nothing.
 //
 // The files a commit writes, how recovery decides, what it trusts in a
 // directory other users can write, and what an operator does after a
@@ -148,7 +160,6 @@
 // stops or ctx ends. On files they use inotify on Linux, else, or when
 // inotify runs out, poll every 500ms (or 20 times a poll's cost); on etcd
 // they follow the key's revisions. Guaranteed:
-// revisions). Guaranteed:
 //
 //   - After a change is committed, the watch yields that state or a later
 //     one; states committed faster than the loop reads may be coalesced (a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentstate/core/status/internal/flock"
 	"github.com/agentstate/core/status/internal/journal"
 )
 
@@ -29,7 +30,20 @@ var (
 	// a writer that does not recover: the document is kept, the copy moved
 	// aside, fn did not run (docs/PROTOCOL.md, Basic and conforming clients).
 	ErrTxConflict = journal.ErrConflict
+
+	// ErrTxTooLarge is matched by the error of a [MutateAll] whose commit
+	// would exceed a limit that recovery applies (docs/PROTOCOL.md,
+	// Transactions): nothing was written.
+	ErrTxTooLarge = journal.ErrTooLarge
 )
+
+// ErrLockUntrusted is matched ([errors.Is]) by the error, naming it, of a
+// lock file that another user could replace at will, so that its lock
+// would exclude nobody: in a sticky directory (1777, like /tmp), one owned
+// by someone other than the document's owner, the caller or the
+// directory's owner (docs/PROTOCOL.md, Files). Every call on the document
+// fails with it until an operator removes the file.
+var ErrLockUntrusted = flock.ErrUntrusted
 
 // ErrConflict is matched ([errors.Is]) by the error a guarded transition
 // returns when the current state does not allow the move.

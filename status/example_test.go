@@ -122,7 +122,7 @@ func ExampleCorruptError() {
 	// Output: corrupt at byte 31 - left untouched for repair
 }
 
-func ExampleMutateAll() {
+func ExampleMutateAll2() {
 	dir, _ := os.MkdirTemp("", "workspace")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
@@ -137,8 +137,7 @@ func ExampleMutateAll() {
 	status.Create(ctx, task.Name(), status.Status{State: status.Queued, Task: "t1"})
 
 	errFull := errors.New("fleet full")
-	claim := func(tx *status.Tx) error {
-		r, t := reg.In(tx), task.In(tx)
+	claim := func(r *Registry, t *status.Status) error {
 		if r.Active >= r.Max {
 			return errFull // nothing is written
 		}
@@ -146,11 +145,51 @@ func ExampleMutateAll() {
 		return t.Transition(status.Running, status.Queued)
 	}
 	// The count and the task's state change together, or neither does.
-	tx, err := status.MutateAll(ctx, []status.AnyStore{reg, task}, claim)
-	fmt.Println(reg.In(tx).Active, task.In(tx).State, err)
-	_, err = status.MutateAll(ctx, []status.AnyStore{reg, task}, claim)
+	r, t, err := status.MutateAll2(ctx, reg, task, claim)
+	fmt.Println(r.Active, t.State, err)
+	_, _, err = status.MutateAll2(ctx, reg, task, claim)
 	fmt.Println(errors.Is(err, errFull))
 	// Output:
 	// 1 running <nil>
+	// true
+}
+
+// Over a list of documents known only at run time, Store.In gives each
+// its value, and reports one that the list left out.
+func ExampleMutateAll() {
+	dir, _ := os.MkdirTemp("", "workspace")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	var tasks []*status.Store[status.Status]
+	var docs []status.AnyStore
+	for _, name := range []string{"a", "b", "c"} {
+		t := status.NewStore[status.Status](filepath.Join(dir, name+".json"))
+		status.Create(ctx, t.Name(), status.Status{State: status.Running, Task: name})
+		tasks, docs = append(tasks, t), append(docs, t)
+	}
+	// Fail every running task at once.
+	_, err := status.MutateAll(ctx, docs, func(tx *status.Tx) error {
+		for _, t := range tasks {
+			s, err := t.In(tx)
+			if err != nil {
+				return err
+			}
+			if err := s.Transition(status.Failed, status.Running); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	fmt.Println(err)
+
+	// A Store left out of the list is an error where it is asked for.
+	_, err = status.MutateAll(ctx, docs[:2], func(tx *status.Tx) error {
+		_, err := tasks[2].In(tx)
+		return err
+	})
+	fmt.Println(errors.Is(err, os.ErrInvalid))
+	// Output:
+	// <nil>
 	// true
 }

@@ -2,6 +2,7 @@ package status
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -196,6 +197,7 @@ type request struct {
 	b     *fileBackend
 	e     *entry
 	op    string // "mutate" or "remove", for errors; "" for a transaction's turn
+	txOp  string // a transaction's turn: "mutate all" or "load all", for errors
 	ctx   context.Context
 	apply func(cur []byte) ([]byte, error)
 	tx    *txJoin          // the first turn of a transaction that another may join
@@ -235,7 +237,7 @@ func (r *request) ctxErr() error {
 
 func (r *request) opName() string {
 	if r.op == "" {
-		return "mutate all"
+		return cmp.Or(r.txOp, "mutate all")
 	}
 	return r.op
 }

@@ -21,8 +21,9 @@ type turn struct {
 // until it heads the queue (true). It returns false if the turn ended
 // first: its ctx ended, or a transaction ahead committed join, the
 // transaction this turn opens (see joins); outcome then says how.
-func queueTurn(ctx context.Context, b *fileBackend, e *entry, join *txJoin) (*turn, bool) {
+func queueTurn(ctx context.Context, op string, b *fileBackend, e *entry, join *txJoin) (*turn, bool) {
 	r := newRequest(b, e, "", ctx)
+	r.txOp = op
 	r.tx = join
 	t := &turn{r: r}
 	return t, e.enqueue(r) || e.wait(r)

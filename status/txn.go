@@ -45,19 +45,23 @@ type Tx struct {
 
 // In returns the document of s in tx: inside a [MutateAll] function, the
 // value to read and change; afterwards, the document as committed or read.
-// s must be one of tx's Stores, or one of the same type and name; otherwise
-// In returns a zero T and the transaction fails with [os.ErrInvalid].
-func (s *Store[T]) In(tx *Tx) *T {
-	if tx == nil {
-		return new(T)
-	}
-	if s == nil {
-		tx.fail(errors.New("In called on a nil Store"))
-		return new(T)
+// s must be one of tx's Stores, or one of the same type and name. Otherwise
+// (or for a nil s or tx) In returns an error naming s that matches
+// [os.ErrInvalid], with a pointer to a zero T that nothing reads, and the
+// transaction fails with that error whatever fn returns: a document left
+// out of the transaction is reported where it is asked for, and never
+// changed as if it were in it. [MutateAll2] and [MutateAll3] hand their
+// function its documents instead, with no In to get wrong.
+func (s *Store[T]) In(tx *Tx) (*T, error) {
+	switch {
+	case tx == nil:
+		return new(T), pathError("in", storeName(s), fmt.Errorf("%w: nil Tx", os.ErrInvalid))
+	case s == nil:
+		return new(T), tx.fail(pathError("in", "", fmt.Errorf("%w: nil Store", os.ErrInvalid)))
 	}
 	for i, d := range tx.docs {
 		if d == AnyStore(s) {
-			return tx.vals[i].(*docValue[T]).ptr()
+			return tx.vals[i].(*docValue[T]).ptr(), nil
 		}
 	}
 	for i, d := range tx.docs {
@@ -65,19 +69,27 @@ func (s *Store[T]) In(tx *Tx) *T {
 			continue
 		}
 		if v, ok := tx.vals[i].(*docValue[T]); ok {
-			return v.ptr()
+			return v.ptr(), nil
 		}
-		tx.fail(fmt.Errorf("%s is in the transaction as another document type", s.Name()))
-		return new(T)
+		return new(T), tx.fail(pathError("in", s.Name(), fmt.Errorf("%w: the transaction holds it as another document type", os.ErrInvalid)))
 	}
-	tx.fail(fmt.Errorf("%s is not a document of the transaction", s.Name()))
-	return new(T)
+	return new(T), tx.fail(pathError("in", s.Name(), fmt.Errorf("%w: not a document of the transaction (%s)", os.ErrInvalid, docNames(tx.docs))))
 }
 
-func (tx *Tx) fail(err error) {
+// fail records err as the transaction's failure, unless one came first,
+// and returns it.
+func (tx *Tx) fail(err error) error {
 	if tx.err == nil {
-		tx.err = fmt.Errorf("%w: %w", os.ErrInvalid, err)
+		tx.err = err
 	}
+	return err
+}
+
+func storeName[T any](s *Store[T]) string {
+	if s == nil {
+		return ""
+	}
+	return s.Name()
 }
 
 // MutateAll runs fn on several documents under all their locks and commits
@@ -93,6 +105,48 @@ func MutateAll(ctx context.Context, docs []AnyStore, fn func(*Tx) error) (*Tx, e
 	}
 	return updateAll(ctx, "mutate all", docs, fn)
 }
+
+// MutateAll2 is [MutateAll] over two documents, handed to fn as values to
+// read and change, and returned as committed:
+//
+//	r, t, err := status.MutateAll2(ctx, reg, task, func(r *Registry, t *status.Status) error {
+//		r.Active++
+//		return t.Transition(status.Running, status.Queued)
+//	})
+func MutateAll2[A, B any](ctx context.Context, a *Store[A], b *Store[B], fn func(*A, *B) error) (A, B, error) {
+	var ra A
+	var rb B
+	if fn == nil {
+		return ra, rb, pathError("mutate all", docNames([]AnyStore{a, b}), errNilFunc)
+	}
+	tx, err := updateAll(ctx, "mutate all", []AnyStore{a, b}, func(tx *Tx) error {
+		return fn(txDoc[A](tx, 0), txDoc[B](tx, 1))
+	})
+	if err != nil {
+		return ra, rb, err
+	}
+	return *txDoc[A](tx, 0), *txDoc[B](tx, 1), nil
+}
+
+// MutateAll3 is [MutateAll2] over three documents.
+func MutateAll3[A, B, C any](ctx context.Context, a *Store[A], b *Store[B], c *Store[C], fn func(*A, *B, *C) error) (A, B, C, error) {
+	var ra A
+	var rb B
+	var rc C
+	if fn == nil {
+		return ra, rb, rc, pathError("mutate all", docNames([]AnyStore{a, b, c}), errNilFunc)
+	}
+	tx, err := updateAll(ctx, "mutate all", []AnyStore{a, b, c}, func(tx *Tx) error {
+		return fn(txDoc[A](tx, 0), txDoc[B](tx, 1), txDoc[C](tx, 2))
+	})
+	if err != nil {
+		return ra, rb, rc, err
+	}
+	return *txDoc[A](tx, 0), *txDoc[B](tx, 1), *txDoc[C](tx, 2), nil
+}
+
+// txDoc is the i-th document of tx, a Store[T]'s.
+func txDoc[T any](tx *Tx, i int) *T { return tx.vals[i].(*docValue[T]).ptr() }
 
 // LoadAll reads several documents as they were at one moment, never part of
 // a transaction: under their locks, after completing any transaction a crash
@@ -111,7 +165,7 @@ func updateAll(ctx context.Context, op string, docs []AnyStore, fn func(*Tx) err
 		return nil, pathError(op, docNames(docs), err)
 	}
 	var result *Tx
-	err = bs[0].(TxBackend).UpdateAll(ctx, bs, func(cur [][]byte) ([][]byte, error) {
+	err = updateAllAs(ctx, op, bs, func(cur [][]byte) ([][]byte, error) {
 		tx := &Tx{docs: docs, vals: make([]txValue, len(docs))}
 		for i, d := range docs {
 			v, err := d.open(cur[i])
@@ -124,11 +178,13 @@ func updateAll(ctx context.Context, op string, docs []AnyStore, fn func(*Tx) err
 			result = tx
 			return cur, nil
 		}
-		if err := fn(tx); err != nil {
-			return nil, err
+		err := fn(tx)
+		if tx.err != nil && (err == nil || !errors.Is(err, tx.err)) {
+			// fn dropped In's error: the misuse is what failed.
+			return nil, tx.err
 		}
-		if tx.err != nil {
-			return nil, pathError(op, docNames(docs), tx.err)
+		if err != nil {
+			return nil, err
 		}
 		out := make([][]byte, len(docs))
 		now := sync.OnceValue(utcNow) // one time for every document
@@ -145,6 +201,15 @@ func updateAll(ctx context.Context, op string, docs []AnyStore, fn func(*Tx) err
 		return nil, err
 	}
 	return result, nil
+}
+
+// updateAllAs calls UpdateAll of the first backend, telling the file
+// backend which call it serves, for its errors.
+func updateAllAs(ctx context.Context, op string, bs []Backend, apply func(cur [][]byte) ([][]byte, error)) error {
+	if b, ok := bs[0].(*fileBackend); ok {
+		return b.updateAllAs(ctx, op, bs, apply)
+	}
+	return bs[0].(TxBackend).UpdateAll(ctx, bs, apply)
 }
 
 // txBackends checks the documents of a transaction and returns their

@@ -304,9 +304,9 @@ func TestMutateAllRefusesHardLinks(t *testing.T) {
 				t.Fatal(err)
 			}
 			sa, sb := NewStore[Status](a), NewStore[Status](b)
-			_, err := MutateAll(ctx, []AnyStore{sa, sb}, func(tx *Tx) error {
-				sa.In(tx).Runs = 10 + i
-				sb.In(tx).Runs = 20 + i
+			_, _, err := MutateAll2(ctx, sa, sb, func(a, b *Status) error {
+				a.Runs = 10 + i
+				b.Runs = 20 + i
 				return nil
 			})
 			fa, _ := os.Stat(a)

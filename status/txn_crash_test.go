@@ -52,7 +52,11 @@ func crashDocs(t *testing.T, dir string, n int) ([]AnyStore, []*Store[txReg]) {
 func bumpAll(docs []AnyStore) func(*Tx) error {
 	return func(tx *Tx) error {
 		for _, d := range docs {
-			d.(*Store[txReg]).In(tx).Active++
+			r, err := d.(*Store[txReg]).In(tx)
+			if err != nil {
+				return err
+			}
+			r.Active++
 		}
 		return nil
 	}
@@ -118,7 +122,7 @@ func crashThenRecover(t *testing.T, n int, step string, committed bool, first st
 			t.Fatal(err)
 		}
 		for _, s := range stores {
-			if got := s.In(tx).Active; got != want+1 {
+			if got := in(t, s, tx).Active; got != want+1 {
 				t.Fatalf("the next transaction committed %d, want %d", got, want+1)
 			}
 		}
@@ -129,7 +133,7 @@ func crashThenRecover(t *testing.T, n int, step string, committed bool, first st
 		t.Fatal(err)
 	}
 	for i, s := range stores {
-		if got := s.In(tx).Active; got != want {
+		if got := in(t, s, tx).Active; got != want {
 			t.Fatalf("document %d: active %d, want %d (crash at %q, committed %v)", i, got, want, step, committed)
 		}
 	}
@@ -245,9 +249,9 @@ func TestRecoverOddMarkers(t *testing.T) {
 	t.Run("leftover new content without marker", func(t *testing.T) {
 		dir, s, key := setup(t)
 		other := NewStore[txReg](filepath.Join(dir, "other.json"))
-		if _, err := MutateAll(ctx, []AnyStore{s, other}, func(tx *Tx) error {
-			s.In(tx).Active = 2
-			other.In(tx).Active = 2
+		if _, _, err := MutateAll2(ctx, s, other, func(a, b *txReg) error {
+			a.Active = 2
+			b.Active = 2
 			return nil
 		}); err != nil {
 			t.Fatal(err)

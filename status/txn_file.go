@@ -40,7 +40,12 @@ type txPart struct {
 // commit that changes one document writes it as a Mutate would; two or
 // more go through commitAll.
 func (b *fileBackend) UpdateAll(ctx context.Context, docs []Backend, apply func(cur [][]byte) ([][]byte, error)) error {
-	const op = "mutate all"
+	return b.updateAllAs(ctx, "mutate all", docs, apply)
+}
+
+// updateAllAs is UpdateAll, naming the call op ("load all" for LoadAll) in
+// its errors.
+func (b *fileBackend) updateAllAs(ctx context.Context, op string, docs []Backend, apply func(cur [][]byte) ([][]byte, error)) error {
 	parts, err := txParts(docs)
 	if err != nil {
 		return pathError(op, backendNames(docs), err)
@@ -60,7 +65,7 @@ func (b *fileBackend) UpdateAll(ctx context.Context, docs []Backend, apply func(
 		}
 	}()
 	join := &txJoin{parts: parts, n: len(docs), apply: apply}
-	if t := takeTurns(ctx, parts, join); t != nil {
+	if t := takeTurns(ctx, op, parts, join); t != nil {
 		// ctx ended, or the transaction ahead committed this one (see
 		// joins): its outcome is this call's.
 		return t.outcome()
@@ -135,10 +140,10 @@ func backendNames(docs []Backend) string {
 // turns it has and returns the turn that ended. The first turn carries
 // join, so that a transaction ahead whose documents include all of these
 // may commit this one with its own; that turn then ends too.
-func takeTurns(ctx context.Context, parts []*txPart, join *txJoin) (ended *turn) {
+func takeTurns(ctx context.Context, op string, parts []*txPart, join *txJoin) (ended *turn) {
 	for i, p := range parts {
 		var held bool
-		if p.turn, held = queueTurn(ctx, p.b, p.e, join); !held {
+		if p.turn, held = queueTurn(ctx, op, p.b, p.e, join); !held {
 			giveBackTurns(parts[:i])
 			return p.turn
 		}
@@ -337,7 +342,7 @@ func runTx(parts []*txPart, n int, apply func(cur [][]byte) ([][]byte, error), l
 			p.turn.failWrite(werr)
 		}
 		if ok {
-			err = pathError("mutate all", names, werr)
+			err = pathError(lead.r.opName(), names, werr)
 		}
 	}
 	completed = true
@@ -383,7 +388,7 @@ func oneFileEach(parts []*txPart) error {
 		}
 		for i, prev := range seen {
 			if os.SameFile(prev, fi) {
-				return pathError("mutate all", p.b.path, fmt.Errorf("%w: it is the same file as %s (a hard link)", os.ErrInvalid, of[i].b.path))
+				return pathError(p.turn.r.opName(), p.b.path, fmt.Errorf("%w: it is the same file as %s (a hard link)", os.ErrInvalid, of[i].b.path))
 			}
 		}
 		seen, of = append(seen, fi), append(of, p)
@@ -422,7 +427,7 @@ func commitParts(parts []*txPart) (string, error) {
 	var names []string
 	for _, p := range parts {
 		if !unchanged(p.cur, p.orig) {
-			ws = append(ws, journal.Write{Path: p.key, Data: p.cur, Before: p.orig, Perm: p.b.perm})
+			ws = append(ws, journal.Write{Path: p.key, Data: p.cur, Before: p.orig, Perm: p.b.perm, Limit: p.b.maxSize})
 			names = append(names, p.b.path)
 		}
 	}
@@ -432,5 +437,14 @@ func commitParts(parts []*txPart) (string, error) {
 	case 1:
 		return names[0], writeFile(ws[0].Path, ws[0].Data, ws[0].Perm)
 	}
-	return strings.Join(names, ", "), commitAll(ws)
+	return listNames(names), commitAll(ws)
+}
+
+// listNames names the documents of a commit in its error: the first three,
+// then how many more.
+func listNames(names []string) string {
+	if len(names) <= 3 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d other documents", strings.Join(names[:3], ", "), len(names)-3)
 }

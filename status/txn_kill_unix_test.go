@@ -111,7 +111,7 @@ func checkSpawn(t *testing.T, dir string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	r, s := reg.In(tx), task.In(tx)
+	r, s := in(t, reg, tx), in(t, task, tx)
 	running := 0
 	if s.State == Running {
 		running = 1

@@ -34,7 +34,14 @@ func txDocs(t *testing.T, dir string) (*Store[txReg], *Store[Status]) {
 // spawn is the admission step the tests use: claim the task, count it.
 func spawn(reg *Store[txReg], task *Store[Status]) func(*Tx) error {
 	return func(tx *Tx) error {
-		r, s := reg.In(tx), task.In(tx)
+		r, err := reg.In(tx)
+		if err != nil {
+			return err
+		}
+		s, err := task.In(tx)
+		if err != nil {
+			return err
+		}
 		if r.Active >= r.Max {
 			return errors.New("at capacity")
 		}
@@ -42,6 +49,16 @@ func spawn(reg *Store[txReg], task *Store[Status]) func(*Tx) error {
 		r.Agents = append(r.Agents, task.Name())
 		return s.Transition(Running, Queued)
 	}
+}
+
+// in is [Store.In] for a test whose s is in tx: a misuse fails the test.
+func in[T any](t testing.TB, s *Store[T], tx *Tx) *T {
+	t.Helper()
+	v, err := s.In(tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 func seedTx(t *testing.T, reg *Store[txReg], task *Store[Status]) {
@@ -81,7 +98,7 @@ func TestMutateAllCommitsEveryDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, s := reg.In(tx), task.In(tx)
+	r, s := in(t, reg, tx), in(t, task, tx)
 	if r.Active != 1 || s.State != Running || s.UpdatedAt.Before(before) {
 		t.Fatalf("Tx holds %+v and %s updated %v, want active 1, running, stamped", *r, s.State, s.UpdatedAt)
 	}
@@ -106,9 +123,9 @@ func TestMutateAllWritesNothingOnError(t *testing.T) {
 	}
 	want := raw()
 	boom := errors.New("boom")
-	_, err := MutateAll(context.Background(), []AnyStore{reg, task}, func(tx *Tx) error {
-		reg.In(tx).Active = 99
-		task.In(tx).State = Failed
+	_, _, err := MutateAll2(context.Background(), reg, task, func(r *txReg, s *Status) error {
+		r.Active = 99
+		s.State = Failed
 		return boom
 	})
 	if err != boom {
@@ -120,8 +137,8 @@ func TestMutateAllWritesNothingOnError(t *testing.T) {
 				t.Error("fn's panic did not reach the caller")
 			}
 		}()
-		MutateAll(context.Background(), []AnyStore{reg, task}, func(tx *Tx) error {
-			reg.In(tx).Active = 99
+		MutateAll2(context.Background(), reg, task, func(r *txReg, _ *Status) error {
+			r.Active = 99
 			panic("fn panic")
 		})
 	}()
@@ -142,9 +159,8 @@ func TestMutateAllWritesOnlyWhatChanged(t *testing.T) {
 	setTxCrash(t, func(step string) bool { steps = append(steps, step); return false })
 	st, _ := os.Stat(task.Name())
 	// One document changed: written as Mutate writes it, no journal.
-	if _, err := MutateAll(context.Background(), []AnyStore{reg, task}, func(tx *Tx) error {
-		reg.In(tx).Active = 3
-		task.In(tx) // read, not changed
+	if _, _, err := MutateAll2(context.Background(), reg, task, func(r *txReg, _ *Status) error {
+		r.Active = 3 // the task is read, not changed
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -223,9 +239,16 @@ func TestMutateAllRefusesBadDocuments(t *testing.T) {
 		{"mixed backends", []AnyStore{reg, other}, noop, os.ErrInvalid},
 		{"no transactions", []AnyStore{other, reg}, noop, errors.ErrUnsupported},
 		{"nil fn", []AnyStore{reg, task}, nil, errNilFunc},
-		{"undeclared", []AnyStore{reg}, func(tx *Tx) error { task.In(tx).Runs++; return nil }, os.ErrInvalid},
-		{"wrong type", []AnyStore{reg}, func(tx *Tx) error { NewStore[Status](reg.Name()).In(tx).Runs++; return nil }, os.ErrInvalid},
-		{"nil In", []AnyStore{reg}, func(tx *Tx) error { nilStore.In(tx).Runs++; return nil }, os.ErrInvalid},
+		// A misuse of In that fn ignores still fails the transaction.
+		{"undeclared", []AnyStore{reg}, func(tx *Tx) error { s, _ := task.In(tx); s.Runs++; return nil }, os.ErrInvalid},
+		{"wrong type", []AnyStore{reg}, func(tx *Tx) error { s, _ := NewStore[Status](reg.Name()).In(tx); s.Runs++; return nil }, os.ErrInvalid},
+		{"nil In", []AnyStore{reg}, func(tx *Tx) error { s, _ := nilStore.In(tx); s.Runs++; return nil }, os.ErrInvalid},
+		{"undeclared, another error", []AnyStore{reg}, func(tx *Tx) error {
+			if s, _ := task.In(tx); s.State != Running {
+				return errors.New("not running") // decided from the zero value
+			}
+			return nil
+		}, os.ErrInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before, _ := os.ReadFile(reg.Name())
@@ -234,7 +257,7 @@ func TestMutateAllRefusesBadDocuments(t *testing.T) {
 				_, err = MutateAll(ctx, tc.docs, nil)
 			} else {
 				_, err = MutateAll(ctx, tc.docs, func(tx *Tx) error {
-					reg.In(tx).Active = 42 // a change that must not be written
+					in(t, reg, tx).Active = 42 // a change that must not be written
 					return tc.fn(tx)
 				})
 			}
@@ -252,8 +275,8 @@ func TestMutateAllRefusesBadDocuments(t *testing.T) {
 	if _, err := MutateAll(nil, []AnyStore{reg}, noop); err == nil { //nolint:staticcheck // the nil ctx is the case
 		t.Fatal("nil ctx accepted")
 	}
-	if got := (*Store[txReg])(nil).In(nil); got == nil {
-		t.Fatal("In on nil returned nil")
+	if got, err := (*Store[txReg])(nil).In(nil); got == nil || !errors.Is(err, os.ErrInvalid) {
+		t.Fatalf("In on nil = %v, %v; want a zero value and os.ErrInvalid", got, err)
 	}
 }
 
@@ -319,11 +342,12 @@ func TestLoadAllReadsTogether(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reg.In(tx).Max != 5 || task.In(tx).State != Queued {
-		t.Fatalf("LoadAll read %+v and %s", *reg.In(tx), task.In(tx).State)
+	r, s := in(t, reg, tx), in(t, task, tx)
+	if r.Max != 5 || s.State != Queued {
+		t.Fatalf("LoadAll read %+v and %s", *r, s.State)
 	}
 	// Changing the snapshot changes nothing on disk.
-	reg.In(tx).Max = 1
+	r.Max = 1
 	if got, _ := reg.Load(context.Background()); got.Max != 5 {
 		t.Fatal("a LoadAll snapshot wrote through")
 	}
@@ -459,9 +483,9 @@ func TestMutateAllConcurrentOverlapping(t *testing.T) {
 				if a == b {
 					continue
 				}
-				_, err := MutateAll(ctx, []AnyStore{a, b}, func(tx *Tx) error {
-					a.In(tx).Active++ // Active counts transactions, Max their other end
-					b.In(tx).Max++
+				_, _, err := MutateAll2(ctx, a, b, func(a, b *txReg) error {
+					a.Active++ // Active counts transactions, Max their other end
+					b.Max++
 					return nil
 				})
 				if err != nil {
@@ -536,9 +560,17 @@ func TestMutateAllJoinsQueuedTransactions(t *testing.T) {
 			for _, d := range docs {
 				switch s := d.(type) {
 				case *Store[txReg]:
-					s.In(tx).Active++
+					r, err := s.In(tx)
+					if err != nil {
+						return err
+					}
+					r.Active++
 				case *Store[Status]:
-					s.In(tx).Runs++
+					st, err := s.In(tx)
+					if err != nil {
+						return err
+					}
+					st.Runs++
 				}
 			}
 			return nil
@@ -573,7 +605,11 @@ func TestMutateAllJoinsQueuedTransactions(t *testing.T) {
 	failing := make(chan error, 1)
 	wg.Go(func() {
 		_, err := MutateAll(context.Background(), []AnyStore{reg}, func(tx *Tx) error {
-			reg.In(tx).Active = 1000
+			r, err := reg.In(tx)
+			if err != nil {
+				return err
+			}
+			r.Active = 1000
 			return errors.New("joined and failing")
 		})
 		failing <- err
@@ -602,7 +638,7 @@ func TestMutateAllJoinsQueuedTransactions(t *testing.T) {
 	// Each joined transaction's Tx holds what its own fn saw plus its change.
 	seen := map[int]bool{}
 	for _, tx := range joinedTx {
-		seen[task.In(tx).Runs] = true
+		seen[in(t, task, tx).Runs] = true
 	}
 	if len(seen) != n {
 		t.Fatalf("joined transactions committed runs %v: want each its own value", seen)
@@ -618,10 +654,10 @@ func TestMutateAllJoinedPanic(t *testing.T) {
 	inside, release := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		MutateAll(context.Background(), []AnyStore{reg, task}, func(tx *Tx) error {
+		MutateAll2(context.Background(), reg, task, func(r *txReg, _ *Status) error {
 			close(inside)
 			<-release
-			reg.In(tx).Active++
+			r.Active++
 			return nil
 		})
 	})
@@ -629,13 +665,20 @@ func TestMutateAllJoinedPanic(t *testing.T) {
 	recovered := make(chan any, 1)
 	wg.Go(func() {
 		defer func() { recovered <- recover() }()
-		MutateAll(context.Background(), []AnyStore{reg, task}, func(tx *Tx) error {
-			reg.In(tx).Active = 1000
+		MutateAll2(context.Background(), reg, task, func(r *txReg, _ *Status) error {
+			r.Active = 1000
 			panic("joined panic")
 		})
 	})
 	wg.Go(func() {
-		MutateAll(context.Background(), []AnyStore{reg}, func(tx *Tx) error { reg.In(tx).Active++; return nil })
+		MutateAll(context.Background(), []AnyStore{reg}, func(tx *Tx) error {
+			r, err := reg.In(tx)
+			if err != nil {
+				return err
+			}
+			r.Active++
+			return nil
+		})
 	})
 	waitQueued(t, reg.Name(), 3)
 	close(release)
@@ -690,5 +733,121 @@ func TestMutateAllJoinedCallObserved(t *testing.T) {
 	c := <-calls
 	if c.Err != nil || c.Batch != 2 || c.Leader || c.Write <= 0 {
 		t.Fatalf("observed call %+v: want batch 2 (the transaction's turn and the call), not leader, a write", c)
+	}
+}
+
+// LoadAll's errors name it: a read is not reported as "mutate all", with
+// a missing directory (opening the lock file fails), a cancelled context
+// and a wait for a lock that ends with ctx.
+func TestLoadAllErrorsSayLoadAll(t *testing.T) {
+	dir := t.TempDir()
+	reg, task := txDocs(t, dir)
+	missing := NewStore[Status](filepath.Join(dir, "missing", "status.json"))
+	_, err := LoadAll(context.Background(), reg, missing)
+	if err == nil || !strings.Contains(err.Error(), "status: load all ") || strings.Contains(err.Error(), "mutate all") {
+		t.Errorf("LoadAll with a missing directory: %v, want an error of load all", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := LoadAll(ctx, reg, task); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "load all") {
+		t.Errorf("LoadAll with a cancelled context: %v", err)
+	}
+	// Queued behind a Mutate that holds the registry's turn: ctx ends the wait.
+	inside, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		reg.Mutate(context.Background(), func(*txReg) error { close(inside); <-release; return nil })
+	})
+	<-inside
+	ctx, cancel = context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := LoadAll(ctx, reg, task); done <- err }()
+	waitQueued(t, reg.Name(), 1)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "load all") || strings.Contains(err.Error(), "mutate all") {
+		t.Errorf("LoadAll whose wait ctx ended: %v", err)
+	}
+	close(release)
+	wg.Wait()
+	if _, err := MutateAll(context.Background(), []AnyStore{reg, missing}, func(*Tx) error { return nil }); err == nil || !strings.Contains(err.Error(), "status: mutate all ") {
+		t.Errorf("MutateAll with a missing directory: %v, want an error of mutate all", err)
+	}
+}
+
+// In reports a Store that is not in the transaction at the call, with an
+// error naming it; the transaction fails with it even if fn drops it, and
+// writes nothing.
+func TestInReportsMisuseAtTheCall(t *testing.T) {
+	dir := t.TempDir()
+	reg, task := txDocs(t, dir)
+	seedTx(t, reg, task)
+	other := NewStore[Status](filepath.Join(dir, "other.json"))
+	var inErr error
+	_, err := MutateAll(context.Background(), []AnyStore{reg, task}, func(tx *Tx) error {
+		in(t, reg, tx).Active = 42
+		s, err := other.In(tx)
+		inErr = err
+		if s == nil {
+			t.Error("In returned a nil pointer with its error")
+		}
+		return err
+	})
+	if !errors.Is(inErr, os.ErrInvalid) || !strings.Contains(inErr.Error(), "status: in "+other.Name()+": ") || !strings.Contains(inErr.Error(), reg.Name()) {
+		t.Fatalf("In of a Store not in the transaction: %v, want os.ErrInvalid naming it and the transaction's documents", inErr)
+	}
+	if err != inErr {
+		t.Errorf("MutateAll returned %v, want fn's error, In's, as is", err)
+	}
+	if r, _ := reg.Load(context.Background()); r.Active == 42 {
+		t.Error("the failed transaction wrote the registry")
+	}
+	// The same Store under another type: refused at the call too.
+	_, err = MutateAll(context.Background(), []AnyStore{reg}, func(tx *Tx) error {
+		_, err := NewStore[Status](reg.Name()).In(tx)
+		return err
+	})
+	if !errors.Is(err, os.ErrInvalid) || !strings.Contains(err.Error(), "another document type") {
+		t.Errorf("In of the registry as a Status: %v", err)
+	}
+}
+
+// MutateAll3 commits three documents of three types together, returns them
+// as committed, and writes nothing when fn fails; bad arguments are
+// os.ErrInvalid, as for MutateAll.
+func TestMutateAll3(t *testing.T) {
+	dir := t.TempDir()
+	reg, task := txDocs(t, dir)
+	seedTx(t, reg, task)
+	parent := NewStore[map[string]any](filepath.Join(dir, "parent.json"))
+	fn := func(r *txReg, s *Status, p *map[string]any) error {
+		r.Active++
+		*p = map[string]any{"children": []any{s.Task}}
+		return s.Transition(Running, Queued)
+	}
+	r, s, p, err := MutateAll3(context.Background(), reg, task, parent, fn)
+	if err != nil || r.Active != 1 || s.State != Running || len(p["children"].([]any)) != 1 {
+		t.Fatalf("MutateAll3 = %+v, %s, %v, %v", r, s.State, p, err)
+	}
+	before := [3][]byte{}
+	for i, name := range []string{reg.Name(), task.Name(), parent.Name()} {
+		before[i], _ = os.ReadFile(name)
+	}
+	// The task is running now: the transition fails and nothing is written.
+	if _, _, _, err := MutateAll3(context.Background(), reg, task, parent, fn); !errors.Is(err, ErrConflict) {
+		t.Fatalf("second MutateAll3: %v, want ErrConflict", err)
+	}
+	for i, name := range []string{reg.Name(), task.Name(), parent.Name()} {
+		if after, _ := os.ReadFile(name); string(after) != string(before[i]) {
+			t.Errorf("%s changed by a failed MutateAll3", name)
+		}
+	}
+	if _, _, _, err := MutateAll3(context.Background(), reg, task, nil, fn); !errors.Is(err, os.ErrInvalid) {
+		t.Errorf("MutateAll3 with a nil Store: %v", err)
+	}
+	if _, _, _, err := MutateAll3[txReg, Status, map[string]any](context.Background(), reg, task, parent, nil); !errors.Is(err, errNilFunc) {
+		t.Errorf("MutateAll3 with a nil fn: %v", err)
+	}
+	if _, _, err := MutateAll2(context.Background(), reg, reg, func(*txReg, *txReg) error { return nil }); !errors.Is(err, os.ErrInvalid) {
+		t.Errorf("MutateAll2 of one document twice: %v", err)
 	}
 }

@@ -25,13 +25,12 @@ var (
 	errTxFiles    = fmt.Errorf("transaction files need an operator: %w", status.ErrCorrupt)
 )
 
-// checkTxFile and followRoot are variables only so that the controls of
-// the tests can switch off what they do: the check of transaction files
-// (txfile.Check) and the walk of the tree that a link given as ROOT
-// names.
+// checkTxFile and checkLockFile are variables only so that the controls of
+// the tests can switch off the checks of transaction files (txfile.Check)
+// and lock files (txfile.CheckLock).
 var (
-	checkTxFile = txfile.Check
-	followRoot  = true
+	checkTxFile   = txfile.Check
+	checkLockFile = txfile.CheckLock
 )
 
 // A finding is one line of fsck's report.
@@ -48,66 +47,51 @@ type fsckReport struct {
 
 func cmdFsck(args []string, stdout io.Writer) error {
 	fl := newFlags("fsck")
-	name := fl.String("name", status.StatusFile, "documents are the files named like this (path.Match pattern)")
-	var maxSize int64
-	maxSizeFlag(fl, &maxSize)
-	var k kind
-	kindFlag(fl, &k)
+	var df docFlags
+	df.register(fl)
 	pos, err := parseFlags(fl, args, stdout)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return fmt.Errorf("%w: fsck wants ROOT, got %d arguments", errUsage, len(pos))
+	t, err := df.openTree("fsck", pos)
+	if err != nil {
+		return err
 	}
-	if _, err := filepath.Match(*name, ""); err != nil || *name == "" || strings.ContainsRune(*name, '/') {
-		return fmt.Errorf("%w: fsck: --name %q is not a file name pattern", errUsage, *name)
-	}
-	root := pos[0]
-	if fi, err := os.Stat(root); err != nil {
-		return fmt.Errorf("fsck: %w", err)
-	} else if !fi.IsDir() {
-		return fmt.Errorf("%w: fsck: %s is not a directory", errUsage, root)
-	}
-	if fi, err := os.Lstat(root); err == nil && fi.Mode()&os.ModeSymlink != 0 && followRoot {
-		// The tree the link names; links inside it are not followed.
-		if root, err = filepath.EvalSymlinks(root); err != nil {
-			return fmt.Errorf("fsck: %w", err)
-		}
+	maxSize, k := df.maxSize, df.kind
+	report := func(f finding) error {
+		_, err := fmt.Fprintf(stdout, "%s\t%s\t%s\n", f.kind, quoteName(t.show(f.path)), oneLine(f.detail))
+		return err
 	}
 	var r fsckReport
-	werr := filepath.WalkDir(root, func(path string, d iofs.DirEntry, err error) error {
+	werr := t.walk(func(path string, d iofs.DirEntry, err error) error {
 		if err != nil {
 			r.unreadable++
-			return report(stdout, finding{"unreadable", path, errText(path, err)})
+			return report(finding{"unreadable", path, errText(path, err)})
 		}
 		if d.IsDir() {
-			if path == root {
-				return nil
-			}
 			if txfile.Is(d.Name()) {
-				return report(stdout, r.checkTx(path, maxSize))
+				return report(r.checkTx(path, maxSize))
 			}
-			if strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir // as status.List: .git, caches
+			if hidden(d) {
+				return filepath.SkipDir
 			}
 			if strings.HasSuffix(d.Name(), status.LockSuffix) {
 				if f, ok := r.checkLock(path); ok {
-					return report(stdout, f)
+					return report(f)
 				}
 			}
-			if match, _ := filepath.Match(*name, d.Name()); match {
+			if match, _ := filepath.Match(df.name, d.Name()); match {
 				r.docs++
 				r.refused++
-				return report(stdout, finding{"refused", path, "a directory where a document belongs: every writer refuses it"})
+				return report(finding{"refused", path, "a directory where a document belongs: every writer refuses it"})
 			}
 			return nil
 		}
-		f, ok := r.check(k, path, d.Name(), *name, maxSize)
+		f, ok := r.check(k, path, d.Name(), df.name, maxSize)
 		if !ok {
 			return nil
 		}
-		return report(stdout, f)
+		return report(f)
 	})
 	if werr != nil {
 		return werr // stdout failed
@@ -118,11 +102,11 @@ func cmdFsck(args []string, stdout io.Writer) error {
 	}
 	switch {
 	case r.corrupt+r.refused > 0:
-		return fmt.Errorf("fsck %s: %d %w (corestate quarantine FILE moves one aside)", root, r.corrupt+r.refused, errUnusable)
+		return fmt.Errorf("fsck %s: %d %w (corestate quarantine FILE moves one aside)", t.root, r.corrupt+r.refused, errUnusable)
 	case r.blocked+r.conflicts+r.orphans > 0:
-		return fmt.Errorf("fsck %s: %d %w (see corestate help fsck)", root, r.blocked+r.conflicts+r.orphans, errTxFiles)
+		return fmt.Errorf("fsck %s: %d %w (see corestate help fsck)", t.root, r.blocked+r.conflicts+r.orphans, errTxFiles)
 	case r.unreadable > 0:
-		return fmt.Errorf("fsck %s: %d files or directories could not be read", root, r.unreadable)
+		return fmt.Errorf("fsck %s: %d files or directories could not be read", t.root, r.unreadable)
 	}
 	return nil
 }
@@ -200,24 +184,23 @@ func txText(path string, err error) string {
 }
 
 // checkLock reports a lock file whose document is missing (harmless: the
-// next writer uses it), and one that is not a regular file (every writer
-// refuses it).
+// next writer uses it), and one that every writer refuses: not a regular
+// file, or another user's in a sticky directory (txfile.CheckLock).
 func (r *fsckReport) checkLock(path string) (finding, bool) {
 	fi, err := os.Lstat(path)
 	if err == nil && !fi.Mode().IsRegular() {
 		r.refused++
 		return finding{"refused", path, fmt.Sprintf("lock file is not a regular file (%v): every writer of its document refuses it", fi.Mode().Type())}, true
 	}
+	if err := checkLockFile(path); errors.Is(err, status.ErrLockUntrusted) {
+		r.refused++
+		return finding{"refused", path, errText(path, err) + ": every writer of its document refuses it"}, true
+	}
 	if _, err := os.Lstat(strings.TrimSuffix(path, status.LockSuffix)); errors.Is(err, os.ErrNotExist) {
 		r.locks++
 		return finding{"lock", path, "no document beside it (harmless: the next writer uses it)"}, true
 	}
 	return finding{}, false
-}
-
-func report(w io.Writer, f finding) error {
-	_, err := fmt.Fprintf(w, "%s\t%s\t%s\n", f.kind, quoteName(f.path), oneLine(f.detail))
-	return err
 }
 
 // errText is err's message without the path, which the line shows.

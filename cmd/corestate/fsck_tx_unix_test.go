@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/agentstate/core/status/txfile"
 )
 
 // A transaction file that blocks a document must never pass for healthy.
@@ -240,5 +242,39 @@ func TestFsckFollowsRootLink(t *testing.T) {
 	t.Logf("CONTROL, the link walked as itself: exit %d, %s", r.code, strings.TrimSpace(r.stdout))
 	if r.code != exitOK {
 		t.Errorf("CONTROL: exit %d: the harness cannot tell", r.code)
+	}
+}
+
+// Another user's lock file in a sticky directory, next to root's document:
+// every writer refuses it, naming it, and fsck lists it (exit 3). The
+// CONTROL, fsck without its check of lock files, calls the tree healthy.
+func TestFsckListsForeignLockFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a lock file of another user needs root to make; CI runs as root")
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, "shared")
+	os.Mkdir(dir, 0o755)
+	if err := os.Chmod(dir, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	doc := filepath.Join(dir, "status.json")
+	writeFile(t, doc, good)
+	writeFile(t, doc+".lock", "")
+	if err := os.Chown(doc+".lock", 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	r := corestate(t, "incr", "--timeout", "10s", doc, "runs").want(t, exitError)
+	if !strings.Contains(r.stderr, "lock file cannot be trusted") || !strings.Contains(r.stderr, "uid 65534") {
+		t.Errorf("incr: stderr %q, want the lock file refused for its owner", r.stderr)
+	}
+	r = corestate(t, "fsck", root).want(t, exitCorrupt)
+	if !strings.Contains(r.stdout, "refused\t"+doc+".lock\tlock file cannot be trusted: owned by uid 65534") {
+		t.Errorf("fsck:\n%s\nwant the lock file refused", r.stdout)
+	}
+	checkLockFile = func(string) error { return nil }
+	t.Cleanup(func() { checkLockFile = txfile.CheckLock })
+	if r := corestate(t, "fsck", root); r.code != exitOK {
+		t.Errorf("CONTROL: fsck without its check of lock files exited %d:\n%s", r.code, r.stdout)
 	}
 }

@@ -20,8 +20,8 @@ func cmdGet(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) < 1 || len(pos) > 2 {
-		return fmt.Errorf("%w: get wants FILE [FIELD], got %d arguments", errUsage, len(pos))
+	if len(pos) < 1 {
+		return fmt.Errorf("%w: get wants FILE [FIELD]..., got no arguments", errUsage)
 	}
 	// Without the lock, as status.Load reads; a missing file is not found.
 	d, err := newStore(k, pos[0], status.WithMaxSize(maxSize)).load(ctx)
@@ -33,12 +33,16 @@ func cmdGet(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	// A field of status.Status that a status document omits gives the
-	// value a Go reader sees.
-	value, _ := d.Get(pos[1])
-	if value == nil {
-		return fmt.Errorf("get %s: field %q: %w", pos[0], pos[1], errNotFound)
+	// value a Go reader sees. Every field is found before one is printed.
+	var out []byte
+	for _, name := range pos[1:] {
+		value, _ := d.Get(name)
+		if value == nil {
+			return fmt.Errorf("get %s: field %q: %w", pos[0], name, errNotFound)
+		}
+		out = append(append(out, formatValue(value, *asJSON)...), '\n')
 	}
-	_, err = stdout.Write(append(formatValue(value, *asJSON), '\n'))
+	_, err = stdout.Write(out)
 	return err
 }
 

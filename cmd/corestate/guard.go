@@ -17,6 +17,7 @@ import (
 // under the document's lock, so no other writer can come between the check
 // and the write.
 type guard struct {
+	flag string // --if, or list's --where, for messages
 	text string // as given, for messages
 	name string // the field
 	kind kind   // of the document: what an absent or null field reads as
@@ -50,10 +51,13 @@ func (g *guardFlags) String() string {
 
 func (g *guardFlags) Set(s string) error { *g = append(*g, s); return nil }
 
-func (g guardFlags) parse(k kind) ([]guard, error) {
+func (g guardFlags) parse(k kind) ([]guard, error) { return g.parseAs(k, "--if") }
+
+// parseAs is parse for a flag of another name (list's --where).
+func (g guardFlags) parseAs(k kind, flag string) ([]guard, error) {
 	var gs []guard
 	for _, text := range g {
-		gd, err := parseGuard(k, text)
+		gd, err := parseGuardAs(k, flag, text)
 		if err != nil {
 			return nil, err
 		}
@@ -69,26 +73,28 @@ func (g guardFlags) parse(k kind) ([]guard, error) {
 // a bare scalar also matches its string form (see alt). The whole VALUE is
 // one value when it parses as JSON (tags=["a","b"], note="a,b"); otherwise
 // it is split at every comma into alternatives (status=queued,blocked).
-func parseGuard(k kind, text string) (guard, error) {
+func parseGuard(k kind, text string) (guard, error) { return parseGuardAs(k, "--if", text) }
+
+func parseGuardAs(k kind, flag, text string) (guard, error) {
 	i := strings.IndexAny(text, "<>=")
 	if i < 0 {
-		return guard{}, fmt.Errorf("%w: --if %q is not FIELD=VALUE or FIELD<VALUE", errUsage, text)
+		return guard{}, fmt.Errorf("%w: %s %q is not FIELD=VALUE or FIELD<VALUE", errUsage, flag, text)
 	}
 	if text[i] != '=' {
-		return parseComparison(k, text, i)
+		return parseComparison(k, flag, text, i)
 	}
 	name, value := text[:i], text[i+1:]
 	if name == "" {
-		return guard{}, fmt.Errorf("%w: --if %s: empty field name", errBadField, text)
+		return guard{}, fmt.Errorf("%w: %s %s: empty field name", errBadField, flag, text)
 	}
 	if err := checkName(k, name); err != nil {
-		return guard{}, fmt.Errorf("--if %s: %w", text, err)
+		return guard{}, fmt.Errorf("%s %s: %w", flag, text, err)
 	}
 	parts := []string{value}
 	if !json.Valid([]byte(value)) {
 		parts = strings.Split(value, ",")
 	}
-	g := guard{text: text, name: name, kind: k, op: "="}
+	g := guard{flag: flag, text: text, name: name, kind: k, op: "="}
 	for _, p := range parts {
 		if strings.TrimSpace(p) == "null" {
 			g.alts = append(g.alts, alt{})
@@ -97,11 +103,11 @@ func parseGuard(k kind, text string) (guard, error) {
 		if p != "" && strings.ContainsRune(`[{"`, rune(p[0])) && !json.Valid([]byte(p)) {
 			// A composite or quoted alternative cut by a comma: refuse
 			// rather than compare against a fragment.
-			return guard{}, fmt.Errorf("%w: --if %s: %q is not a JSON value (an alternative list cannot hold composite values)", errUsage, text, p)
+			return guard{}, fmt.Errorf("%w: %s %s: %q is not a JSON value (an alternative list cannot hold composite values)", errUsage, flag, text, p)
 		}
 		a, err := parseAssignment(k, name+"="+p)
 		if err != nil {
-			return guard{}, fmt.Errorf("--if %s: %w", text, err)
+			return guard{}, fmt.Errorf("%s %s: %w", flag, text, err)
 		}
 		g.alts = append(g.alts, alt{value: a.value, asString: stringForm(a.value)})
 	}
@@ -121,15 +127,15 @@ func stringForm(v json.RawMessage) json.RawMessage {
 // parseComparison parses FIELD<VALUE, FIELD<=VALUE, FIELD>VALUE or
 // FIELD>=VALUE, whose operator starts at text[i]. VALUE is a JSON number,
 // or else the name of another field of the document.
-func parseComparison(k kind, text string, i int) (guard, error) {
-	g := guard{text: text, name: text[:i], kind: k, op: text[i : i+1]}
+func parseComparison(k kind, flag, text string, i int) (guard, error) {
+	g := guard{flag: flag, text: text, name: text[:i], kind: k, op: text[i : i+1]}
 	if i+1 < len(text) && text[i+1] == '=' {
 		g.op += "="
 	}
 	g.than = text[i+len(g.op):]
 	for _, name := range []string{g.name, g.than} {
 		if name == "" {
-			return guard{}, fmt.Errorf("%w: --if %s: a comparison needs a field and a number or field", errUsage, text)
+			return guard{}, fmt.Errorf("%w: %s %s: a comparison needs a field and a number or field", errUsage, flag, text)
 		}
 	}
 	var n json.Number
@@ -140,7 +146,7 @@ func parseComparison(k kind, text string, i int) (guard, error) {
 	}
 	for _, name := range fields {
 		if err := checkNumberField(k, name); err != nil {
-			return guard{}, fmt.Errorf("--if %s: %w", text, err)
+			return guard{}, fmt.Errorf("%s %s: %w", flag, text, err)
 		}
 	}
 	return g, nil
@@ -164,18 +170,18 @@ func number(d doc, name string) (json.Number, error) {
 func (g guard) compare(d doc) error {
 	x, err := number(d, g.name)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s %s: %w", g.flag, g.text, err)
 	}
 	y, detail := json.Number(g.than), ""
 	if g.ref {
 		if y, err = number(d, g.than); err != nil {
-			return err
+			return fmt.Errorf("%s %s: %w", g.flag, g.text, err)
 		}
 		detail = fmt.Sprintf(", %s is %s", g.than, y)
 	}
 	c, ok := compareNumbers(x, y)
 	if !ok {
-		return fmt.Errorf("%w: --if %s: cannot compare %s with %s", errBadField, g.text, x, y)
+		return fmt.Errorf("%w: %s %s: cannot compare %s with %s", errBadField, g.flag, g.text, x, y)
 	}
 	holds := map[string]bool{"<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}[g.op]
 	if holds {
@@ -222,7 +228,7 @@ type conflictError struct {
 
 func (e *conflictError) Error() string {
 	if e.detail != "" {
-		return fmt.Sprintf("conflict: --if %s does not hold: %s", e.guard.text, e.detail)
+		return fmt.Sprintf("conflict: %s %s does not hold: %s", e.guard.flag, e.guard.text, e.detail)
 	}
 	want := make([]string, len(e.guard.alts))
 	for i, a := range e.guard.alts {
@@ -241,8 +247,8 @@ func (e *conflictError) Error() string {
 	} else if e.got != nil {
 		got = "absent (reads as " + string(e.got) + ")"
 	}
-	return fmt.Sprintf("conflict: --if %s does not hold: %s is %s, want %s",
-		e.guard.text, e.guard.name, got, strings.Join(want, " or "))
+	return fmt.Sprintf("conflict: %s %s does not hold: %s is %s, want %s",
+		e.guard.flag, e.guard.text, e.guard.name, got, strings.Join(want, " or "))
 }
 
 func (e *conflictError) Is(target error) bool { return target == status.ErrConflict }

@@ -9,20 +9,24 @@ import (
 )
 
 const helpMain = `corestate reads and changes agent status files, and any other JSON document,
-with the locking protocol of package status, sweeps the temp files that
-interrupted writes leave behind, and checks and quarantines corrupt documents.
+with the locking protocol of package status, lists documents by their fields,
+sweeps the temp files that interrupted writes leave behind, checks and
+quarantines corrupt documents, and admits work under caps with registries of
+slots.
 (The demo of why the protocol exists is a program of its own: make demo.)
 
 Usage:
-  corestate get   [--json] [--kind K] [--max-size N] FILE [FIELD]
+  corestate get   [--json] [--kind K] [--max-size N] FILE [FIELD]...
   corestate set   [--timeout D] [--kind K] [--perm MODE] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD=VALUE...
   corestate incr  [--timeout D] [--kind K] [--perm MODE] [--max-size N] [--if FIELD=VALUE[,VALUE...]]... FILE FIELD [N]
   corestate tx    [--timeout D] [--kind K] [--perm MODE] [--max-size N] FILE [OP]... [-- FILE [OP]...]...
-  corestate sweep [--older-than D] DIR
+  corestate sweep [--older-than D] ROOT
   corestate fsck  [--name PATTERN] [--kind K] [--max-size N] ROOT
+  corestate list  [--name PATTERN] [--kind K] [--max-size N] [--where FIELD=VALUE[,VALUE...]]... [--fields FIELD,...] [--json] ROOT
   corestate quarantine [--timeout D] [--kind K] [--max-size N] FILE
   corestate reap  [--timeout D] [--kind K] [--max-size N] [--member NAME] [--in ARRAY] [--count [FILE:]FIELD]... [--set FIELD=VALUE]... [--dead-host HOST]... FILE...
   corestate owner PID
+  corestate slot  reserve|adopt|handover|release|abort|reap|list [FLAG]... REG ...
   corestate help  [COMMAND]
 
 A FILE named status.json is a status document (status.StatusDocument): its
@@ -40,7 +44,7 @@ file over --max-size.
 Exit codes:
   0    success
   1    usage error (unknown command or flag, wrong arguments)
-  2    not found (FILE, DIR, or a FIELD that get cannot find)
+  2    not found (FILE, ROOT, or a FIELD that get cannot find)
   3    corrupt document (left untouched); fsck: a document cannot be used, or
        a transaction file needs an operator
   4    timeout (set, incr, tx, quarantine: a lock not acquired within --timeout)
@@ -49,15 +53,28 @@ Exit codes:
   8    conflict (an --if did not hold, a cap was reached, or a final status would
        be left); nothing written
   9    not corrupt (quarantine: FILE decodes; nothing moved)
+  10   exists (slot reserve: a slot with this key is active; it is printed)
   130  interrupted (SIGINT or SIGTERM)
 
-Output is plain text without colour, stable for scripts. Errors are one line
-on stderr starting with "corestate: "; a file name in them that holds a
+Output is plain text without colour, stable for scripts. An error is one line
+on stderr starting with "corestate: " (list first reports each document it
+cannot read on a line of its own); a file name in them that holds a
 control character, bytes that are not UTF-8 or a leading double quote is
 Go-quoted ("a\nb.json"), as sweep prints names.
 
-SIGINT or SIGTERM ends a wait for a lock at once: nothing is written, exit
-130. A command still running one second later (a write already started,
+sweep, fsck and list walk the tree under ROOT, at any depth: directories
+whose name starts with "." are not entered and links are not followed;
+ROOT itself may be a link, to the tree to walk. Each PATH they print is ROOT
+as given joined with the file's path under it, cleaned (./ws/ gives ws/a/...):
+relative when ROOT is relative, absolute when ROOT is absolute, and through
+ROOT when ROOT is a link. A PATH with a control character, bytes that are
+not UTF-8 or a leading double quote is printed Go-quoted ("a\nb"), so that
+one line is one path.
+
+--timeout bounds each wait for a lock (default 30s, as in the Python package;
+Go callers bound it with their context: docs/PROTOCOL.md, How long a client
+waits). SIGINT or SIGTERM ends a wait for a lock at once: nothing is written,
+exit 130. A command still running one second later (a write already started,
 output to a pipe nobody reads) is ended then, with exit 130; a second signal
 ends it at once. An ended process holds no lock.
 
@@ -72,16 +89,20 @@ the rename is not documented atomic and a directory cannot be fsynced (see
 the fs and status package docs).
 `
 
-const helpGet = `Usage: corestate get [--json] [--kind K] [--max-size N] FILE [FIELD]
+const helpGet = `Usage: corestate get [--json] [--kind K] [--max-size N] FILE [FIELD]...
 
 Prints the document at FILE, laid out as set writes it (two-space indent; in a
 status document the fields of status.Status first, in their declared order;
 the other members sorted by name; every value as the file holds it), or the
-value of one top-level FIELD: a JSON string prints raw (no quotes, no
-escaping, for shell scripts), anything else as compact JSON (3, true, null,
-{"a":1}). A field of status.Status that a status document omits prints its
-zero value, as a Go reader sees it; another missing field exits 2. get takes
-no lock: writers replace the file by rename, so it is always complete.
+value of each top-level FIELD, one per line, in the order given, all from one
+read: a JSON string prints raw (no quotes, no escaping, for shell scripts),
+anything else as compact JSON (3, true, null, {"a":1}). A field of
+status.Status that a status document omits prints its zero value, as a Go
+reader sees it; another missing field exits 2, printing nothing. A raw
+string may hold a newline: with --json every value is one line. get takes no
+lock: writers replace the file by rename, so it is always complete.
+
+  { read -r state; read -r pid; } < <(corestate get ws/status.json status pid)
 
 Flags:
   --json         print a string FIELD JSON-encoded (quoted) too
@@ -192,18 +213,19 @@ Flags (before the first FILE):
   --max-size N   refuse a FILE larger than N bytes (default 16 MiB; 0 = no limit)
 `
 
-const helpSweep = `Usage: corestate sweep [--older-than D] DIR
+const helpSweep = `Usage: corestate sweep [--older-than D] ROOT
 
-Removes from DIR (not its subdirectories) the temp files
-(".<name>.<16 hex digits>.tmp") that writes interrupted by a crash left
+Removes from ROOT and every directory under it that fsck checks the temp
+files (".<name>.<16 hex digits>.tmp") that writes interrupted by a crash left
 behind, when older than D (fs.SweepTemp), and the transaction journals
 (".txn-<16 hex digits>.journal") that no marker names, whatever their age
 (txfile.Sweep: a crash between the last two steps of a recovery can
-leave one, and it is never needed again). It prints each removed path on its
-own line. A path with a control character, bytes that are not UTF-8 or a
-leading double quote is printed Go-quoted ("a\nb"), so one line is one path.
-A journal that is still needed is left; one that cannot be read or trusted
-(in a sticky directory, another user's) is left and reported (exit 7).
+leave one, and it is never needed again). It prints each removed PATH on its
+own line, in the form fsck prints (see corestate help), directory by
+directory. A journal that is still needed is left; one that cannot be read
+or trusted (in a sticky directory, another user's), and a directory that
+cannot be read, are left and reported, and the other directories are swept
+(exit 7).
 
 Flags:
   --older-than D   minimum age of a temp file (default 1h)
@@ -212,13 +234,13 @@ Flags:
 const helpFsck = `Usage: corestate fsck [--name PATTERN] [--kind K] [--max-size N] ROOT
 
 Checks every document under ROOT, at any depth, as status.List finds them
-(directories whose name starts with "." are not entered, links are not
-followed; ROOT itself may be a link, to the tree to check), and lists, one
-per line:
+(the walk and the form of PATH are in corestate help), and lists, one per
+line:
 
   corrupt      PATH  at byte N: why      (does not decode: every writer refuses it)
   refused      PATH  why                 (too large, not a regular file, or a lock
-                                          file that is not a regular file)
+                                          file that is not a regular file or, in a
+                                          sticky directory, is another user's)
   unreadable   PATH  why                 (permission denied, I/O error)
   temp         PATH  age                 (left by an interrupted write; see sweep)
   lock         PATH  no document         (harmless)
@@ -232,8 +254,7 @@ per line:
   orphan       PATH  journal             (no marker names it; sweep removes it)
   quarantined  PATH  a copy moved aside by quarantine
 
-Fields are separated by tabs; PATH is quoted as sweep quotes it. A last line
-counts everything. fsck reads without locking and changes nothing. Documents
+Fields are separated by tabs. A last line counts everything. fsck reads without locking and changes nothing. Documents
 are the files named like PATTERN (path.Match), checked as get reads them: one
 named status.json as a status document, any other as a JSON object, unless
 --kind names one kind for all. Transaction files are checked by
@@ -250,6 +271,37 @@ Flags:
   --name PATTERN   documents are the files named like this (default status.json)
   --kind K         status or json: how every document is checked (default: by name)
   --max-size N     a document larger than N bytes is refused (default 16 MiB; 0 = no limit)
+`
+
+const helpList = `Usage: corestate list [--name PATTERN] [--kind K] [--max-size N] [--where FIELD=VALUE[,VALUE...]]... [--fields FIELD,...] [--json] ROOT
+
+Prints the PATH of every document under ROOT (found as fsck finds them; the
+walk and the form of PATH are in corestate help) for which every --where
+holds, one per line, in the walk's order (names in lexical order, depth
+first), followed by the value of each FIELD of --fields, separated by tabs:
+
+  corestate list ws --where status=running,blocked --fields task,pid
+  ws/acme/api/fix-42/status.json	fix-42	4242
+
+A --where is set's --if: FIELD=VALUE[,VALUE...] holds if FIELD is one of the
+VALUEs (null: absent), FIELD<VALUE (or <=, >, >=) compares numbers, values
+compare as JSON values (corestate help set). A value prints as get prints it:
+a string raw, anything else as compact JSON, null for a missing field (a
+field of status.Status that a status document omits: its zero value);
+a string holding a tab, a control character, bytes that are not UTF-8 or
+a leading double quote prints JSON-encoded (quoted), and with --json every
+string does. list reads without locking, as get does, and changes nothing.
+A document that cannot be read (corrupt, refused, unreadable) or whose
+field a comparison cannot compare is reported on stderr and left out; the
+others are listed, and list then exits with that document's code (3, 5 or 7).
+
+Flags:
+  --name PATTERN      documents are the files named like this (default status.json)
+  --kind K            status or json: how every document is read (default: by name)
+  --max-size N        a document larger than N bytes is refused (default 16 MiB; 0 = no limit)
+  --where GUARD       list only the documents where GUARD holds (repeatable)
+  --fields F,...      print these top-level fields after PATH
+  --json              print string fields JSON-encoded (quoted) too
 `
 
 const helpQuarantine = `Usage: corestate quarantine [--timeout D] [--kind K] [--max-size N] FILE
@@ -279,9 +331,11 @@ var helpTopics = []struct{ name, text string }{
 	{"tx", helpTx},
 	{"sweep", helpSweep},
 	{"fsck", helpFsck},
+	{"list", helpList},
 	{"quarantine", helpQuarantine},
 	{"reap", helpReap},
 	{"owner", helpOwner},
+	{"slot", helpSlot},
 }
 
 // printHelp writes the help for topic ("" for the overview) and reports

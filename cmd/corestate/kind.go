@@ -87,7 +87,7 @@ type store struct {
 	kind            kind
 	mutate          func(ctx context.Context, fn func(doc) error) (doc, error)
 	load            func(ctx context.Context) (doc, error) // LoadExisting: a missing file is os.ErrNotExist
-	in              func(t *status.Tx) doc
+	in              func(t *status.Tx) (doc, error)
 	quarantine      func(ctx context.Context) (string, error)
 }
 
@@ -115,7 +115,10 @@ func storeOf[D any, P interface {
 			d, err := s.LoadExisting(ctx)
 			return P(&d), err
 		},
-		in:         func(t *status.Tx) doc { return P(s.In(t)) },
+		in: func(t *status.Tx) (doc, error) {
+			d, err := s.In(t)
+			return P(d), err
+		},
 		quarantine: s.Quarantine,
 	}
 }

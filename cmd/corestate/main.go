@@ -29,6 +29,7 @@ const (
 	exitError       = 7
 	exitConflict    = 8
 	exitNotCorrupt  = 9
+	exitExists      = 10
 	exitInterrupted = 130
 )
 
@@ -129,12 +130,16 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cmdSweep(rest, stdout)
 	case "fsck":
 		return cmdFsck(rest, stdout)
+	case "list":
+		return cmdList(ctx, rest, stdout, stderr)
 	case "quarantine":
 		return cmdQuarantine(ctx, rest, stdout)
 	case "reap":
 		return cmdReap(ctx, rest, stdout)
 	case "owner":
 		return cmdOwner(rest, stdout)
+	case "slot":
+		return cmdSlot(ctx, rest, stdout)
 	case "help", "-h", "-help", "--help":
 		topic := ""
 		if len(rest) > 0 {
@@ -151,9 +156,12 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // exitCode maps an error to the documented exit code. Corruption is checked
 // before "not found" and timeouts because it is the most specific.
 func exitCode(err error) int {
+	var exists *existsError
 	switch {
 	case errors.Is(err, errUsage):
 		return exitUsage
+	case errors.As(err, &exists):
+		return exitExists
 	case errors.Is(err, errNotCorrupt):
 		return exitNotCorrupt
 	case errors.Is(err, status.ErrConflict):

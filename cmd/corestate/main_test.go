@@ -41,13 +41,14 @@ type tester interface {
 type result struct {
 	code           int
 	stdout, stderr string
+	args           []string
 }
 
 func corestate(t tester, args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code := run(args, &out, &errOut)
-	return result{code, out.String(), errOut.String()}
+	return result{code, out.String(), errOut.String(), args}
 }
 
 // want fails the test unless r exited with code; on failure it shows the
@@ -58,9 +59,15 @@ func (r result) want(t tester, code int) result {
 		t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
 	}
 	if code != exitOK {
-		// Errors are one line (plus, for usage errors, one hint line).
+		// Errors are one line each: one (plus, for usage errors, one hint
+		// line), or for list one per document it could not read first.
 		lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
-		if !strings.HasPrefix(r.stderr, "corestate: ") || len(lines) > 2 {
+		for _, l := range lines {
+			if !strings.HasPrefix(l, "corestate: ") {
+				t.Errorf("stderr has a line that is not an error:\n%s", r.stderr)
+			}
+		}
+		if len(lines) > 2 && (len(r.args) == 0 || r.args[0] != "list") {
 			t.Errorf("stderr is not a one-line error:\n%s", r.stderr)
 		}
 	}

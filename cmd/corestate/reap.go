@@ -34,7 +34,9 @@ Without --in, FILE's top-level member NAME holds FILE's claim (absent or
 null: none); releasing it removes NAME and applies the --set assignments to
 FILE, as set does (status transitions included). With --in ARRAY, each
 element of FILE's top-level array ARRAY that is an object with a member NAME
-is a claim, and releasing it removes the element. Each --count then
+is a claim, and releasing it removes the element (to change each element's
+documents in the same transaction, keep a registry of slots: corestate slot
+reap). Each --count then
 subtracts 1 per released claim from an integer FIELD: of FILE itself
 (--count FIELD) or of another document (--count FILE:FIELD, split at the
 last colon). Every FILE and counting document must exist (exit 2).
@@ -254,7 +256,10 @@ func reapAs[D any, P interface {
 	}
 	own := status.NewStore[D](path, status.WithMaxSize(r.maxSize))
 	// The counting documents, each once; the claim's own stands for "".
-	in := map[string]func(*status.Tx) doc{"": func(tx *status.Tx) doc { return P(own.In(tx)) }}
+	in := map[string]func(*status.Tx) (doc, error){"": func(tx *status.Tx) (doc, error) {
+		d, err := own.In(tx)
+		return P(d), err
+	}}
 	var others []status.AnyStore
 	for _, c := range r.counts {
 		if _, ok := in[c.path]; !ok {
@@ -276,7 +281,10 @@ func reapAs[D any, P interface {
 		cs, _ := r.claims(P(d), others)
 		return cs
 	}, func(tx *status.Tx, c claim.Claim) error {
-		d := P(own.In(tx))
+		d, err := in[""](tx)
+		if err != nil {
+			return err
+		}
 		if r.in == "" {
 			d.Delete(r.member)
 			if err := setFields(k, d, sets, nil); err != nil {
@@ -286,7 +294,11 @@ func reapAs[D any, P interface {
 			return err
 		}
 		for _, ref := range r.counts {
-			if err := addInt(in[ref.path](tx), ref.field, -1); err != nil {
+			dc, err := in[ref.path](tx)
+			if err != nil {
+				return err
+			}
+			if err := addInt(dc, ref.field, -1); err != nil {
 				name := path
 				if ref.path != "" {
 					name = ref.path

@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	iofs "io/fs"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -23,28 +24,51 @@ func cmdSweep(args []string, stdout io.Writer) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("%w: sweep wants DIR, got %d arguments", errUsage, len(pos))
+		return fmt.Errorf("%w: sweep wants ROOT, got %d arguments", errUsage, len(pos))
 	}
 	if *olderThan < 0 {
 		return fmt.Errorf("%w: sweep: --older-than must not be negative", errUsage)
 	}
-	dir := pos[0]
-	if fi, err := os.Stat(dir); err != nil {
-		return fmt.Errorf("sweep: %w", err)
-	} else if !fi.IsDir() {
-		return fmt.Errorf("%w: sweep: %s is not a directory", errUsage, dir)
-	}
-	removed, err := fs.SweepTemp(dir, *olderThan)
-	journals, jerr := txfile.Sweep(dir)
-	removed, err = append(removed, journals...), errors.Join(err, jerr)
-	// Print what was removed even when some removals failed: it happened.
-	for _, name := range removed {
-		if _, werr := fmt.Fprintln(stdout, quoteName(name)); werr != nil {
-			return errors.Join(err, werr)
-		}
-	}
+	t, err := openTree("sweep", pos[0])
 	if err != nil {
-		return fmt.Errorf("%s: %w", named("sweep", dir, err), err)
+		return err
+	}
+	// Every directory fsck walks: ROOT and those under it, not the hidden
+	// ones. A directory that cannot be read or swept is reported at the
+	// end; the others are swept all the same.
+	var errs []error
+	sweep := func(dir string) error {
+		removed, err := fs.SweepTemp(dir, *olderThan)
+		journals, jerr := txfile.Sweep(dir)
+		errs = append(errs, err, jerr)
+		// Print what was removed even when some removals failed: it happened.
+		for _, name := range append(removed, journals...) {
+			if _, werr := fmt.Fprintln(stdout, quoteName(t.show(name))); werr != nil {
+				return werr
+			}
+		}
+		return nil
+	}
+	if err := sweep(t.dir); err != nil {
+		return err
+	}
+	werr := t.walk(func(path string, d iofs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+			return nil
+		case !d.IsDir():
+			return nil
+		case hidden(d):
+			return filepath.SkipDir
+		}
+		return sweep(path)
+	})
+	if werr != nil {
+		return werr // stdout failed
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%s: %w", named("sweep", t.root, err), err)
 	}
 	return nil
 }

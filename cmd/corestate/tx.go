@@ -226,17 +226,10 @@ func tx(ctx context.Context, docs []txDoc, opts []status.Option) ([]doc, error) 
 	}
 	t, err := status.MutateAll(ctx, list, func(t *status.Tx) error {
 		for i, d := range docs {
-			err := applyChange(stores[i].in(t), d.guards, func(dc doc) error {
-				if err := setFields(d.kind, dc, d.sets, d.guards); err != nil {
-					return err
-				}
-				for _, in := range d.incrs {
-					if err := addInt(dc, in.name, in.n); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+			dc, err := stores[i].in(t)
+			if err == nil {
+				err = d.apply(dc)
+			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", d.path, err)
 			}
@@ -248,7 +241,25 @@ func tx(ctx context.Context, docs []txDoc, opts []status.Option) ([]doc, error) 
 	}
 	out := make([]doc, len(docs))
 	for i, s := range stores {
-		out[i] = s.in(t)
+		if out[i], err = s.in(t); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
+}
+
+// apply checks d's guards on dc, the document d names as a transaction
+// holds it, and makes d's changes.
+func (d txDoc) apply(dc doc) error {
+	return applyChange(dc, d.guards, func(dc doc) error {
+		if err := setFields(d.kind, dc, d.sets, d.guards); err != nil {
+			return err
+		}
+		for _, in := range d.incrs {
+			if err := addInt(dc, in.name, in.n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -223,3 +223,30 @@ func txRest(paths []string) []string {
 	}
 	return args
 }
+
+// A tx whose commit recovery would refuse (here its markers: the journal's
+// directory has 4001 bytes, one past what a 4 KiB marker holds) is refused
+// before anything is written, naming the limit.
+func TestTxPastLimitRefused(t *testing.T) {
+	d := t.TempDir()
+	for len(d) < 4001 {
+		k := min(200, 4001-len(d)-1)
+		if 4001-len(d)-1-k == 1 {
+			k-- // leave room for one more "/x"
+		}
+		d += "/" + strings.Repeat("d", k)
+	}
+	if err := os.MkdirAll(d, 0o755); err != nil || len(d) != 4001 {
+		t.Fatalf("%d bytes: %v", len(d), err)
+	}
+	a, b := d+"/a.json", d+"/b.json"
+	writeFile(t, a, `{"n": 0}`+"\n")
+	writeFile(t, b, `{"n": 0}`+"\n")
+	r := corestate(t, "tx", a, "n+=1", "--", b, "n+=1").want(t, exitError)
+	if !strings.Contains(r.stderr, "transaction over the limits recovery trusts") || !strings.Contains(r.stderr, "limit 4096") {
+		t.Errorf("stderr %q: want the limit named", r.stderr)
+	}
+	if readFile(t, a)+readFile(t, b) != `{"n": 0}`+"\n"+`{"n": 0}`+"\n" {
+		t.Fatal("a refused tx wrote")
+	}
+}

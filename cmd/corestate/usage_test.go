@@ -15,7 +15,12 @@ func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"bogus"},
 		{"get"},
-		{"get", "a", "b", "c"},
+		{"list"},
+		{"list", "a", "b"},
+		{"list", "--where", "nofield", "."},
+		{"list", "--fields", "a,,b", "."},
+		{"list", "--name", "a/b", "."},
+		{"sweep", "a", "b"},
 		{"get", "--nope", "a"},
 		{"set", "a"},
 		{"set", "a", "novalue"},
@@ -47,12 +52,12 @@ func TestNegativeLockTimeoutIsUsageError(t *testing.T) {
 
 func TestHelp(t *testing.T) {
 	out := corestate(t, "help").want(t, exitOK).stdout
-	for _, code := range []int{exitOK, exitUsage, exitNotFound, exitCorrupt, exitTimeout, exitBadField, exitError, exitConflict, exitNotCorrupt, exitInterrupted} {
+	for _, code := range []int{exitOK, exitUsage, exitNotFound, exitCorrupt, exitTimeout, exitBadField, exitError, exitConflict, exitNotCorrupt, exitExists, exitInterrupted} {
 		if !strings.Contains(out, fmt.Sprintf("\n  %-4d ", code)) {
 			t.Errorf("help does not document exit code %d", code)
 		}
 	}
-	for _, cmd := range []string{"get", "set", "incr", "sweep", "fsck", "quarantine"} {
+	for _, cmd := range []string{"get", "set", "incr", "sweep", "fsck", "quarantine", "slot"} {
 		if !strings.Contains(out, "corestate "+cmd) {
 			t.Errorf("help does not mention %s", cmd)
 		}
@@ -68,7 +73,7 @@ func TestHelp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, code := range []int{exitOK, exitUsage, exitNotFound, exitCorrupt, exitTimeout, exitBadField, exitError, exitConflict, exitNotCorrupt, exitInterrupted} {
+	for _, code := range []int{exitOK, exitUsage, exitNotFound, exitCorrupt, exitTimeout, exitBadField, exitError, exitConflict, exitNotCorrupt, exitExists, exitInterrupted} {
 		if !strings.Contains(string(doc), fmt.Sprintf("//\t%-4d ", code)) {
 			t.Errorf("doc.go does not document exit code %d", code)
 		}

@@ -97,8 +97,8 @@ func TestGuidesArePasteable(t *testing.T) {
 	if got := pasteProblems(spliced, commands); len(got) < 2 {
 		t.Errorf("CONTROL: a spliced declaration gave %d problems, want one in the prose and one in the command: %q", len(got), got)
 	}
-	if got := pasteProblems("```sh\ncorestate frobnicate a.json\n```\n\n```go\nx := \n```\n", commands); len(got) != 2 {
-		t.Errorf("CONTROL: an unknown command and bad Go gave %q", got)
+	if got := pasteProblems("```sh\ncorestate frobnicate a.json\n```\n\n```go\nx := \n```\n\n```python\nx = (\n```\n", commands); len(got) != 3 {
+		t.Errorf("CONTROL: an unknown command, bad Go and bad Python gave %q", got)
 	}
 }
 
@@ -125,9 +125,13 @@ func pasteProblems(doc string, corestateCmds []string) []string {
 					out = append(out, fmt.Sprintf("%d: shell block: corestate has no command %q", b.line, f[1]))
 				}
 			}
+		case "python":
+			if err := pySyntax(b.code); err != nil {
+				out = append(out, fmt.Sprintf("%d: Python block: %v", b.line, err))
+			}
 		case "text":
 		default:
-			out = append(out, fmt.Sprintf("%d: code block without a language (go, sh or text)", b.line))
+			out = append(out, fmt.Sprintf("%d: code block without a language (go, sh, python or text)", b.line))
 		}
 	}
 	text := strings.Join(prose, "\n")
@@ -167,6 +171,16 @@ func shSyntax(code string) error {
 	out, err := exec.Command("sh", "-n", "-c", code).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("sh -n: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// pySyntax reports whether code parses as Python.
+func pySyntax(code string) error {
+	cmd := exec.Command("python3", "-c", "import ast, sys; ast.parse(sys.stdin.read())")
+	cmd.Stdin = strings.NewReader(code)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("python3: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }

@@ -203,9 +203,9 @@ func testDecls(t *testing.T, dir string, fn func(decl ast.Decl, text func(from, 
 	}
 }
 
-// declarations returns the source of the top-level types and functions of
-// this directory's test files, by name; a type's methods follow it,
-// separated by a blank line. Doc comments are not included.
+// declarations returns the source of the top-level types, functions and
+// single variables of the test files of dir, by name; a type's methods
+// follow it, separated by a blank line. Doc comments are not included.
 func declarations(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	decls := map[string]string{}
@@ -215,6 +215,9 @@ func declarations(t *testing.T, dir string) map[string]string {
 			for _, spec := range d.Specs {
 				if ts, ok := spec.(*ast.TypeSpec); ok && d.Tok == token.TYPE {
 					decls[ts.Name.Name] = "type " + text(ts.Pos(), ts.End()) + decls[ts.Name.Name]
+				}
+				if vs, ok := spec.(*ast.ValueSpec); ok && d.Tok == token.VAR && len(vs.Names) == 1 && d.Lparen == token.NoPos {
+					decls[vs.Names[0].Name] = "var " + text(vs.Pos(), vs.End())
 				}
 			}
 		case *ast.FuncDecl:

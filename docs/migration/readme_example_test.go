@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +19,8 @@ import (
 	"github.com/agentstate/core/fs"
 	"github.com/agentstate/core/logger"
 	"github.com/agentstate/core/status"
+	"github.com/agentstate/core/status/claim"
+	"github.com/agentstate/core/status/slots"
 )
 
 // The Examples named Example_readme* are the Go blocks of README.md, line
@@ -95,6 +98,13 @@ func Example_readmeFs() {
 	// [] <nil>
 }
 
+// Registry is a program's own document type, as README.md's status example
+// uses it: a count and its limit. (A registry of agents is slots.Registry.)
+type Registry struct {
+	ActiveCount   int `json:"active_count"`
+	MaxConcurrent int `json:"max_concurrent"`
+}
+
 func Example_readmeStatus() {
 	root, err := os.MkdirTemp("", "readme")
 	if err != nil {
@@ -132,11 +142,11 @@ func Example_readmeStatus() {
 	// Several documents change all or nothing, even across a crash: the task
 	// completes and leaves the registry's count in one step.
 	task := status.NewStore[status.Status](path)
-	tx, err := status.MutateAll(ctx, []status.AnyStore{agents, task}, func(tx *status.Tx) error {
-		agents.In(tx).ActiveCount--
-		return task.In(tx).Transition(status.Completed, status.Running) // an error: nothing written
+	reg, _, err := status.MutateAll2(ctx, agents, task, func(r *Registry, t *status.Status) error {
+		r.ActiveCount--
+		return t.Transition(status.Completed, status.Running) // an error: nothing written
 	})
-	fmt.Println(agents.In(tx).ActiveCount, err)
+	fmt.Println(reg.ActiveCount, err)
 
 	// Every status.json under root, whatever the layout; status.WatchDir yields
 	// the same, then every committed change.
@@ -257,4 +267,59 @@ func Example_readmeCore() {
 	// <nil>
 	// queued <nil>
 	// <nil>
+}
+
+// agentProgram is the command of the agent of slot id in registry reg. In
+// README.md it is the Python agent shown there; in this example, a
+// process that runs until stop ends it.
+func agentProgram(reg, id string) *exec.Cmd {
+	return exec.Command("sleep", "600")
+}
+
+// stop ends an agent of the example and waits for it.
+func stop(agent *exec.Cmd) {
+	agent.Process.Kill()
+	agent.Wait()
+}
+
+func Example_readmeFleet() {
+	dir, err := os.MkdirTemp("", "fleet")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	// The registry: one JSON document, with the fleet's policy.
+	reg := status.NewStore[slots.Registry](filepath.Join(dir, "AGENT_REGISTRY.json"))
+	if _, err := reg.Create(ctx, slots.Registry{MaxConcurrent: 2}); err != nil {
+		log.Fatal(err)
+	}
+	me, err := claim.Self() // the dispatcher owns a slot until its agent runs
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, task := range []string{"fix-42", "fix-43", "fix-44", "fix-42"} {
+		s, err := slots.Reserve(ctx, reg, slots.Request{Key: task, Owner: me})
+		if err != nil {
+			fmt.Println(task, "not started: full", errors.Is(err, slots.ErrFull), "running", errors.Is(err, slots.ErrExists))
+			continue
+		}
+		agent := agentProgram(reg.Name(), s.ID) // python3 agent.py AGENT_REGISTRY.json SLOT
+		if err := agent.Start(); err != nil {
+			slots.Abort(ctx, reg, s.ID)
+			continue
+		}
+		defer stop(agent) // here; a dispatcher waits for its agents
+		to, err := claim.Of(agent.Process.Pid)
+		if err == nil {
+			_, err = slots.HandOver(ctx, reg, s.ID, to) // the slot is the agent's now
+		}
+		fmt.Println(task, "started", err)
+	}
+	// Output:
+	// fix-42 started <nil>
+	// fix-43 started <nil>
+	// fix-44 not started: full true running false
+	// fix-42 not started: full false running true
 }

@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
 	"os/exec"
+	"strings"
 
+	"github.com/agentstate/core/status"
 	"github.com/agentstate/core/status/claim"
+	"github.com/agentstate/core/status/slots"
 )
 
-// killedDispatcher returns the owner that a dispatcher recorded in its
-// agents before it was killed with SIGKILL.
+// killedDispatcher returns the owner of a dispatcher that was killed with
+// SIGKILL.
 func killedDispatcher() claim.Owner {
 	cmd := exec.Command("sleep", "60")
 	if err := cmd.Start(); err != nil {
@@ -25,45 +29,58 @@ func killedDispatcher() claim.Owner {
 	return o
 }
 
-// Pattern 10, continued: the agents of a dispatcher that was killed are
-// released by the reaper, with the count and their tasks, and their slots
-// are free again.
-func Example_reapDeadDispatcher() {
-	reg, tasks, cleanup := newDispatcher(2, 1, "plan", "review", "other")
+// Pattern 10, continued: an agent killed while its dispatcher lives, and a
+// dispatcher killed before it started its agent, leave slots that reap
+// frees, with their tasks and prompts; a live agent keeps its slot.
+func Example_slotsReap() {
+	reg, tasks, cleanup := newFleet("plan", "review", "other")
 	defer cleanup()
 	ctx := context.Background()
-	me, err := claim.Self()
+
+	planner, err := spawn(ctx, reg, tasks["plan"], "plan", "")
+	fmt.Println("plan:", outcome(err))
+	reviewer, err := spawn(ctx, reg, tasks["review"], "review", "")
+	fmt.Println("review:", outcome(err))
+	prompt, err := writePrompt(tasks["other"])
 	if err != nil {
 		log.Fatal(err)
 	}
-
-	fmt.Println(spawn(ctx, reg, tasks["plan"], Agent{ID: "planner", Type: "planner", Owner: killedDispatcher()}))
-	fmt.Println(spawn(ctx, reg, tasks["review"], Agent{ID: "rev-1", Type: "reviewer", Owner: me}))
-	fmt.Println(spawn(ctx, reg, tasks["other"], Agent{ID: "planner-2", Type: "planner", Owner: me}))
+	_, err = slots.Reserve(ctx, reg, slots.Request{Key: "other", Owner: killedDispatcher(),
+		Resources: map[string]string{"prompt": prompt}}, slots.Transition(tasks["other"], status.Running, status.Queued))
+	fmt.Println("other:", outcome(err))
+	reviewer.Process.Kill() // the OOM killer
+	finish(reviewer)
 
 	res, err := reap(ctx, reg) // at start-up, on a timer, before admitting work
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, c := range res.Released {
-		fmt.Println("released", c.ID)
+	for _, s := range res.Released {
+		fmt.Println("released", s.Key)
 	}
-	fmt.Println(spawn(ctx, reg, tasks["other"], Agent{ID: "planner-2", Type: "planner", Owner: me}))
-
-	plan, err := tasks["plan"].Load(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
+	fmt.Println(finish(planner))
 	r, err := reg.Load(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("plan", plan.State, "active", r.ActiveCount, "spawned", r.TotalSpawned)
+	var states []string
+	for _, name := range []string{"plan", "review", "other"} {
+		t, err := tasks[name].Load(ctx)
+		if err != nil {
+			log.Fatal(err)
+		}
+		states = append(states, name+" "+string(t.State))
+	}
+	prompts, _ := os.ReadDir(promptDir(reg))
+	fmt.Println(strings.Join(states, ", "))
+	fmt.Println("active", r.ActiveCount, "spawned", r.TotalSpawned, "prompts left", len(prompts))
 	// Output:
+	// plan: started
+	// review: started
+	// other: started
+	// released review
+	// released other
 	// <nil>
-	// <nil>
-	// at capacity
-	// released planner
-	// <nil>
-	// plan failed active 2 spawned 3
+	// plan completed, review failed, other failed
+	// active 0 spawned 3 prompts left 1
 }

@@ -4,147 +4,182 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"slices"
+	"strings"
+	"sync"
 
 	"github.com/agentstate/core/fs"
 	"github.com/agentstate/core/status"
 	"github.com/agentstate/core/status/claim"
+	"github.com/agentstate/core/status/slots"
 )
 
-// Registry is the dispatcher's AGENT_REGISTRY.json: the agents running,
-// their counts and limits, and which agent spawned which.
-type Registry struct {
-	Agents        []Agent             `json:"agents"`
-	ActiveCount   int                 `json:"active_count"`
-	TotalSpawned  int                 `json:"total_spawned"`
-	MaxConcurrent int                 `json:"max_concurrent"`
-	MaxDepth      int                 `json:"max_depth"`
-	Hierarchy     map[string][]string `json:"hierarchy"` // parent ID -> child IDs
+// policy is what the fleet decides: at most 3 agents at once and 100 in
+// all; an agent may spawn children, but not grandchildren.
+var policy = slots.Registry{MaxConcurrent: 3, MaxTotal: 100, MaxDepth: 1}
+
+// spawn starts the agent for task under key (a retried spawn finds the
+// slot of the first), as a child of the agent of slot parent ("" for
+// none). The slot is the agent's from the moment it runs; a start that
+// fails gives the slot and the prompt back.
+func spawn(ctx context.Context, reg *status.Store[slots.Registry], task *status.Store[status.Status], key, parent string) (*exec.Cmd, error) {
+	me, err := claim.Self()
+	if err != nil {
+		return nil, err
+	}
+	prompt, err := writePrompt(task)
+	if err != nil {
+		return nil, err
+	}
+	s, err := slots.Reserve(ctx, reg, slots.Request{Key: key, Parent: parent, Owner: me,
+		Resources: map[string]string{"prompt": prompt}}, slots.Transition(task, status.Running, status.Queued))
+	if err != nil {
+		os.Remove(prompt)
+		return nil, err // slots.ErrExists: an earlier try started this agent
+	}
+	agent := agentCommand(s, task)
+	if err := agent.Start(); err != nil {
+		if s, err := slots.Abort(ctx, reg, s.ID, slots.Transition(task, status.Queued, status.Running)); err == nil {
+			os.Remove(s.Resources["prompt"])
+		}
+		return nil, err
+	}
+	to, err := claim.Of(agent.Process.Pid) // before Wait: the pid is the agent's
+	if err == nil {
+		_, err = slots.HandOver(ctx, reg, s.ID, to)
+	}
+	if err != nil {
+		agent.Process.Kill() // slots.ErrReleased: the slot is gone
+		return nil, err
+	}
+	return agent, nil
 }
 
-// Agent is one running agent; Task names its task's status.json, and Owner
-// the dispatcher process that runs it (claim.Self(), recorded at spawn).
-type Agent struct {
-	ID     string      `json:"id"`
-	Type   string      `json:"type"`
-	Parent string      `json:"parent,omitempty"`
-	Depth  int         `json:"depth"`
-	Task   string      `json:"task"`
-	Owner  claim.Owner `json:"owner,omitzero"`
-}
-
-var (
-	errAtCapacity = errors.New("at capacity")
-	errTooDeep    = errors.New("too deep")
-	errDuplicate  = errors.New("a child of this type already runs for this parent")
-)
-
-// spawn admits agent a for its task, in one transaction: the registry's
-// limits are checked, the agent is registered and its task moves from
-// queued to running, or nothing changes at all, even if the process dies
-// half-way.
-func spawn(ctx context.Context, reg *status.Store[Registry], task *status.Store[status.Status], a Agent) error {
-	_, err := status.MutateAll(ctx, []status.AnyStore{reg, task}, func(tx *status.Tx) error {
-		r, t := reg.In(tx), task.In(tx)
-		if r.ActiveCount >= r.MaxConcurrent {
-			return errAtCapacity
-		}
-		if a.Parent != "" {
-			i := slices.IndexFunc(r.Agents, func(p Agent) bool { return p.ID == a.Parent })
-			if i < 0 {
-				return fmt.Errorf("parent %s is not running", a.Parent)
-			}
-			a.Depth = r.Agents[i].Depth + 1
-			for _, id := range r.Hierarchy[a.Parent] {
-				if slices.ContainsFunc(r.Agents, func(c Agent) bool { return c.ID == id && c.Type == a.Type }) {
-					return errDuplicate
-				}
-			}
-		}
-		if a.Depth > r.MaxDepth {
-			return errTooDeep
-		}
-		a.Task = task.Name()
-		r.Agents = append(r.Agents, a)
-		r.ActiveCount++
-		r.TotalSpawned++
-		if a.Parent != "" {
-			if r.Hierarchy == nil {
-				r.Hierarchy = map[string][]string{}
-			}
-			r.Hierarchy[a.Parent] = append(r.Hierarchy[a.Parent], a.ID)
-		}
-		return t.Transition(status.Running, status.Queued)
-	})
+// work is the agent: it adopts its slot before it works, and releases it
+// with its task when done.
+func work(ctx context.Context, reg *status.Store[slots.Registry], task *status.Store[status.Status], id string, job func() error) error {
+	me, err := claim.Self()
+	if err != nil {
+		return err
+	}
+	if _, err := slots.Adopt(ctx, reg, id, me); err != nil {
+		return err // slots.ErrReleased: the slot was reaped; do not work
+	}
+	outcome := status.Completed
+	if job() != nil {
+		outcome = status.Failed
+	}
+	_, err = slots.Release(ctx, reg, id, slots.Transition(task, outcome, status.Running))
 	return err
 }
 
-// finish is the reverse: the agent leaves the registry and its task moves
-// from running to outcome, together.
-func finish(ctx context.Context, reg *status.Store[Registry], task *status.Store[status.Status], id string, outcome status.State) error {
-	_, err := status.MutateAll(ctx, []status.AnyStore{task, reg}, func(tx *status.Tx) error {
-		return unregister(tx, reg, id, outcome)
+// reap frees the slots of dead agents, and of dispatchers that died before
+// their agent took its slot over: their tasks fail, and their prompts are
+// removed if they are this fleet's.
+func reap(ctx context.Context, reg *status.Store[slots.Registry]) (slots.Reaped, error) {
+	res, err := slots.Reap(ctx, reg, func(s slots.Slot) (slots.Edit, error) {
+		p, err := slots.DocPath(reg, s.Docs[0])
+		if err != nil {
+			return slots.Edit{}, err
+		}
+		return slots.Transition(status.NewStore[status.Status](p), status.Failed, status.Running), nil
 	})
+	for _, s := range res.Released {
+		if rel, err := filepath.Rel(promptDir(reg), s.Resources["prompt"]); err == nil && filepath.IsLocal(rel) {
+			os.Remove(s.Resources["prompt"])
+		}
+	}
+	return res, err
+}
+
+// promptDir is where the fleet writes prompts, next to its registry.
+func promptDir(reg *status.Store[slots.Registry]) string {
+	return filepath.Join(filepath.Dir(reg.Name()), "prompts")
+}
+
+// writePrompt writes a task's prompt to a file of its own.
+func writePrompt(task *status.Store[status.Status]) (string, error) {
+	dir := filepath.Join(filepath.Dir(filepath.Dir(task.Name())), "prompts")
+	f, err := os.CreateTemp(dir, filepath.Base(filepath.Dir(task.Name()))+"-*.md")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	_, err = f.WriteString("fix the bug\n")
+	return f.Name(), err
+}
+
+// agentEnv makes this test binary run as the examples' agent program
+// (agentMain).
+const agentEnv = "MIGRATION_AGENT_REGISTRY"
+
+// stdins are the write ends of the running agents' standard input: an
+// agent works until it ends (finish).
+var stdins sync.Map // *exec.Cmd -> *os.File
+
+// agentCommand is the agent program, given its slot and task: this test
+// binary again, as agentMain.
+func agentCommand(s slots.Slot, task *status.Store[status.Status]) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$", s.ID, task.Name())
+	cmd.Env = append(os.Environ(), agentEnv+"="+filepath.Join(filepath.Dir(filepath.Dir(task.Name())), "AGENT_REGISTRY.json"))
+	cmd.Stderr = os.Stderr
+	if r, w, err := os.Pipe(); err == nil {
+		cmd.Stdin = r
+		stdins.Store(cmd, w)
+	}
+	return cmd
+}
+
+// finish lets an agent end its work, and waits for it.
+func finish(agent *exec.Cmd) error {
+	if w, ok := stdins.LoadAndDelete(agent); ok {
+		w.(*os.File).Close()
+	}
+	err := agent.Wait()
+	if r, ok := agent.Stdin.(*os.File); ok {
+		r.Close()
+	}
 	return err
 }
 
-// unregister is finish's change, inside a transaction that holds the
-// registry and the agent's task: reap makes the same one.
-func unregister(tx *status.Tx, reg *status.Store[Registry], id string, outcome status.State) error {
-	r := reg.In(tx)
-	i := slices.IndexFunc(r.Agents, func(a Agent) bool { return a.ID == id })
-	if i < 0 {
-		return fmt.Errorf("agent %s is not registered", id)
-	}
-	a := r.Agents[i]
-	r.Agents = slices.Delete(r.Agents, i, i+1)
-	r.ActiveCount--
-	if children := slices.DeleteFunc(r.Hierarchy[a.Parent], func(c string) bool { return c == id }); len(children) > 0 {
-		r.Hierarchy[a.Parent] = children
-	} else {
-		delete(r.Hierarchy, a.Parent) // a no-op for a root agent
-	}
-	return taskOf(a).In(tx).Transition(outcome, status.Running)
-}
-
-// taskOf is the Store of an agent's task.
-func taskOf(a Agent) *status.Store[status.Status] {
-	return status.NewStore[status.Status](a.Task)
-}
-
-// reap releases the agents whose dispatcher died, each as finish would
-// with the outcome failed, in one transaction with the registry that
-// counts it and its task.
-func reap(ctx context.Context, reg *status.Store[Registry]) (claim.Result, error) {
-	return claim.Reap(ctx, reg, func(r *Registry) []claim.Claim {
-		cs := make([]claim.Claim, 0, len(r.Agents))
-		for _, a := range r.Agents {
-			cs = append(cs, claim.Claim{ID: a.ID, Owner: a.Owner, Docs: []status.AnyStore{taskOf(a)}})
-		}
-		return cs
-	}, func(tx *status.Tx, c claim.Claim) error {
-		return unregister(tx, reg, c.ID, status.Failed)
+// agentMain is the agent program: work, whose job lasts until its
+// standard input ends.
+func agentMain() int {
+	args := os.Args[len(os.Args)-2:]
+	reg := status.NewStore[slots.Registry](os.Getenv(agentEnv))
+	err := work(context.Background(), reg, status.NewStore[status.Status](args[1]), args[0], func() error {
+		_, err := io.Copy(io.Discard, os.Stdin)
+		return err
 	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }
 
-// newDispatcher creates a registry with the given limits and queued tasks
-// named by the agents that will run them, in a temporary directory.
-func newDispatcher(maxConcurrent, maxDepth int, tasks ...string) (*status.Store[Registry], map[string]*status.Store[status.Status], func()) {
-	root, err := os.MkdirTemp("", "dispatcher")
+// newFleet creates a registry with the policy, and queued tasks, in a
+// temporary directory.
+func newFleet(tasks ...string) (*status.Store[slots.Registry], map[string]*status.Store[status.Status], func()) {
+	root, err := os.MkdirTemp("", "fleet")
 	if err != nil {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
-	reg := status.NewStore[Registry](filepath.Join(root, "AGENT_REGISTRY.json"))
-	if _, err := reg.Create(ctx, Registry{MaxConcurrent: maxConcurrent, MaxDepth: maxDepth}); err != nil {
+	reg := status.NewStore[slots.Registry](filepath.Join(root, "AGENT_REGISTRY.json"))
+	if _, err := reg.Create(ctx, policy); err != nil {
+		log.Fatal(err)
+	}
+	if err := fs.MkdirAll(promptDir(reg), 0o755); err != nil {
 		log.Fatal(err)
 	}
 	stores := map[string]*status.Store[status.Status]{}
 	for _, name := range tasks {
-		dir := filepath.Join(root, "acme", "api", name)
+		dir := filepath.Join(root, name)
 		if err := fs.MkdirAll(dir, 0o755); err != nil {
 			log.Fatal(err)
 		}
@@ -156,47 +191,82 @@ func newDispatcher(maxConcurrent, maxDepth int, tasks ...string) (*status.Store[
 	return reg, stores, func() { os.RemoveAll(root) }
 }
 
-// Pattern 10: a registry and its tasks' status files, changed in one
-// transaction: admission control that cannot drift.
-func Example_admissionControl() {
-	reg, tasks, cleanup := newDispatcher(3, 1, "plan", "review", "review-2", "lint", "deep", "other")
-	defer cleanup()
-	ctx := context.Background()
-
-	fmt.Println(spawn(ctx, reg, tasks["plan"], Agent{ID: "planner", Type: "planner"}))
-	fmt.Println(spawn(ctx, reg, tasks["review"], Agent{ID: "rev-1", Type: "reviewer", Parent: "planner"}))
-	fmt.Println(spawn(ctx, reg, tasks["deep"], Agent{ID: "lint-0", Type: "linter", Parent: "rev-1"}))
-	fmt.Println(spawn(ctx, reg, tasks["review-2"], Agent{ID: "rev-2", Type: "reviewer", Parent: "planner"}))
-	fmt.Println(spawn(ctx, reg, tasks["lint"], Agent{ID: "lint-1", Type: "linter", Parent: "planner"}))
-	fmt.Println(spawn(ctx, reg, tasks["other"], Agent{ID: "planner-2", Type: "planner"}))
-	fmt.Println(finish(ctx, reg, tasks["review"], "rev-1", status.Completed))
-	fmt.Println(spawn(ctx, reg, tasks["review-2"], Agent{ID: "rev-2", Type: "reviewer", Parent: "planner"}))
-
-	// Read together, under the locks: the count is the running status files.
-	all := []status.AnyStore{reg}
-	for _, name := range []string{"deep", "lint", "other", "plan", "review", "review-2"} {
-		all = append(all, tasks[name])
+// outcome names spawn's error by the refusal it matches.
+func outcome(err error) string {
+	for _, e := range []error{slots.ErrExists, slots.ErrFull, slots.ErrTotal, slots.ErrNoParent, slots.ErrTooDeep} {
+		if errors.Is(err, e) {
+			return e.Error()
+		}
 	}
-	tx, err := status.LoadAll(ctx, all...)
+	if err != nil {
+		return err.Error()
+	}
+	return "started"
+}
+
+// slotOf returns the ID of the slot that holds key.
+func slotOf(ctx context.Context, reg *status.Store[slots.Registry], key string) string {
+	r, err := reg.Load(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
-	running := 0
-	for _, d := range all[1:] {
-		if d.(*status.Store[status.Status]).In(tx).State == status.Running {
-			running++
+	for _, s := range r.Agents {
+		if s.Key == key {
+			return s.ID
 		}
 	}
-	r := reg.In(tx)
-	fmt.Println("active", r.ActiveCount, "running", running, "spawned", r.TotalSpawned, "children of planner", r.Hierarchy["planner"])
+	return ""
+}
+
+// Pattern 10: the fleet's policy and its spawn command; the slots package
+// admits, hands over, releases and counts.
+func Example_slotsAdmission() {
+	reg, tasks, cleanup := newFleet("plan", "review", "lint", "deep", "other")
+	defer cleanup()
+	ctx := context.Background()
+
+	planner, err := spawn(ctx, reg, tasks["plan"], "plan", "")
+	fmt.Println("plan:", outcome(err))
+	reviewer, err := spawn(ctx, reg, tasks["review"], "plan/review", slotOf(ctx, reg, "plan"))
+	fmt.Println("review:", outcome(err))
+	_, err = spawn(ctx, reg, tasks["review"], "plan/review", slotOf(ctx, reg, "plan")) // a retry
+	fmt.Println("review again:", outcome(err))
+	_, err = spawn(ctx, reg, tasks["deep"], "plan/review/deep", slotOf(ctx, reg, "plan/review"))
+	fmt.Println("deep:", outcome(err))
+	linter, err := spawn(ctx, reg, tasks["lint"], "plan/lint", slotOf(ctx, reg, "plan"))
+	fmt.Println("lint:", outcome(err))
+	_, err = spawn(ctx, reg, tasks["other"], "other", "")
+	fmt.Println("other:", outcome(err))
+
+	fmt.Println(finish(reviewer), finish(linter)) // their work is done
+	other, err := spawn(ctx, reg, tasks["other"], "other", "")
+	fmt.Println("other:", outcome(err))
+	fmt.Println(finish(other), finish(planner))
+
+	r, err := reg.Load(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var states []string
+	for _, name := range []string{"plan", "review", "lint", "deep", "other"} {
+		t, err := tasks[name].Load(ctx)
+		if err != nil {
+			log.Fatal(err)
+		}
+		states = append(states, name+" "+string(t.State))
+	}
+	fmt.Println(strings.Join(states, ", "))
+	fmt.Println("active", r.ActiveCount, "spawned", r.TotalSpawned)
 	// Output:
-	// <nil>
-	// <nil>
-	// too deep
-	// a child of this type already runs for this parent
-	// <nil>
-	// at capacity
-	// <nil>
-	// <nil>
-	// active 3 running 3 spawned 4 children of planner [lint-1 rev-2]
+	// plan: started
+	// review: started
+	// review again: slot already active
+	// deep: deeper than max_depth
+	// lint: started
+	// other: registry full
+	// <nil> <nil>
+	// other: started
+	// <nil> <nil>
+	// plan completed, review completed, lint completed, deep queued, other completed
+	// active 0 spawned 4
 }

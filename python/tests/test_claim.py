@@ -13,7 +13,7 @@ import threading
 import time
 import unittest
 from unittest import mock
-from typing import List, Mapping
+from typing import List
 
 import agentstate
 from agentstate import claim
@@ -127,8 +127,8 @@ class ReapTest(TempDirTest):
     def claims(reg: agentstate.JSONObject) -> List[claim.Claim]:
         return [claim.Claim(a["id"], Owner.from_json(a["owner"])) for a in reg["agents"]]
 
-    def release(self, docs: Mapping[str, agentstate.JSONObject], c: claim.Claim) -> None:
-        reg = docs[self.path("registry.json")]
+    def release(self, docs: List[agentstate.JSONObject], c: claim.Claim) -> None:
+        (reg,) = docs  # the registry; these claims name no other document
         reg["agents"] = [a for a in reg["agents"] if a["id"] != c.id]
         reg["active_count"] -= 1
 
@@ -163,6 +163,24 @@ class ReapTest(TempDirTest):
         with self.assertRaises(agentstate.Error):
             claim.reap(reg, self.claims, lambda docs, c: None, check=lambda o: Liveness.DEAD)
         self.assertEqual(1, agentstate.load(reg)["active_count"])
+
+    def test_release_gets_a_list(self) -> None:
+        # As mutate_all's function: the document, then the claim's docs in
+        # their order, whatever order the transaction locks them in.
+        a, b = self.path("a.json"), self.path("b.json")
+        agentstate.create(a, {"n": "a"})
+        agentstate.create(b, {"n": "b"})
+        reg = self.registry([Owner(pid=1)])
+        seen = []
+
+        def release(docs: List[agentstate.JSONObject], c: claim.Claim) -> None:
+            seen.append([d.get("n", "registry") for d in docs])
+            docs[0]["agents"] = []
+            docs[1]["released"] = True
+
+        claim.reap(reg, lambda r: [claim.Claim(x["id"], Owner.from_json(x["owner"]), [b, a]) for x in r["agents"]], release, check=lambda o: Liveness.DEAD)
+        self.assertEqual([["registry", "b", "a"]], seen)
+        self.assertEqual((True, None), (agentstate.load(b).get("released"), agentstate.load(a).get("released")))
 
     def test_other_systems_know_nothing(self) -> None:
         with mock.patch.object(claim.sys, "platform", "darwin"):

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 import unittest
+from typing import Any, Dict
+from unittest import mock
 
 import agentstate
-from agentstate import claim
-from helpers import TempDirTest
+from agentstate import claim, slots
+from helpers import SRC, TempDirTest
 
 README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
 
@@ -19,13 +22,15 @@ def blocks() -> list:  # type: ignore[type-arg]
         return re.findall(r"```python\n(.*?)```", f.read(), re.S)
 
 
-class ReadmeTest(TempDirTest):
+class _InDir(TempDirTest):
     def setUp(self) -> None:
         super().setUp()
         self.cwd = os.getcwd()
         os.chdir(self.dir)
         self.addCleanup(os.chdir, self.cwd)
 
+
+class ReadmeTest(_InDir):
     def test_first_example(self) -> None:
         os.mkdir("ws")
         agentstate.create("ws/status.json", {"status": "queued", "task": "t1"})
@@ -52,3 +57,51 @@ class ReadmeTest(TempDirTest):
         self.assertEqual((0, []), (agentstate.load(registry_path)["active_count"], agentstate.load(registry_path)["agents"]))
         self.assertEqual("failed", agentstate.load(task_path)["status"])
         self.assertIsNotNone(claim)
+
+
+@unittest.skipUnless(sys.platform.startswith("linux"), "owners are judged on Linux only")
+class SlotsReadmeTest(_InDir):
+    def setUp(self) -> None:
+        super().setUp()
+        self.reg, self.task = "fleet/AGENT_REGISTRY.json", "fleet/fix-42/status.json"
+        os.makedirs("fleet/fix-42")
+        agentstate.create(self.reg, {"max_concurrent": 4, "max_depth": 1})
+        agentstate.create(self.task, {"status": "queued"})
+        self.prompt = os.path.join(self.dir, "prompt-fix-42.md")
+        with open(self.prompt, "w") as f:
+            f.write("fix it")
+        with open("agent.py", "w") as f:
+            f.write(blocks()[3])
+        if not os.environ.get("AGENTSTATE_TESTS_INSTALLED"):
+            patch = mock.patch.dict(os.environ, PYTHONPATH=SRC)  # the agent imports agentstate
+            patch.start()
+            self.addCleanup(patch.stop)
+        self.g: Dict[str, Any] = {}
+        exec(blocks()[2], self.g)
+
+    def test_dispatcher_and_agent(self) -> None:
+        s, agent = self.g["spawn"](self.prompt)
+        self.assertEqual(0, agent.wait())
+        self.assertEqual(("completed", [], 1), (agentstate.load(self.task)["status"], agentstate.load(self.reg)["agents"],
+                                                agentstate.load(self.reg)["total_spawned"]))
+        self.assertEqual({"prompt": self.prompt}, s.resources)
+
+    def test_retried_spawn(self) -> None:
+        first = slots.reserve(self.reg, key="fix-42")
+        self.assertEqual((first, None), self.g["spawn"](self.prompt))
+
+    def test_failed_start(self) -> None:
+        self.g["subprocess"] = mock.Mock(Popen=mock.Mock(side_effect=FileNotFoundError("no agent")))
+        with self.assertRaises(FileNotFoundError):
+            self.g["spawn"](self.prompt)
+        self.assertEqual(("queued", []), (agentstate.load(self.task)["status"], agentstate.load(self.reg)["agents"]))
+        self.assertFalse(os.path.exists(self.prompt))
+
+    def test_reaper(self) -> None:
+        child = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead = claim.owner_of(child.pid)
+        child.wait()
+        slots.reserve(self.reg, slots.transition(self.task, "running", "queued"), key="fix-42", owner=dead, resources={"prompt": self.prompt})
+        exec(blocks()[4], self.g)
+        self.assertEqual(("failed", []), (agentstate.load(self.task)["status"], agentstate.load(self.reg)["agents"]))
+        self.assertFalse(os.path.exists(self.prompt))

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import socket
 import stat
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 import unittest
+from typing import List, Tuple
 from unittest import mock
 
 import agentstate
-from agentstate import _lock
-from helpers import HeldLock, TempDirTest, run_python
+from agentstate import _bell, _lock
+from helpers import SRC, HeldLock, TempDirTest, run_python
 
 
 class MutateTest(TempDirTest):
@@ -158,11 +164,17 @@ class MutateTest(TempDirTest):
         p = self.path("lockdir", "doc.json")
         os.mkdir(p + ".lock")
         cases["directory lock file"] = p
+        p = self.path("locksock", "doc.json")
+        s2 = socket.socket(socket.AF_UNIX)
+        s2.bind(p + ".lock")
+        self.addCleanup(s2.close)
+        cases["socket lock file"] = p
         for name, p in cases.items():
             with self.subTest(name):
                 with self.assertRaises(agentstate.NotRegularError) as cm:
                     agentstate.mutate(p, lambda d: d.update(owned=True), timeout=5)
                 self.assertIn(p, str(cm.exception))
+                self.assertIn(name.split()[0].replace("symlink", "symbolic link").replace("fifo", "named pipe"), str(cm.exception))
                 if "lock" not in name:
                     with self.assertRaises(agentstate.NotRegularError):
                         agentstate.load(p)
@@ -370,3 +382,198 @@ class TempNameTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+MEMBER = 65534  # uid and gid of the second user (nobody, nogroup)
+
+_WRITER = """
+import json, sys, agentstate
+from agentstate import _lock
+if sys.argv[3] == "control":
+    _lock._trusted = lambda *a: None
+acked = failed = 0
+first = ""
+untrusted = False
+for _ in range(int(sys.argv[2])):
+    try:
+        agentstate.mutate(sys.argv[1], lambda d: d.update(n=d.get("n", 0) + 1), timeout=30)
+        acked += 1
+    except agentstate.Error as e:
+        failed += 1
+        if not first:
+            first, untrusted = str(e), isinstance(e, agentstate.UntrustedLockError)
+print(json.dumps({"acked": acked, "failed": failed, "first": first, "untrusted": untrusted}))
+"""
+
+_LOOPS = {
+    # A new file every millisecond: a writer that opens one and locks it
+    # within that time finds it still named.
+    "unlink and create": "import os, time\nwhile True:\n    try: os.unlink('doc.json.lock')\n    except OSError: pass\n"
+                         "    os.close(os.open('doc.json.lock', os.O_CREAT | os.O_WRONLY, 0o644))\n    time.sleep(0.001)\n",
+    "rename over": "import os\nwhile True:\n    os.close(os.open('l.new', os.O_CREAT | os.O_WRONLY, 0o644))\n    os.rename('l.new', 'doc.json.lock')\n",
+}
+
+
+@unittest.skipUnless(sys.platform.startswith("linux") and os.geteuid() == 0 and shutil.which("setpriv"), "needs root and setpriv: a second user plants the lock file")
+class ForeignLockTest(TempDirTest):
+    """A member of a sticky directory creates the lock file of root's
+    document first and keeps replacing it with files of theirs. Root's
+    writers, in processes of their own, must refuse it
+    (UntrustedLockError, naming it) and lose nothing. The CONTROL takes the
+    lock file whoever owns it, as before: every writer reports success and
+    updates are lost. status/locktrust_linux_test.go runs the same against
+    Go."""
+
+    WRITERS, EACH = 4, 150
+
+    def run_writers(self, loop: str, mode: str) -> Tuple[int, int, List[dict]]:
+        ws = tempfile.mkdtemp(dir=self.dir)
+        os.chmod(self.dir, 0o755)
+        os.chmod(ws, 0o1777)
+        doc = os.path.join(ws, "doc.json")
+        self.write(doc, b'{"n": 0}')
+        subprocess.run(["setpriv", "--reuid=%d" % MEMBER, "--regid=%d" % MEMBER, "--clear-groups", "sh", "-c", ": > doc.json.lock"], cwd=ws, check=True)
+        member = subprocess.Popen(["setpriv", "--reuid=%d" % MEMBER, "--regid=%d" % MEMBER, "--clear-groups", sys.executable, "-c", loop],
+                                  cwd=ws, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+            if not os.environ.get("AGENTSTATE_TESTS_INSTALLED"):
+                env["PYTHONPATH"] = SRC
+            writers = [subprocess.Popen([sys.executable, "-c", _WRITER, doc, str(self.EACH), mode], env=env, stdout=subprocess.PIPE, text=True)
+                       for _ in range(self.WRITERS)]
+            reports = [json.loads(w.communicate(timeout=300)[0]) for w in writers]
+        finally:
+            member.kill()
+            member.wait()
+        return sum(r["acked"] for r in reports), agentstate.load(doc)["n"], reports
+
+    def test_foreign_lock_file_refused(self) -> None:
+        for name, loop in _LOOPS.items():
+            with self.subTest(name):
+                acked, stored, reports = self.run_writers(loop, "checked")
+                self.assertEqual(acked, stored, "%d acknowledged increments lost" % (acked - stored))
+                for r in reports:
+                    if r["failed"]:
+                        self.assertTrue(r["untrusted"] and ".lock" in r["first"], r["first"])
+                # Once a writer creates its own lock file in the instant the
+                # name is missing, the member can no longer unlink it: a run
+                # of the CONTROL may end before anything is lost. It runs
+                # again, a few times at most.
+                for _ in range(8):
+                    cacked, cstored, _ = self.run_writers(loop, "control")
+                    if cacked != cstored:
+                        break
+                self.assertNotEqual(cacked, cstored, "CONTROL: writers that take the member's lock file lost nothing")
+
+
+# An error of a full disk or of too many open files names the file it
+# failed on: the document itself, its lock file, a temp file, or in a
+# commit the marker, new content, journal or directory of the step.
+_NAMES_THE_FILE = re.compile(
+    r"^agentstate: [a-z ]+ [^:]+: ((open lock file|(commit: )?(create|write|sync|rename)( temp file)? /[^:]+): )?"
+    r"(Too many open files|No space left on device)$")
+
+
+class ResourceErrorsTest(TempDirTest):
+    def calls(self, d: str) -> List[Tuple[str, object]]:
+        one, two = os.path.join(d, "a.json"), [os.path.join(d, "t1.json"), os.path.join(d, "t2.json")]
+        agentstate.mutate(one, lambda x: x.update(a=1))
+        agentstate.mutate_all(two, lambda ds: [x.update(a=1) for x in ds])
+        big = "y" * 5000
+        return [("mutate", lambda: agentstate.mutate(one, lambda x: x.update(b=big + str(time.time())))),
+                ("mutate_all", lambda: agentstate.mutate_all(two, lambda ds: [x.update(b=big + str(time.time())) for x in ds]))]
+
+    @unittest.skipUnless(sys.platform.startswith("linux") and os.geteuid() == 0, "needs root to mount a small tmpfs")
+    def test_full_disk_names_the_file(self) -> None:
+        d = self.path("full")
+        os.makedirs(d)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", d]).returncode != 0:
+            self.skipTest("mount tmpfs failed")
+        self.addCleanup(subprocess.run, ["umount", "-l", d])
+        calls = self.calls(d)
+        try:
+            with open(os.path.join(d, "fill"), "wb") as f:
+                f.write(b"x" * (1 << 20))
+        except OSError:
+            pass
+        for name, call in calls:
+            with self.subTest(name), self.assertRaises(agentstate.FileError) as cm:
+                call()  # type: ignore[operator]
+            self.assertRegex(str(cm.exception), _NAMES_THE_FILE)
+
+    def test_too_many_open_files_names_the_file(self) -> None:
+        import resource
+
+        calls = self.calls(self.dir)
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        seen = []
+        for n in range(len(os.listdir("/proc/self/fd")), 24):
+            for name, call in calls:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (n, hard))
+                try:
+                    call()  # type: ignore[operator]
+                except agentstate.FileError as e:
+                    seen.append(str(e))
+                finally:
+                    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        self.assertGreater(len(seen), 4)
+        for msg in seen:
+            self.assertRegex(msg, _NAMES_THE_FILE)
+
+
+def _bell_sleepers() -> int:
+    """Threads of this process asleep in FUTEX_WAIT_BITSET (on a bell)."""
+    n = 0
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open("/proc/self/task/%s/syscall" % task) as f:
+                fields = f.read().split()
+        except OSError:
+            continue
+        if len(fields) > 2 and fields[0] == str(_bell._SYS_FUTEX.get(_bell._machine(), -1)) and fields[2] == "0x9":
+            n += 1
+    return n
+
+
+@unittest.skipUnless(sys.platform.startswith("linux") and _bell._machine() in _bell._SYS_FUTEX, "the bell is Linux's futex")
+class BellOrderTest(TempDirTest):
+    """A waiter whose timeout passed sleeps again in a higher class: a ring
+    wakes it before a newer waiter that went to sleep earlier in the
+    kernel's queue, as Go's rings do (status/internal/flock,
+    TestTimedOutWaiterKeepsItsPlace). The CONTROL rings any bit, as before
+    the classes: the kernel's first sleeper, the newer waiter, wakes."""
+
+    def test_ring_wakes_the_higher_class_first(self) -> None:
+        for control in (False, True):
+            with self.subTest(control=control):
+                name = self.path("c%s" % control, "doc.json.lock")
+                self.write(name, b"")
+                fd = os.open(name, os.O_RDWR)
+                self.addCleanup(os.close, fd)
+                bell = _bell.open_bell(fd, name, grow=True)
+                assert bell is not None
+                self.addCleanup(bell.close)
+                woke = {}
+
+                def sleeper(who: str, timeouts: int) -> None:
+                    woke[who] = bell.sleep(bell.word(), 30.0, 1 | _bell.class_bit(timeouts)) == _bell.RUNG
+
+                newer = threading.Thread(target=sleeper, args=("newer", 0))
+                newer.start()
+                deadline = time.monotonic() + 30
+                while _bell_sleepers() < 1 and time.monotonic() < deadline:
+                    time.sleep(0.001)
+                older = threading.Thread(target=sleeper, args=("older, after a timeout", 1))
+                older.start()
+                while _bell_sleepers() < 2 and time.monotonic() < deadline:
+                    time.sleep(0.001)
+                if control:
+                    bell._wake(_bell._FUTEX_BITSET_ANY)
+                else:
+                    bell.ring()
+                first = "newer" if control else "older, after a timeout"
+                (newer if control else older).join(30)
+                self.assertEqual({first: True}, woke)
+                bell._wake(_bell._FUTEX_BITSET_ANY)  # the other one
+                newer.join(30)
+                older.join(30)

@@ -4,10 +4,15 @@ against the Go package, in both directions, with real SIGKILLs."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import shutil
+import sys
+import tempfile
 import threading
 import unittest
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Tuple
 
 import agentstate
 from agentstate import _seams, _txn
@@ -329,3 +334,257 @@ class RecoveryTest(_Docs):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def _deep_dir(root: str, n: int) -> str:
+    """A directory under root whose path is exactly n bytes long, of names
+    of at most 200 bytes."""
+    d = root
+    while len(d) < n:
+        k = min(200, n - len(d) - 1)
+        if 0 < n - len(d) - 1 - k < 2:
+            k -= 1  # leave room for one more "/x"
+        d += "/" + "d" * k
+    assert len(d) == n
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def limit_shape(root: str, shape: str, over: bool) -> List[str]:
+    """Makes the documents of a transaction at one of the limits, or one
+    past it, and returns their paths: "documents" (1024), "journal" (a
+    journal of exactly 1 MiB), "marker" (markers of exactly 4 KiB: a
+    document's hash and a journal in a directory of 4000 bytes). As
+    status/txn_limits_unix_test.go makes them."""
+    extra = 1 if over else 0
+    if shape == "documents":
+        docs = [os.path.join(root, "doc-%04d.json" % i) for i in range(_txn.MAX_DOCUMENTS + extra)]
+    elif shape == "journal":
+        n = 400
+        d = _deep_dir(root, 2450)
+        names = _txn.MAX_JOURNAL + extra - (17 + n * (len(d) + 1 + 2) + n - 1)
+        docs = []
+        for i in range(n):
+            k = names // (n - i)
+            names -= k
+            docs.append(d + "/%04d" % i + "x" * (k - 4))
+    else:
+        d = _deep_dir(root, 4000 + extra)
+        docs = [d + "/a.json", d + "/b.json"]
+    for p in docs:
+        with open(p, "w") as f:
+            f.write('{"seq": 0}')
+    return docs
+
+
+class TxLimitsTest(TempDirTest):
+    """A commit must stay within what its recovery accepts: at each limit it
+    commits; one past it mutate_all raises TxTooLargeError and writes
+    nothing. test_past_limit_sigkill shows what the refusal prevents."""
+
+    def seqs(self, paths: List[str]) -> List[int]:
+        return [agentstate.load(p).get("seq", 0) for p in paths]
+
+    def root(self, name: str) -> str:
+        """A new directory for one case: in /dev/shm where there is one,
+        where thousands of syncs cost nothing (these tests are about what is
+        written, not about its durability)."""
+        try:
+            base = tempfile.mkdtemp(prefix="agentstate-limits-", dir="/dev/shm")
+        except OSError:
+            base = self.dir
+        else:
+            self.addCleanup(shutil.rmtree, base, True)
+        root = os.path.join(base, name)
+        os.mkdir(root)
+        return root
+
+    def test_limits(self) -> None:
+        for shape in ("documents", "journal", "marker"):
+            for over in (False, True):
+                with self.subTest(shape=shape, over=over):
+                    root = self.root("%s-%s" % (shape, over))
+                    docs = limit_shape(root, shape, over)
+                    if over:
+                        with self.assertRaises(agentstate.TxTooLargeError) as cm:
+                            agentstate.mutate_all(docs, bump)
+                        self.assertIn("limit", str(cm.exception))
+                        self.assertEqual([0] * len(docs), self.seqs(docs))
+                    else:
+                        agentstate.mutate_all(docs, bump)
+                        self.assertEqual([1] * len(docs), self.seqs(docs))
+                    self.assertEqual([], [f for f in os.listdir(os.path.dirname(docs[0])) if ".txn" in f])
+
+    def test_new_content_limit(self) -> None:
+        limit = 200
+        pad = limit - len('{\n  "pad": "",\n  "seq": 1\n}\n')
+        for over in (False, True):
+            with self.subTest(over=over):
+                docs = [self.path("nc-%s" % over, n) for n in ("a.json", "b.json")]
+                n = pad + (1 if over else 0)
+
+                def fill(ds: List[agentstate.JSONObject]) -> None:
+                    for d in ds:
+                        d.update(seq=1, pad="p" * n)
+
+                if over:
+                    with self.assertRaises(agentstate.TxTooLargeError):
+                        agentstate.mutate_all(docs, fill, max_size=limit)
+                    self.assertFalse(any(os.path.exists(d) for d in docs))
+                else:
+                    agentstate.mutate_all(docs, fill, max_size=limit)
+                    self.assertEqual([limit, limit], [os.path.getsize(d) for d in docs])
+
+    def test_past_limit_sigkill(self) -> None:
+        """One past each limit, a committing child is SIGKILLed at its commit
+        point (if it reaches it); then every document must be usable. The
+        CONTROL switches the writer's check off: the child commits, dies,
+        and leaves documents that every locker refuses (UntrustedError)."""
+        from helpers import run_python
+
+        child = (
+            "import os, signal, sys, agentstate\n"
+            "from agentstate import _seams, _txn\n"
+            "if sys.argv[2] == 'control':\n"
+            "    _txn.check_limits = lambda *a: None\n"
+            "_seams.crash = lambda s: s == 'committed' and os.kill(os.getpid(), signal.SIGKILL)\n"
+            "docs = open(sys.argv[1]).read().split('\\n')\n"
+            "try:\n"
+            "    agentstate.mutate_all(docs, lambda ds: [d.update(seq=1) for d in ds])\n"
+            "except agentstate.TxTooLargeError:\n"
+            "    print('refused')\n"
+        )
+        for shape in ("documents", "journal", "marker"):
+            for mode in ("checked", "control"):
+                with self.subTest(shape=shape, mode=mode):
+                    root = self.root("%s-%s" % (shape, mode))
+                    docs = limit_shape(root, shape, True)
+                    listing = os.path.join(self.dir, "%s-%s.list" % (shape, mode))
+                    with open(listing, "w") as f:
+                        f.write("\n".join(docs))
+                    r = run_python(child.replace("sys.argv[1]", repr(listing)).replace("sys.argv[2]", repr(mode)))
+                    blocked = applied = 0
+                    for d in docs:
+                        try:
+                            if agentstate.mutate(d, lambda doc: None).get("seq") == 1:
+                                applied += 1
+                        except agentstate.UntrustedError:
+                            blocked += 1
+                    if mode == "control":
+                        self.assertEqual(-9, r.returncode, r.stderr)
+                        self.assertGreater(blocked, 0, "CONTROL: the unchecked commit killed after its commit point blocked no document")
+                    else:
+                        self.assertEqual("refused\n", r.stdout, r.stderr)
+                        self.assertEqual((0, 0), (blocked, applied))
+
+
+MEMBER = 65534  # uid and gid of the second user (nobody, nogroup)
+
+
+def as_member(cwd: str, script: str, *args: str) -> None:
+    """Runs sh -c script as the member in cwd; args are $1, $2..."""
+    import subprocess
+
+    subprocess.run(["setpriv", "--reuid=%d" % MEMBER, "--regid=%d" % MEMBER, "--clear-groups", "sh", "-c", script, "sh"] + list(args),
+                   cwd=cwd, check=True, capture_output=True, timeout=60)
+
+
+class _PathDir:
+    """The CONTROL's recovery directory: files reached by path again, as
+    before, and any journal directory its name matches."""
+
+    def stat(self, base: str, role: str) -> Optional[os.stat_result]:
+        return _txn._lstat(self.path(base), role)  # type: ignore[attr-defined]
+
+    def open(self, role: str, base: str, limit: int) -> "_txn._File":
+        return _txn.open_path(role, self.path(base), limit)  # type: ignore[attr-defined]
+
+    def unlink(self, base: str, role: str, missing_ok: bool = False) -> None:
+        try:
+            os.unlink(self.path(base))  # type: ignore[attr-defined]
+        except FileNotFoundError:
+            if not missing_ok:
+                raise
+
+
+@unittest.skipUnless(sys.platform.startswith("linux") and os.geteuid() == 0 and shutil.which("setpriv"), "needs root and setpriv: a second user flips a link")
+class RaceTest(TempDirTest):
+    """A member of a group workspace plants a marker on root's document
+    naming a journal reached through a link of theirs, and flips the link
+    between their own directory (a journal of theirs lists the document)
+    and a directory only root may enter, where root's crashed transaction,
+    one of its two documents installed, keeps a journal of the same name.
+    Recovery must act only in the directory it checked: root's directory is
+    never changed and root's transaction completes whole. The CONTROL
+    reaches the files by path again, as before: a flip between the check
+    and the removal deletes root's journal and tears root's transaction.
+    status/txn_race_linux_test.go runs the same against Go."""
+
+    ROUNDS = 300
+
+    def run_rounds(self, by_path: bool) -> Tuple[int, bool, int]:
+        import subprocess
+        from unittest import mock
+
+        base = tempfile.mkdtemp(dir=self.dir)
+        os.chmod(self.dir, 0o755)
+        os.chmod(base, 0o755)
+        priv = os.path.join(base, "priv")
+        os.mkdir(priv, 0o700)
+        a, b = os.path.join(priv, "a.json"), os.path.join(priv, "b.json")
+        for p in (a, b):
+            self.write(p, b'{"n": 0}', 0o600)
+        _seams.crash = lambda s: s == "renamed 0"  # a installed, b not yet
+        with self.assertRaises(_seams.Crashed):
+            agentstate.mutate_all([a, b], lambda ds: [d.update(n=1) for d in ds])
+        _seams.crash = None
+        victims = [f for f in os.listdir(priv) if _txn.is_journal_name(f)]
+        self.assertEqual(1, len(victims))
+        victim = os.path.join(priv, victims[0])
+        before = sorted((f, os.lstat(os.path.join(priv, f)).st_ino, os.lstat(os.path.join(priv, f)).st_ctime_ns) for f in os.listdir(priv))
+
+        ws = os.path.join(base, "ws")
+        os.mkdir(ws)
+        os.chown(ws, 0, MEMBER)
+        os.chmod(ws, 0o2775)
+        doc = os.path.join(ws, "doc.json")
+        self.write(doc, b'{"runs": 1}', 0o664)
+        mdir, link = os.path.join(ws, "member"), os.path.join(ws, "member", "link")
+        as_member(ws, 'mkdir member && ln -s "$1" member/link', mdir)
+        named = os.path.join(link, victims[0])
+        flipper = subprocess.Popen(
+            ["setpriv", "--reuid=%d" % MEMBER, "--regid=%d" % MEMBER, "--clear-groups", "sh", "-c",
+             'while :; do ln -sfn "$1" link.new && mv -Tf link.new link; ln -sfn "$2" link.new && mv -Tf link.new link; done', "sh", priv, mdir],
+            cwd=mdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(flipper.wait)
+        self.addCleanup(flipper.kill)
+        journal = '{"documents": [%s, %s]}' % (json.dumps(os.path.join(link, "x.json")), json.dumps(doc))
+        marker = "%s\n%s\n" % (named, _txn.before(self.read(doc)))
+        lost = rounds = 0
+        with contextlib.ExitStack() as patches:
+            if by_path:
+                for name in ("stat", "open", "unlink"):
+                    patches.enter_context(mock.patch.object(_txn._Dir, name, getattr(_PathDir, name)))
+                patches.enter_context(mock.patch.object(_txn._Recovery, "_in_journal_dir", lambda r, d: os.path.dirname(d) == r.jd.name))
+            for rounds in range(1, self.ROUNDS + 1):
+                as_member(ws, '[ -e "$1" ] || printf "%s" "$2" > "$1"; printf "%s" "$3" > doc.json.txn',
+                          os.path.join(mdir, victims[0]), journal, marker)
+                try:
+                    agentstate.mutate(doc, lambda d: None)
+                except agentstate.Error:
+                    pass
+                if not os.path.lexists(victim):
+                    lost += 1
+                    break
+        flipper.kill()
+        if not by_path:
+            after = sorted((f, os.lstat(os.path.join(priv, f)).st_ino, os.lstat(os.path.join(priv, f)).st_ctime_ns) for f in os.listdir(priv))
+            self.assertEqual(before, after, "root's directory changed")
+        na, nb = [d["n"] for d in agentstate.load_all([a, b])]
+        return lost, na != nb, rounds
+
+    def test_recovery_acts_in_the_directory_it_checked(self) -> None:
+        lost, torn, _ = self.run_rounds(False)
+        control, ctorn, _ = self.run_rounds(True)
+        self.assertEqual((0, False), (lost, torn), "recovery acted outside the directory it checked")
+        self.assertTrue(control > 0 and ctorn, "CONTROL: recovery by path never deleted root's journal: the harness cannot see it")

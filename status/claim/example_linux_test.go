@@ -93,7 +93,10 @@ func ExampleReap() {
 		}
 		return cs
 	}, func(tx *status.Tx, c claim.Claim) error {
-		p := pool.In(tx)
+		p, err := pool.In(tx)
+		if err != nil {
+			return err
+		}
 		p.Slots = slices.DeleteFunc(p.Slots, func(s Slot) bool { return s.Name == c.ID })
 		p.Used--
 		return nil

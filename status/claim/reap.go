@@ -126,7 +126,10 @@ func Reap[T any](ctx context.Context, doc *status.Store[T], claims func(*T) []Cl
 	_, err = status.MutateAll(ctx, docs, func(tx *status.Tx) error {
 		released = nil
 		live := liveness{check: o.check} // decided again, under the locks
-		t := doc.In(tx)
+		t, err := doc.In(tx)
+		if err != nil {
+			return err
+		}
 		held := claims(t)
 		if err := checkIDs(held); err != nil {
 			return fmt.Errorf("claim: reap %s: %w", doc.Name(), err)

@@ -56,7 +56,10 @@ func claimsOf(l *list) []claim.Claim {
 
 func releaseFrom(s *status.Store[list]) func(*status.Tx, claim.Claim) error {
 	return func(tx *status.Tx, c claim.Claim) error {
-		l := s.In(tx)
+		l, err := s.In(tx)
+		if err != nil {
+			return err
+		}
 		l.Claims = slices.DeleteFunc(l.Claims, func(e entry) bool { return e.ID == c.ID })
 		l.Count--
 		return nil
@@ -110,7 +113,11 @@ func TestReapRefuses(t *testing.T) {
 		{"an empty ID", []entry{{"", owner(1)}}, releaseFrom, table(1), os.ErrInvalid},
 		{"two claims with one ID", []entry{{"a", owner(1)}, {"a", owner(2)}}, releaseFrom, table(1), os.ErrInvalid},
 		{"a release that keeps the claim", []entry{{"a", owner(1)}}, func(s *status.Store[list]) func(*status.Tx, claim.Claim) error {
-			return func(tx *status.Tx, c claim.Claim) error { s.In(tx).Count--; return nil }
+			return func(tx *status.Tx, c claim.Claim) error {
+				l, err := s.In(tx)
+				l.Count--
+				return err
+			}
 		}, table(1), nil},
 		{"a failing release", []entry{{"a", owner(1)}, {"b", owner(1)}}, func(s *status.Store[list]) func(*status.Tx, claim.Claim) error {
 			return func(tx *status.Tx, c claim.Claim) error {

@@ -51,24 +51,30 @@ func (f *claimFleet) task(id string) *status.Store[status.Status] {
 }
 
 func (f *claimFleet) register(ctx context.Context, id string, o claim.Owner) error {
-	_, err := status.MutateAll(ctx, []status.AnyStore{f.reg, f.task(id)}, func(tx *status.Tx) error {
-		r := f.reg.In(tx)
+	_, _, err := status.MutateAll2(ctx, f.reg, f.task(id), func(r *claimRegistry, t *status.Status) error {
 		r.Agents = append(r.Agents, claimAgent{ID: id, Owner: o})
 		r.ActiveCount++
-		return f.task(id).In(tx).Transition(status.Running, "")
+		return t.Transition(status.Running, "")
 	})
 	return err
 }
 
 func (f *claimFleet) unregister(tx *status.Tx, id string, to status.State) error {
-	r := f.reg.In(tx)
+	r, err := f.reg.In(tx)
+	if err != nil {
+		return err
+	}
 	i := slices.IndexFunc(r.Agents, func(a claimAgent) bool { return a.ID == id })
 	if i < 0 {
 		return fmt.Errorf("agent %s is not registered", id)
 	}
 	r.Agents = slices.Delete(r.Agents, i, i+1)
 	r.ActiveCount--
-	return f.task(id).In(tx).Transition(to, status.Running)
+	t, err := f.task(id).In(tx)
+	if err != nil {
+		return err
+	}
+	return t.Transition(to, status.Running)
 }
 
 func (f *claimFleet) reap(ctx context.Context, cli *clientv3.Client) (claim.Result, error) {
@@ -95,17 +101,24 @@ func (f *claimFleet) check(t *testing.T, ids []string) claimRegistry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := *f.reg.In(tx)
+	r, err := f.reg.In(tx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	running := 0
 	for _, id := range ids {
-		if f.task(id).In(tx).State == status.Running {
+		s, err := f.task(id).In(tx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.State == status.Running {
 			running++
 		}
 	}
 	if r.ActiveCount != len(r.Agents) || r.ActiveCount != running {
 		t.Errorf("active_count %d, %d agents, %d tasks running", r.ActiveCount, len(r.Agents), running)
 	}
-	return r
+	return *r
 }
 
 // TestLeaseClaimsEndWithClient: two client processes register agents in

@@ -150,6 +150,10 @@
 //	// ... claims record l.Owner(); stop using them when l.Done() is closed
 //	res, err := claim.Reap(ctx, reg, claims, release, claim.WithCheck(etcdstore.LeaseCheck(cli)))
 //
+// A registry of slots (package github.com/agentstate/core/status/slots) works
+// alike: its slots record leases' owners, and slots.Reap and slots.List take
+// slots.WithCheck(LeaseCheck(cli)).
+//
 // # Not guaranteed
 //
 //   - Turns make a hot key fair and keep it from collapsing, not fast: its

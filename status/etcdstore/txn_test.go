@@ -19,8 +19,13 @@ func txPair(t *testing.T, opt status.Option) (*status.Store[counter], *status.St
 func addBoth(a, b *status.Store[counter], calls *int) func(*status.Tx) error {
 	return func(tx *status.Tx) error {
 		*calls++
-		a.In(tx).N++
-		b.In(tx).N++
+		for _, s := range []*status.Store[counter]{a, b} {
+			c, err := s.In(tx)
+			if err != nil {
+				return err
+			}
+			c.N++
+		}
 		return nil
 	}
 }
@@ -55,8 +60,9 @@ func TestTxExactlyOnce(t *testing.T) {
 			}
 			for _, s := range []*status.Store[counter]{a, b} {
 				got, err := status.NewStore[counter](s.Name(), With(direct)).Load(testCtx(t))
-				if err != nil || got.N != 1 || got != *s.In(tx) {
-					t.Fatalf("%s stored %+v (%v), returned %+v: want n=1 once", s.Name(), got, err, *s.In(tx))
+				c, cerr := s.In(tx)
+				if err != nil || cerr != nil || got.N != 1 || got != *c {
+					t.Fatalf("%s stored %+v (%v), returned %+v (%v): want n=1 once", s.Name(), got, err, *c, cerr)
 				}
 			}
 			if calls != tc.wantCalls {
@@ -104,7 +110,11 @@ func TestTxOverlappingContended(t *testing.T) {
 					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 					_, err := status.MutateAll(ctx, docs, func(tx *status.Tx) error {
 						for _, d := range docs {
-							d.(*status.Store[counter]).In(tx).N++
+							c, err := d.(*status.Store[counter]).In(tx)
+							if err != nil {
+								return err
+							}
+							c.N++
 						}
 						return nil
 					})
@@ -136,7 +146,11 @@ func TestTxOverlappingContended(t *testing.T) {
 	}
 	sum := 0
 	for _, s := range stores {
-		sum += s.(*status.Store[counter]).In(tx).N
+		c, err := s.(*status.Store[counter]).In(tx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += c.N
 	}
 	if want := txs + 1000*updates; sum != want {
 		t.Fatalf("documents sum to %d, want %d (%d transaction changes, %d Updates)", sum, want, txs, updates)

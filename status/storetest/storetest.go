@@ -563,23 +563,43 @@ func testTxAllOrNothing(t *testing.T, h Harness) {
 	a, b := h.pair(t)
 	h.WriteRaw(t, a.Name(), []byte(`{"count": 1, "name": "a"}`))
 	tx, err := status.MutateAll(context.Background(), []status.AnyStore{a, b}, func(tx *status.Tx) error {
-		if got := a.In(tx).Count; got != 1 {
-			return fmt.Errorf("fn saw count %d in a, want 1", got)
+		da, err := a.In(tx)
+		if err != nil {
+			return err
 		}
-		a.In(tx).Count++
-		b.In(tx).Name = "created"
+		db, err := b.In(tx)
+		if err != nil {
+			return err
+		}
+		if da.Count != 1 {
+			return fmt.Errorf("fn saw count %d in a, want 1", da.Count)
+		}
+		da.Count++
+		db.Name = "created"
 		return nil
 	})
 	if err != nil {
 		t.Fatalf("MutateAll: %v", err)
 	}
-	if a.In(tx).Count != 2 || b.In(tx).Name != "created" {
-		t.Errorf("returned Tx holds %+v and %+v", *a.In(tx), *b.In(tx))
+	da, erra := a.In(tx)
+	db, errb := b.In(tx)
+	if erra != nil || errb != nil || da.Count != 2 || db.Name != "created" {
+		t.Errorf("returned Tx holds %+v, %v and %+v, %v", *da, erra, *db, errb)
 	}
 	ga, _ := a.Load(context.Background())
 	gb, _ := b.Load(context.Background())
 	if diff := cmp.Diff([]Doc{{Count: 2, Name: "a"}, {Name: "created"}}, []Doc{ga, gb}); diff != "" {
 		t.Errorf("documents after MutateAll (-want +got):\n%s", diff)
+	}
+
+	// The same through MutateAll2, which returns the documents committed.
+	ra, rb, err := status.MutateAll2(context.Background(), a, b, func(da, db *Doc) error {
+		da.Count++
+		db.Name = "again"
+		return nil
+	})
+	if err != nil || ra.Count != 3 || rb.Name != "again" {
+		t.Errorf("MutateAll2 returned %+v, %+v, %v", ra, rb, err)
 	}
 }
 
@@ -588,9 +608,9 @@ func testTxFnError(t *testing.T, h Harness) {
 	seed := []byte(`{"count": 1, "name": "seed"}`)
 	h.WriteRaw(t, a.Name(), seed)
 	errBoom := errors.New("boom")
-	_, err := status.MutateAll(context.Background(), []status.AnyStore{a, b}, func(tx *status.Tx) error {
-		a.In(tx).Count = 99
-		b.In(tx).Count = 99
+	_, _, err := status.MutateAll2(context.Background(), a, b, func(da, db *Doc) error {
+		da.Count = 99
+		db.Count = 99
 		return fmt.Errorf("fn: %w", errBoom)
 	})
 	if !errors.Is(err, errBoom) {
@@ -624,9 +644,9 @@ func testTxCorrupt(t *testing.T, h Harness) {
 func testTxUnknownFields(t *testing.T, h Harness) {
 	a, b := h.pair(t)
 	h.WriteRaw(t, a.Name(), []byte(`{"count":1,"owner":{"id":7, "tags":["x"]},"ratio":1.50e3}`))
-	if _, err := status.MutateAll(context.Background(), []status.AnyStore{a, b}, func(tx *status.Tx) error {
-		a.In(tx).Count++
-		b.In(tx).Count++
+	if _, _, err := status.MutateAll2(context.Background(), a, b, func(da, db *Doc) error {
+		da.Count++
+		db.Count++
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -649,12 +669,16 @@ func testTxRefuses(t *testing.T, h Harness) {
 		fn   func(*status.Tx) error
 	}{
 		{"twice", []status.AnyStore{a, b, a}, func(*status.Tx) error { return nil }},
-		{"undeclared", []status.AnyStore{a}, func(tx *status.Tx) error { b.In(tx).Count = 5; return nil }},
+		{"undeclared", []status.AnyStore{a}, func(tx *status.Tx) error { d, _ := b.In(tx); d.Count = 5; return nil }},
 		{"nil", []status.AnyStore{a, nil}, func(*status.Tx) error { return nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := status.MutateAll(ctx, tc.docs, func(tx *status.Tx) error {
-				a.In(tx).Count = 5
+				d, err := a.In(tx)
+				if err != nil {
+					return err
+				}
+				d.Count = 5
 				return tc.fn(tx)
 			})
 			if !errors.Is(err, os.ErrInvalid) {
@@ -674,9 +698,9 @@ func testTxCancelled(t *testing.T, h Harness) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	called := false
-	_, err := status.MutateAll(ctx, []status.AnyStore{a, b}, func(tx *status.Tx) error {
+	_, _, err := status.MutateAll2(ctx, a, b, func(da, _ *Doc) error {
 		called = true
-		a.In(tx).Count = 1
+		da.Count = 1
 		return nil
 	})
 	if !errors.Is(err, context.Canceled) || called {
@@ -693,13 +717,13 @@ func testTxConcurrent(t *testing.T, h Harness) {
 		wg.Go(func() {
 			a, b := h.store(pa), h.store(pb)
 			for i := range 5 {
-				docs := []status.AnyStore{a, b}
+				first, second := a, b
 				if (g+i)%2 == 1 {
-					docs = []status.AnyStore{b, a} // order of the list does not matter
+					first, second = b, a // the order of the documents does not matter
 				}
-				if _, err := status.MutateAll(context.Background(), docs, func(tx *status.Tx) error {
-					a.In(tx).Count++
-					b.In(tx).Count++
+				if _, _, err := status.MutateAll2(context.Background(), first, second, func(d1, d2 *Doc) error {
+					d1.Count++
+					d2.Count++
 					return nil
 				}); err != nil {
 					t.Errorf("MutateAll: %v", err)
@@ -734,9 +758,9 @@ func testTxLoadAll(t *testing.T, h Harness) {
 	wg.Go(func() {
 		defer close(done)
 		for range 20 {
-			if _, err := status.MutateAll(context.Background(), []status.AnyStore{a, b}, func(tx *status.Tx) error {
-				a.In(tx).Count++
-				b.In(tx).Count++
+			if _, _, err := status.MutateAll2(context.Background(), a, b, func(da, db *Doc) error {
+				da.Count++
+				db.Count++
 				return nil
 			}); err != nil {
 				t.Errorf("MutateAll: %v", err)
@@ -755,8 +779,13 @@ func testTxLoadAll(t *testing.T, h Harness) {
 		if err != nil {
 			t.Fatalf("LoadAll: %v", err)
 		}
-		if ca, cb := h.store(pa).In(tx).Count, h.store(pb).In(tx).Count; ca != cb {
-			t.Fatalf("LoadAll %d read a=%d and b=%d: part of a transaction", reads, ca, cb)
+		da, erra := h.store(pa).In(tx)
+		db, errb := h.store(pb).In(tx)
+		if erra != nil || errb != nil {
+			t.Fatalf("In after LoadAll: %v, %v", erra, errb)
+		}
+		if da.Count != db.Count {
+			t.Fatalf("LoadAll %d read a=%d and b=%d: part of a transaction", reads, da.Count, db.Count)
 		}
 	}
 }

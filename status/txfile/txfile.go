@@ -1,8 +1,8 @@
 // Package txfile names and checks the files that a [status.MutateAll]
 // transaction leaves next to its documents until it commits or the next
-// locker recovers it, for tools that walk a tree (corestate fsck and
-// sweep). docs/PROTOCOL.md describes the files and what recovery does
-// with them.
+// locker recovers it, and checks lock files, for tools that walk a tree
+// (corestate fsck and sweep). docs/PROTOCOL.md describes the files and
+// what recovery does with them.
 package txfile
 
 import (
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentstate/core/status"
+	"github.com/agentstate/core/status/internal/flock"
 	"github.com/agentstate/core/status/internal/journal"
 )
 
@@ -82,6 +83,14 @@ func Check(name string, maxSize int64) error {
 		return &journal.Error{Role: "copy", Path: name, Err: fmt.Errorf("%w: a committed transaction's copy of %s, kept because a writer that does not recover transactions replaced or removed it after the commit", status.ErrTxConflict, abs[:len(abs)-len(base)+strings.Index(base, ConflictSuffix)])}
 	}
 	return fmt.Errorf("%w: %s is not a transaction file", os.ErrInvalid, name)
+}
+
+// CheckLock reports, opening nothing, whether the writers of a document
+// would refuse its lock file at name (the document's path and
+// [status.LockSuffix]): [status.ErrLockUntrusted] for its owner, or
+// fs.ErrNotRegular. A missing lock file matches os.ErrNotExist.
+func CheckLock(name string) error {
+	return flock.Check(name, strings.TrimSuffix(name, status.LockSuffix))
 }
 
 // Sweep removes from dir (not its subdirectories) the journals that

@@ -75,8 +75,7 @@ func (f *fleet) task(id string) *status.Store[task] {
 // if it ran before): one transaction.
 func (f *fleet) register(ctx context.Context, id string, o claim.Owner) error {
 	tk := f.task(id)
-	_, err := status.MutateAll(ctx, []status.AnyStore{f.reg, tk}, func(tx *status.Tx) error {
-		r, t := f.reg.In(tx), tk.In(tx)
+	_, _, err := status.MutateAll2(ctx, f.reg, tk, func(r *registry, t *task) error {
 		if t.State == status.Running {
 			return fmt.Errorf("task %s is running", id)
 		}
@@ -100,12 +99,18 @@ func (f *fleet) finish(ctx context.Context, id string) error {
 // running to `to`, inside a transaction: the release both finish and the
 // reaper use.
 func (f *fleet) unregister(tx *status.Tx, id string, to status.State) error {
-	r := f.reg.In(tx)
+	r, err := f.reg.In(tx)
+	if err != nil {
+		return err
+	}
 	i := slices.IndexFunc(r.Agents, func(a agent) bool { return a.ID == id })
 	if i < 0 {
 		return fmt.Errorf("agent %s is not registered", id)
 	}
-	t := status.NewStore[task](r.Agents[i].Task).In(tx)
+	t, err := status.NewStore[task](r.Agents[i].Task).In(tx)
+	if err != nil {
+		return err
+	}
 	if t.State != status.Running {
 		return fmt.Errorf("task of %s is %s, not running", id, t.State)
 	}
@@ -150,9 +155,17 @@ func (f *fleet) snapshot(t *testing.T, ids []string) snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := snapshot{reg: *f.reg.In(tx), tasks: map[string]task{}}
+	r, err := f.reg.In(tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := snapshot{reg: *r, tasks: map[string]task{}}
 	for _, id := range ids {
-		s.tasks[id] = *f.task(id).In(tx)
+		tk, err := f.task(id).In(tx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.tasks[id] = *tk
 	}
 	return s
 }

@@ -524,11 +524,17 @@ func blindReap(ctx context.Context, f *fleet, claims func(*registry) []claim.Cla
 	var out []string
 	_, err = status.MutateAll(ctx, docs, func(tx *status.Tx) error {
 		out = nil
-		r := f.reg.In(tx)
+		r, err := f.reg.In(tx)
+		if err != nil {
+			return err
+		}
 		for _, c := range dead {
 			r.Agents = slices.DeleteFunc(r.Agents, func(a agent) bool { return a.ID == c.ID })
 			r.ActiveCount--
-			t := c.Docs[0].(*status.Store[task]).In(tx)
+			t, err := c.Docs[0].(*status.Store[task]).In(tx)
+			if err != nil {
+				return err
+			}
 			t.State = status.Failed
 			t.Reaped++
 			out = append(out, c.ID)

@@ -23,7 +23,7 @@ import (
 )
 
 // libraryPackages are the packages a service imports.
-var libraryPackages = []string{"config", "core", "fs", "logger", "status", "status/claim"}
+var libraryPackages = []string{"config", "core", "fs", "logger", "status", "status/claim", "status/slots"}
 
 // maxModules is the most modules besides core a consumer's go.sum may list:
 // the YAML library config imports, and goleak, which every package's

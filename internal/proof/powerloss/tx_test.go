@@ -45,9 +45,8 @@ func txDocs(mnt string) (a, b string) {
 
 func txCommit(a, b string, v int) error {
 	sa, sb := status.NewStore[status.Status](a), status.NewStore[status.Status](b)
-	_, err := status.MutateAll(context.Background(), []status.AnyStore{sa, sb}, func(tx *status.Tx) error {
-		for _, s := range []*status.Store[status.Status]{sa, sb} {
-			d := s.In(tx)
+	_, _, err := status.MutateAll2(context.Background(), sa, sb, func(da, db *status.Status) error {
+		for _, d := range []*status.Status{da, db} {
 			d.Runs, d.Note = v, string(body(v))
 		}
 		return nil

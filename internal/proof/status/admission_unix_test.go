@@ -38,8 +38,7 @@ type registry struct {
 var errAtCapacity = errors.New("at capacity")
 
 func spawnTask(ctx context.Context, reg *status.Store[registry], task *status.Store[status.Status]) error {
-	_, err := status.MutateAll(ctx, []status.AnyStore{reg, task}, func(tx *status.Tx) error {
-		r, t := reg.In(tx), task.In(tx)
+	_, _, err := status.MutateAll2(ctx, reg, task, func(r *registry, t *status.Status) error {
 		if r.ActiveCount >= r.MaxConcurrent {
 			return errAtCapacity
 		}
@@ -52,8 +51,7 @@ func spawnTask(ctx context.Context, reg *status.Store[registry], task *status.St
 }
 
 func finishTask(ctx context.Context, reg *status.Store[registry], task *status.Store[status.Status]) error {
-	_, err := status.MutateAll(ctx, []status.AnyStore{task, reg}, func(tx *status.Tx) error {
-		r, t := reg.In(tx), task.In(tx)
+	_, _, err := status.MutateAll2(ctx, task, reg, func(t *status.Status, r *registry) error {
 		r.ActiveCount--
 		r.Agents = slices.DeleteFunc(r.Agents, func(a string) bool { return a == t.Task })
 		return t.Transition(status.Completed, status.Running)
@@ -268,10 +266,10 @@ func admission(t *testing.T, variant string, procs, goroutines, perGoroutine, py
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := reg.In(tx)
+	r := inTx(reg, tx)
 	completed := 0
 	for _, task := range tasks {
-		if task.In(tx).State == status.Completed {
+		if inTx(task, tx).State == status.Completed {
 			completed++
 		}
 	}

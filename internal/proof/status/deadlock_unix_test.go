@@ -67,7 +67,7 @@ var _ = cpRegister("txdeadlock", func(a cpArgs, out *cpReporter) error {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				_, err := status.MutateAll(ctx, docs, func(tx *status.Tx) error {
 					for _, d := range docs {
-						d.(*status.Store[counter]).In(tx).N++
+						inTx(d.(*status.Store[counter]), tx).N++
 					}
 					return nil
 				})
@@ -148,7 +148,7 @@ func TestTxNoDeadlockAcrossProcesses(t *testing.T) {
 	}
 	sum := 0
 	for _, s := range deadlockStores(dir) {
-		sum += s.In(tx).N
+		sum += inTx(s, tx).N
 	}
 	t.Logf("%d transactions over overlapping sets in opposite orders, %d document changes, no deadline reached", total, sum)
 	if sum < 2*total {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,8 +68,10 @@ func TestNonRegularDocumentRefused(t *testing.T) {
 	}
 }
 
-// A lock file that is not a regular file — a named pipe, or the directory
-// that Node's proper-lockfile makes — is refused with a clear error.
+// A lock file that is not a regular file — a named pipe, the directory
+// that Node's proper-lockfile makes, a socket (which open(2) answers with
+// "no such device or address") — is refused with a clear error that says
+// what it is.
 func TestNonRegularLockFileRefused(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo.json")
@@ -79,10 +82,16 @@ func TestNonRegularLockFileRefused(t *testing.T) {
 	if err := os.Mkdir(mkdir+status.LockSuffix, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{fifo, mkdir} {
+	sock := filepath.Join(dir, "sock.json")
+	l, err := net.Listen("unix", sock+status.LockSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for path, kind := range map[string]string{fifo: "named pipe", mkdir: "directory", sock: "socket"} {
 		_, err := status.Mutate(context.Background(), path, incrRuns)
-		if !errors.Is(err, fs.ErrNotRegular) {
-			t.Errorf("%s: Mutate = %v, want fs.ErrNotRegular", filepath.Base(path), err)
+		if !errors.Is(err, fs.ErrNotRegular) || !strings.Contains(err.Error(), kind) {
+			t.Errorf("%s: Mutate = %v, want fs.ErrNotRegular naming a %s", filepath.Base(path), err, kind)
 		}
 		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s: the document was written despite the refused lock file", filepath.Base(path))

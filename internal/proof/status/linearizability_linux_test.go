@@ -70,14 +70,14 @@ func (d txLinDocs) do(ctx context.Context, variant string, in txLinIn) txLinOut 
 			out = txLinOut{A: ca.N, B: cb.N}
 			break
 		}
-		var tx *status.Tx
-		tx, err = status.MutateAll(ctx, []status.AnyStore{d.b, d.a}, func(tx *status.Tx) error {
-			d.a.In(tx).N += in.DA
-			d.b.In(tx).N += in.DB
+		var ca, cb counter
+		cb, ca, err = status.MutateAll2(ctx, d.b, d.a, func(b, a *counter) error {
+			a.N += in.DA
+			b.N += in.DB
 			return nil
 		})
 		if err == nil {
-			out = txLinOut{A: d.a.In(tx).N, B: d.b.In(tx).N}
+			out = txLinOut{A: ca.N, B: cb.N}
 		}
 	case "a", "b":
 		s := d.a
@@ -90,7 +90,7 @@ func (d txLinDocs) do(ctx context.Context, variant string, in txLinIn) txLinOut 
 	case "read":
 		var tx *status.Tx
 		if tx, err = status.LoadAll(ctx, d.a, d.b); err == nil {
-			out = txLinOut{A: d.a.In(tx).N, B: d.b.In(tx).N}
+			out = txLinOut{A: inTx(d.a, tx).N, B: inTx(d.b, tx).N}
 		}
 	}
 	if err != nil {

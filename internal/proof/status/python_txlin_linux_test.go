@@ -69,7 +69,7 @@ func TestTxLinearizableWithPython(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantA, wantB := txLinSum(hist)
-	if a, b := d.a.In(tx).N, d.b.In(tx).N; a != wantA || b != wantB {
+	if a, b := inTx(d.a, tx).N, inTx(d.b, tx).N; a != wantA || b != wantB {
 		t.Fatalf("final counts (%d, %d), the operations add up to (%d, %d): %d lost", a, b, wantA, wantB, wantA+wantB-a-b)
 	}
 	t.Logf("%d operations (%d from Python): linearizable, final counts (%d, %d) hold every one", len(hist), python*ops, wantA, wantB)

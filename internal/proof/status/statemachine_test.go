@@ -82,10 +82,10 @@ func TestTxStateMachine(t *testing.T) {
 				fail := rapid.Bool().Draw(t, "fail")
 				tx, err := status.MutateAll(ctx, m.docs(idx), func(tx *status.Tx) error {
 					for _, i := range idx {
-						if got := m.stores[i].In(tx); *got != m.val[i] {
+						if got := inTx(m.stores[i], tx); *got != m.val[i] {
 							return fmt.Errorf("fn saw %+v in %d, model %+v", *got, i, m.val[i])
 						}
-						m.stores[i].In(tx).N += delta
+						inTx(m.stores[i], tx).N += delta
 					}
 					if fail {
 						return errFail
@@ -104,7 +104,7 @@ func TestTxStateMachine(t *testing.T) {
 				}
 				for _, i := range idx {
 					m.val[i].N += delta
-					if got := *m.stores[i].In(tx); got != m.val[i] {
+					if got := *inTx(m.stores[i], tx); got != m.val[i] {
 						t.Fatalf("committed %+v in %d, model %+v", got, i, m.val[i])
 					}
 				}
@@ -136,7 +136,7 @@ func TestTxStateMachine(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, i := range idx {
-					if got := *m.stores[i].In(tx); got != m.val[i] {
+					if got := *inTx(m.stores[i], tx); got != m.val[i] {
 						t.Fatalf("LoadAll read %+v in %d, model %+v", got, i, m.val[i])
 					}
 				}
@@ -182,7 +182,7 @@ func TestTxStateMachine(t *testing.T) {
 		}
 		got := make([]counter, len(all))
 		for i := range all {
-			got[i] = *m.stores[i].In(tx)
+			got[i] = *inTx(m.stores[i], tx)
 		}
 		if diff := cmp.Diff(m.val, got); diff != "" {
 			rt.Fatalf("documents at the end (-model +got):\n%s", diff)

@@ -39,9 +39,9 @@ var benchKinds = []benchKind{
 		return err
 	}},
 	{"tx", func(ctx context.Context, a, b *status.Store[status.Status]) error {
-		_, err := status.MutateAll(ctx, []status.AnyStore{a, b}, func(tx *status.Tx) error {
-			a.In(tx).Runs++
-			b.In(tx).Runs++
+		_, _, err := status.MutateAll2(ctx, a, b, func(da, db *status.Status) error {
+			da.Runs++
+			db.Runs++
 			return nil
 		})
 		return err

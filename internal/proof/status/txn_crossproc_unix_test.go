@@ -73,8 +73,7 @@ func cpMakeFleet(t *testing.T, n int) (string, cpFleet) {
 // toggle is one transaction on task i.
 func (f cpFleet) toggle(ctx context.Context, i int) error {
 	reg, task := f.reg, f.tasks[i]
-	_, err := status.MutateAll(ctx, []status.AnyStore{task, reg}, func(tx *status.Tx) error {
-		r, s := reg.In(tx), task.In(tx)
+	_, _, err := status.MutateAll2(ctx, task, reg, func(s *status.Status, r *cpRegistry) error {
 		cpToggleRegistry(r, s.State, s.Task)
 		s.Runs++
 		if s.State == status.Running {
@@ -127,11 +126,11 @@ func (f cpFleet) check(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	r := f.reg.In(tx)
+	r := inTx(f.reg, tx)
 	var running []string
 	runs := 0
 	for _, task := range f.tasks {
-		s := task.In(tx)
+		s := inTx(task, tx)
 		runs += s.Runs
 		if s.State == status.Running {
 			running = append(running, s.Task)

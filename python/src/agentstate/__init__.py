@@ -64,8 +64,10 @@ from .errors import (
     TooLargeError,
     TransitionConflict,
     TxConflictError,
+    TxTooLargeError,
     Unsupported,
     UntrustedError,
+    UntrustedLockError,
 )
 
 __version__ = "0.1.0"
@@ -93,8 +95,10 @@ __all__ = [
     "TooLargeError",
     "TransitionConflict",
     "TxConflictError",
+    "TxTooLargeError",
     "Unsupported",
     "UntrustedError",
+    "UntrustedLockError",
     "create",
     "load",
     "load_all",

@@ -1,11 +1,12 @@
 """The lock file's bell (Linux): a futex word in the first four bytes of
 PATH.lock, in a shared mapping, as the Go package's doc describes (Waiting
 for the lock). A release rings it as a Go release does: FUTEX_WAKE_BITSET
-of one sleeper, any bit, on a read-only shared mapping of the lock file,
-made through a descriptor of its own after checking that it is the file
-locked; a release never writes or extends the file. A waiter sleeps on it
-(FUTEX_WAIT_BITSET) in the same queue as Go's waiters, after extending an
-empty lock file to four zero bytes as they do; nobody writes the word.
+of one sleeper, class by class, on a read-only shared mapping of the lock
+file, made through a descriptor of its own after checking that it is the
+file locked; a release never writes or extends the file. A waiter sleeps on
+it (FUTEX_WAIT_BITSET, with the bit of its class: see class_bit) in the
+same queue as Go's waiters, after extending an empty lock file to four zero
+bytes as they do; nobody writes the word.
 Where the bell cannot be used (another system, an unknown processor, a
 lock file that cannot be extended or mapped) a release does not ring and
 a waiter polls."""
@@ -37,6 +38,23 @@ _SYS_FUTEX = {
 _FUTEX_WAIT_BITSET = 9
 _FUTEX_WAKE_BITSET = 10
 _FUTEX_BITSET_ANY = 0xFFFFFFFF
+
+# A sleeper's bitset is a random one of the low INTERRUPT_BITS bits and the
+# bit of its class (class_bit): how many of its timeouts have passed, at
+# most CLASSES - 1. A ring wakes the sleeper that went to sleep first in
+# the highest class that has one, as the Go package's rings do: each
+# timeout puts a waiter back at the end of the kernel's queue, but in the
+# next class, behind those who came before it and ahead of those who came
+# after it, since every waiter's timeouts follow one schedule.
+INTERRUPT_BITS = 24
+CLASSES = 8
+
+
+def class_bit(timeouts: int) -> int:
+    """The bit of the class of a waiter whose timeouts so far are timeouts."""
+    return 1 << (INTERRUPT_BITS + min(timeouts, CLASSES - 1))
+
+
 _PROT_READ = 1
 _MAP_SHARED = 1
 
@@ -138,8 +156,15 @@ class Bell:
         return BROKEN
 
     def ring(self) -> bool:
-        """Wakes the sleeper that has slept longest; reports whether there
-        was one."""
+        """Wakes one sleeper: of the highest class that has one, the one
+        that went to sleep first; or else the first of those that sleep
+        without a class. Reports whether there was one."""
+        for c in range(CLASSES - 1, -1, -1):
+            if self._wake(1 << (INTERRUPT_BITS + c)):
+                return True
+        return self._wake(_FUTEX_BITSET_ANY)
+
+    def _wake(self, bits: int) -> bool:
         import ctypes
 
         r: int = _libc.syscall(
@@ -149,7 +174,7 @@ class Bell:
             ctypes.c_long(1),
             ctypes.c_void_p(0),
             ctypes.c_void_p(0),
-            ctypes.c_long(_FUTEX_BITSET_ANY),
+            ctypes.c_long(bits),
         )
         return r > 0
 

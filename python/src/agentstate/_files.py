@@ -228,12 +228,12 @@ def replace(key: str, data: bytes, perm: int, op: str, shown: str) -> None:
     except OSError as e:
         raise oserror(op, shown, e, "directory: ") from None
     try:
-        _replace_in(dfd, base, data, perm, op, shown)
+        _replace_in(dfd, directory, base, data, perm, op, shown)
     finally:
         os.close(dfd)
 
 
-def _replace_in(dfd: int, base: str, data: bytes, perm: int, op: str, shown: str) -> None:
+def _replace_in(dfd: int, directory: str, base: str, data: bytes, perm: int, op: str, shown: str) -> None:
     prev: Optional[os.stat_result]
     try:
         prev = os.stat(base, dir_fd=dfd, follow_symlinks=False)
@@ -256,7 +256,10 @@ def _replace_in(dfd: int, base: str, data: bytes, perm: int, op: str, shown: str
             if attempt == 9:
                 raise ExistsError("agentstate: %s %s: create temp file: 10 names taken" % (op, shown), shown) from None
         except OSError as e:
-            raise oserror(op, shown, e, "create temp file: ") from None
+            raise oserror(op, shown, e, "create temp file %s: " % os.path.join(directory, tmp)) from None
+    # What failed names the file it failed on (a full disk, too many open
+    # files): the temp file, or the rename over the document.
+    what = "write temp file %s: " % os.path.join(directory, tmp)
     try:
         try:
             if prev is not None:
@@ -265,6 +268,7 @@ def _replace_in(dfd: int, base: str, data: bytes, perm: int, op: str, shown: str
             fsync(fd)
         finally:
             os.close(fd)
+        what = "rename %s: " % os.path.join(directory, tmp)
         os.rename(tmp, base, src_dir_fd=dfd, dst_dir_fd=dfd)
     except BaseException as e:
         try:
@@ -272,7 +276,7 @@ def _replace_in(dfd: int, base: str, data: bytes, perm: int, op: str, shown: str
         except OSError:
             pass
         if isinstance(e, OSError) and not isinstance(e, Error):
-            raise oserror(op, shown, e) from None
+            raise oserror(op, shown, e, what) from None
         raise
     try:
         sync_dir_fd(dfd)

@@ -517,3 +517,124 @@ def layout(members: Dict[str, str], kind: str) -> bytes:
     order = sorted(members, key=_order) if kind == STATUS else sorted(members)
     parts = ["\n  " + encode_string(name, html=True) + ": " + members[name] for name in order]
     return ("{" + ",".join(parts) + "\n}\n").encode("utf-8")
+
+
+# Raw values inside a member, for a module that models a document's nested
+# objects (a registry's slots) and keeps the values it does not know as
+# they were read.
+
+def elements(raw: str) -> List[str]:
+    """The texts of the elements of raw, a JSON array that decode
+    accepted."""
+    i = _skip(raw, 1)
+    out: List[str] = []
+    if raw[i] == "]":
+        return out
+    while True:
+        end = _plain.raw_decode(raw, i)[1]
+        out.append(raw[i:end])
+        i = _skip(raw, end)
+        if raw[i] == "]":
+            return out
+        i = _skip(raw, i + 1)
+
+
+def object_members(raw: str) -> List[Tuple[str, str]]:
+    """The names and value texts of the members of raw, a JSON object that
+    decode accepted, in their order."""
+    i = _skip(raw, 1)
+    out: List[Tuple[str, str]] = []
+    if raw[i] == "}":
+        return out
+    while True:
+        name, i = _scanstring(raw, i + 1, True)
+        i = _skip(raw, _skip(raw, i) + 1)  # after ':'
+        end = _plain.raw_decode(raw, i)[1]
+        out.append((name, raw[i:end]))
+        i = _skip(raw, end)
+        if raw[i] == "}":
+            return out
+        i = _skip(raw, i + 1)
+
+
+def reindent(raw: str, level: int) -> str:
+    """raw, a JSON value that decode accepted, as Go writes a value it keeps
+    as read (a json.RawMessage) at nesting level: compacted, every token as
+    it is, then indented as encode_value indents."""
+    out: List[str] = []
+    depth = level
+    i, n = 0, len(raw)
+    while i < n:
+        c = raw[i]
+        if c in _WS:
+            i += 1
+        elif c == '"':
+            end = _scanstring(raw, i + 1, False)[1]
+            out.append(raw[i:end])
+            i = end
+        elif c in "{[":
+            j = _skip(raw, i + 1)
+            if raw[j] in "}]":
+                out.append(c + raw[j])
+                i = j + 1
+            else:
+                depth += 1
+                out.append(c + "\n" + "  " * depth)
+                i = j
+        elif c in "}]":
+            depth -= 1
+            out.append("\n" + "  " * depth + c)
+            i += 1
+        elif c == ",":
+            out.append(",\n" + "  " * depth)
+            i += 1
+        elif c == ":":
+            out.append(": ")
+            i += 1
+        else:
+            j = i
+            while j < n and raw[j] not in _WS + ",:]}":
+                j += 1
+            out.append(raw[i:j])
+            i = j
+    return "".join(out)
+
+
+def go_time_normal(s: str) -> Tuple[str, int]:
+    """A time that go_time_ok accepts as Go's time.Time writes it back
+    (RFC 3339 with up to nine fractional digits, trailing zeros dropped,
+    "Z" for a zero offset), and its instant in nanoseconds since
+    0001-01-01T00:00:00Z (0: Go's zero time, which Go leaves out of a
+    document). ValueError for an offset Go cannot write (24 hours or
+    more)."""
+    m = _RFC3339.fullmatch(s)
+    if m is None:
+        raise ValueError("not an RFC 3339 time")
+    year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
+    digits = (m.group(7) or ".")[1:10]
+    nanos = int(digits.ljust(9, "0")) if digits else 0
+    offset = 0
+    zone = "Z"
+    if m.group(8) != "Z":
+        offset = int(m.group(9)) * 60 + int(m.group(10))
+        if offset >= 24 * 60:
+            raise ValueError("time zone offset of 24 hours or more")
+        if m.group(8)[0] == "-":
+            offset = -offset
+        if offset:
+            zone = "%s%02d:%02d" % ("-" if offset < 0 else "+", abs(offset) // 60, abs(offset) % 60)
+    frac = ("." + "%09d" % nanos).rstrip("0") if nanos else ""
+    text = "%04d-%02d-%02dT%02d:%02d:%02d%s%s" % (year, month, day, hour, minute, second, frac, zone)
+    secs = ((_days(year, month, day) * 24 + hour) * 60 + minute) * 60 + second - offset * 60
+    return text, secs * 10**9 + nanos
+
+
+def _days(year: int, month: int, day: int) -> int:
+    """Days from 0001-01-01 to the date, in the proleptic Gregorian
+    calendar (year 0 and earlier give negative numbers)."""
+    y = year - (month <= 2)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 306  # 0001-01-01 is day 306 of era 0 counted from 0000-03-01

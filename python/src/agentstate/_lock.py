@@ -15,7 +15,7 @@ import time
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from . import _bell, _files, _seams
-from .errors import Error, InvalidArgument, LockTimeout, NestedError, NotRegularError, Unsupported
+from .errors import Error, InvalidArgument, LockTimeout, NestedError, NotRegularError, Unsupported, UntrustedLockError
 
 # flock(2) through fcntl: every system Python runs on but Windows.
 HAVE_FLOCK = sys.platform != "win32"
@@ -78,6 +78,7 @@ class Handle:
         self.shown = shown
         self.fd = -1
         self.locked = False
+        self.waited = 0.0
         self._open()
 
     def _error(self, e: OSError) -> Error:
@@ -89,6 +90,15 @@ class Handle:
                 pass
         if e.errno == errno.EISDIR:
             return NotRegularError("agentstate: %s %s: lock file: not a regular file: a directory (another tool's lock?)" % (self.op, self.shown), self.shown)
+        if e.errno == errno.ENXIO:
+            # What open(2) says of a socket, or of a named pipe without a
+            # reader opened for writing: neither is a lock file.
+            try:
+                mode = os.lstat(self.name).st_mode
+            except OSError:
+                mode = stat.S_IFREG
+            if not stat.S_ISREG(mode):
+                return NotRegularError("agentstate: %s %s: lock file: not a regular file: %s" % (self.op, self.shown, _files.kind(mode)), self.shown)
         return _files.oserror(self.op, self.shown, e, "open lock file: ")
 
     def _open(self) -> None:
@@ -129,6 +139,11 @@ class Handle:
         if not stat.S_ISREG(mode):
             os.close(fd)
             raise NotRegularError("agentstate: %s %s: lock file: not a regular file: %s" % (self.op, self.shown, _files.kind(mode)), self.shown)
+        try:
+            _trusted(os.fstat(fd), self.name, self.key, self.op, self.shown)
+        except BaseException:
+            os.close(fd)
+            raise
         self.fd = fd
 
     def _create(self) -> int:
@@ -207,23 +222,24 @@ class Handle:
         waiters, and tries at each ring and at its own timeouts, as Go's
         waiters do; elsewhere it polls with LOCK_NB. A blocking flock could
         not be given up. On failure the handle is closed."""
+        start = time.monotonic()
         try:
-            self._wait(deadline)
+            self._wait(deadline, start)
         except BaseException:
             self.close()
             raise
         self.locked = True
+        self.waited = time.monotonic() - start
 
-    def _wait(self, deadline: Deadline) -> None:
+    def _wait(self, deadline: Deadline, start: float) -> None:
         _bell.preload(self.fd)
-        start = time.monotonic()
-        polite = _recently_woke(self.name, start)
+        polite, first = _courtesy(self.name, start)
         if not polite and self.try_lock():
             return
         bell = None if _seams.no_bell else _bell.open_bell(self.fd, self.name, grow=True)
         if bell is not None:
             try:
-                if self._sleep(bell, deadline, start):
+                if self._sleep(bell, deadline, start, first):
                     return
             finally:
                 bell.close()
@@ -233,24 +249,26 @@ class Handle:
         if deadline.passed():
             raise LockTimeout("agentstate: %s %s: lock not free within %ss" % (self.op, self.shown, deadline.timeout), self.shown)
 
-    def _sleep(self, bell: _bell.Bell, deadline: Deadline, start: float) -> bool:
+    def _sleep(self, bell: _bell.Bell, deadline: Deadline, start: float, first: float) -> bool:
         """Sleeps on the bell and tries the lock after each ring and each
-        timeout: FIRST_SLEEP, then as long as it has waited, at most
-        MAX_SLEEP. Rung MAX_FALSE_RINGS times in a row without getting the
+        timeout: first (FIRST_SLEEP, or for a polite waiter twice its last
+        wait), then as long as it has waited, at most MAX_SLEEP. Each
+        timeout moves it to the next class of the bell's queue (see
+        _bell.class_bit). Rung MAX_FALSE_RINGS times in a row without getting the
         lock (someone rings for nothing), it ignores the bell until its
         next timeout. False: the bell is no longer the lock file's (it was
         truncated, or replaced), poll instead."""
-        bit = 1 << random.randrange(32)
+        bit = 1 << random.randrange(_bell.INTERRUPT_BITS)
         val = bell.word()
-        false_rings = 0
-        d = FIRST_SLEEP
+        false_rings = timeouts = 0
+        d = first
         while True:
             left = deadline.left()
             if left is not None:
                 d = max(min(d, left), 0.0)
             w = _bell.TIMED_OUT
             if false_rings < MAX_FALSE_RINGS:
-                w = bell.sleep(val, d, bit)
+                w = bell.sleep(val, d, bit | _bell.class_bit(timeouts))
             else:
                 false_rings = 0
                 time.sleep(d)
@@ -264,7 +282,8 @@ class Handle:
                 val = bell.word()
             else:
                 false_rings = 0
-            d = min(max(time.monotonic() - start, FIRST_SLEEP), MAX_SLEEP)
+                timeouts += 1
+            d = min(max(time.monotonic() - start, first), MAX_SLEEP)
 
     def _poll(self, deadline: Deadline, polite: bool) -> None:
         """Polls with LOCK_NB and a jittered backoff, where there is no
@@ -292,31 +311,66 @@ class Handle:
         self.fd = -1
         self.locked = False
         if bell is not None:
-            _remember_release(self.name, bell.ring())
+            _remember_release(self.name, bell.ring(), self.waited)
             bell.close()
 
 
-# A process remembers, per lock file, when it last released the lock and
-# whether that woke a waiter: within COURTESY seconds its next acquisition
-# lets that waiter have the lock first (it sleeps before it tries), as Go's
-# does. At most MEMO_SIZE entries.
-_memo: "dict[str, Tuple[float, bool]]" = {}
+def _trusted(st: os.stat_result, name: str, doc: str, op: str, shown: str) -> None:
+    """The trust rule for the lock file st, named name, of the document doc:
+    in a directory with the sticky bit (1777, like /tmp) its owner must be
+    the document's, this process's (effective uid) or the directory's.
+    Anyone else could unlink it and create it anew, or rename another file
+    of theirs over it, whenever they like: a lock on it would exclude
+    nobody. Elsewhere whoever may create the lock file may also replace the
+    document itself. A lock file this process created passes: it is ours,
+    or the document's owner's when root gave it away."""
+    if sys.platform == "win32":  # see Handle: no flock, so no lock file
+        raise NotImplementedError
+    euid = os.geteuid()
+    if st.st_uid == euid:
+        return
+    try:
+        d = os.stat(os.path.dirname(name))
+    except OSError as e:
+        raise _files.oserror(op, shown, e, "lock file's directory: ") from None
+    if not d.st_mode & stat.S_ISVTX or d.st_uid == st.st_uid:
+        return
+    try:
+        doc_st: Optional[os.stat_result] = os.lstat(doc)
+    except OSError:
+        doc_st = None
+    if doc_st is not None and stat.S_ISREG(doc_st.st_mode) and doc_st.st_uid == st.st_uid:
+        return
+    raise UntrustedLockError("agentstate: %s %s: lock file %s: cannot be trusted: owned by uid %d in a sticky directory, where only the document's owner, this process (uid %d) or the directory's owner may own it" % (op, shown, name, st.st_uid, euid), name)
+
+
+# A process remembers, per lock file, when it last released the lock,
+# whether that woke a waiter, and how long it had waited for it: within
+# COURTESY seconds its next acquisition lets that waiter have the lock first
+# (it sleeps before it tries, behind the others, and its first timeout is
+# twice its last wait, so that it does not try again while the others'
+# turns take their usual time), as Go's does. At most MEMO_SIZE entries.
+_memo: "dict[str, Tuple[float, bool, float]]" = {}
 _memo_lock = threading.Lock()
 
 
-def _remember_release(name: str, woke: bool) -> None:
+def _remember_release(name: str, woke: bool, waited: float) -> None:
     now = time.monotonic()
     with _memo_lock:
         if name not in _memo and len(_memo) >= MEMO_SIZE:
-            for k in [k for k, (at, _) in _memo.items() if now - at > COURTESY] or list(_memo)[: MEMO_SIZE // 2]:
+            for k in [k for k, r in _memo.items() if now - r[0] > COURTESY] or list(_memo)[: MEMO_SIZE // 2]:
                 del _memo[k]
-        _memo[name] = (now, woke)
+        _memo[name] = (now, woke, waited)
 
 
-def _recently_woke(name: str, now: float) -> bool:
+def _courtesy(name: str, now: float) -> Tuple[bool, float]:
+    """Whether this process's last release of name woke a waiter, at most
+    COURTESY seconds ago, and the first timeout of its next wait."""
     with _memo_lock:
         r = _memo.get(name)
-    return r is not None and r[1] and now - r[0] < COURTESY
+    if r is None or not r[1] or now - r[0] >= COURTESY:
+        return False, FIRST_SLEEP
+    return True, min(max(2 * r[2], FIRST_SLEEP), MAX_SLEEP)
 
 
 def lock_one(key: str, perm: int, deadline: Deadline, op: str, shown: str) -> Handle:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 from . import _files, _json, _lock, _seams, _txn
 from .errors import ExistsError, InvalidArgument, InvalidNameError, NotFoundError, TransitionConflict
@@ -293,6 +293,19 @@ def _locked_all(
     return docs
 
 
+class Codec(Protocol):
+    """How a module of this package that models a document of its own (a
+    registry of slots) reads and writes it in a transaction, instead of as a
+    dict (see _transaction)."""
+
+    def decode(self, data: Optional[bytes], shown: str, op: str) -> Any:
+        """The document's value from its bytes (None: no document)."""
+
+    def encode(self, value: Any) -> Optional[bytes]:
+        """The bytes of value, or None if it is the value decoded (then
+        nothing is written)."""
+
+
 @contextlib.contextmanager
 def _transaction(
     keys: List[str],
@@ -303,9 +316,12 @@ def _transaction(
     perm: int,
     op: str,
     decode: bool = True,
+    codecs: Mapping[int, Codec] = {},
 ) -> Iterator[List[JSONObject]]:
     """Locks, recovers and reads the documents, yields them, and commits
-    what changed when the body ends normally (nothing when it raises)."""
+    what changed when the body ends normally (nothing when it raises). The
+    document at index i of codecs is read and written by that codec, its
+    value yielded in place of a dict."""
     if not keys:
         raise InvalidArgument("agentstate: %s: no documents" % op)
     kinds = [_json.kind_of(s, kind) for s in shown]
@@ -328,22 +344,32 @@ def _transaction(
             states = [_Locked(keys[i], shown[i], kinds[i], max_size, op) for i in range(len(keys))]
             docs: List[JSONObject] = [{}] * len(keys)
             for i in order:
-                docs[i] = states[i].read(deadline, decode)
+                docs[i] = states[i].read(deadline, decode and i not in codecs)
+                if i in codecs:
+                    docs[i] = codecs[i].decode(states[i].data, shown[i], op)
             _one_file_each(keys, shown, op)
             yield docs
             changed: List[Tuple[int, bytes]] = []
             for i in order:
-                out = states[i].encode(docs[i])
+                out = states[i].encode(docs[i]) if i not in codecs else codecs[i].encode(docs[i])
                 if out is not None:
                     changed.append((i, out))
             if len(changed) == 1:
                 i, out = changed[0]
                 _files.replace(keys[i], out, perm, op, shown[i])
             elif changed:
-                _txn.commit([_txn.Write(keys[i], out, states[i].data, perm) for i, out in changed], op, ", ".join(shown))
+                _txn.commit([_txn.Write(keys[i], out, states[i].data, perm, max_size) for i, out in changed], op, _names([shown[i] for i, _ in changed]))
         finally:
             for h in handles:
                 h.close()
+
+
+def _names(shown: List[str]) -> str:
+    """The documents of a commit, as its errors name them: the first three,
+    then how many more."""
+    if len(shown) <= 3:
+        return ", ".join(shown)
+    return "%s and %d other documents" % (", ".join(shown[:3]), len(shown) - 3)
 
 
 def _one_file_each(keys: List[str], shown: List[str], op: str) -> None:

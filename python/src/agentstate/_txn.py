@@ -38,6 +38,7 @@ from .errors import (
     PermissionDenied,
     FileError,
     TxConflictError,
+    TxTooLargeError,
     UntrustedError,
 )
 
@@ -179,13 +180,13 @@ def _same(a: os.stat_result, b: os.stat_result) -> bool:
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
-def _lstat(name: str, role: str) -> Optional[os.stat_result]:
+def _lstat(name: str, role: str, dir_fd: Optional[int] = None, shown: str = "") -> Optional[os.stat_result]:
     try:
-        return os.lstat(name)
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except OSError as e:
         if e.errno in (errno.ENOENT, errno.ENOTDIR):
             return None
-        raise _fail(role, name, e) from None
+        raise _fail(role, shown or name, e) from None
 
 
 def _not_regular(role: str, name: str, mode: int) -> UntrustedError:
@@ -225,47 +226,53 @@ class _File:
             raise _fail(role, self.name, e) from None
 
 
-def open_path(role: str, name: str, limit: int) -> _File:
-    """Opens the file at name by the opening rules: never through a
+def open_path(role: str, name: str, limit: int, dir_fd: Optional[int] = None, shown: str = "") -> _File:
+    """Opens the file at name (relative to the directory dir_fd, if given;
+    shown names it in errors) by the opening rules: never through a
     symbolic link, never blocking, and only a regular file, refused before
     it is opened when it is not one (opening a device can have effects) and
     checked again on the descriptor. limit > 0 bounds its size. A missing
     file raises FileNotFoundError."""
-    st = _lstat(name, role)
+    shown = shown or name
+    st = _lstat(name, role, dir_fd, shown)
     if st is None:
-        raise FileNotFoundError(errno.ENOENT, "no such file", name)
+        raise FileNotFoundError(errno.ENOENT, "no such file", shown)
     if not stat.S_ISREG(st.st_mode):
-        raise _not_regular(role, name, st.st_mode)
+        raise _not_regular(role, shown, st.st_mode)
     if limit > 0 and st.st_size > limit:
-        raise _too_large(role, name, st.st_size, limit)
+        raise _too_large(role, shown, st.st_size, limit)
     try:
-        fd = os.open(name, _files.READ_FLAGS)
+        fd = os.open(name, _files.READ_FLAGS, dir_fd=dir_fd)
     except FileNotFoundError:
         raise
     except OSError as e:
         if _files.is_symlink_error(e):
-            raise _not_regular(role, name, stat.S_IFLNK) from None
-        raise _fail(role, name, e) from None
+            raise _not_regular(role, shown, stat.S_IFLNK) from None
+        raise _fail(role, shown, e) from None
     try:
         fst = os.fstat(fd)
     except OSError as e:
         os.close(fd)
-        raise _fail(role, name, e) from None
+        raise _fail(role, shown, e) from None
     if not stat.S_ISREG(fst.st_mode) or not _same(fst, st):
         os.close(fd)
-        raise UntrustedError(role, name, "replaced while it was opened")
+        raise UntrustedError(role, shown, "replaced while it was opened")
     if limit > 0 and fst.st_size > limit:
         os.close(fd)
-        raise _too_large(role, name, fst.st_size, limit)
-    return _File(fd, name, fst)
+        raise _too_large(role, shown, fst.st_size, limit)
+    return _File(fd, shown, fst)
 
 
 class _Dir:
     """A directory in which recovery acts, open for its sync and for the
-    trust rule (its owner and sticky bit). Its files are reached by path,
-    each opened by the opening rules. A symbolic link as the directory's
-    last element is followed, as for every path a caller names: each file
-    found there is still checked against the directory it is in."""
+    trust rule (its owner and sticky bit). Its files are reached through its
+    descriptor (dir_fd), never by a path resolved again: whoever may swap a
+    directory on the way to it (a link of theirs) could otherwise make a
+    later step act on a file of another directory than the one checked.
+    Each file is still opened by the opening rules. A symbolic link as the
+    directory's last element is followed, as for every path a caller names:
+    each file found there is checked against the directory it is in, and
+    every later step acts in that same directory."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -275,6 +282,7 @@ class _Dir:
         except OSError:
             os.close(self.fd)
             raise
+        self.id = (st.st_dev, st.st_ino)
         self.uid = st.st_uid
         self.sticky = bool(st.st_mode & stat.S_ISVTX)
 
@@ -286,6 +294,14 @@ class _Dir:
     def path(self, base: str) -> str:
         return os.path.join(self.name, base)
 
+    def is_at(self, name: str) -> bool:
+        """Whether name, following links, is this directory now."""
+        try:
+            st = os.stat(name)
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino) == self.id
+
     def sync(self) -> None:
         try:
             _files.sync_dir_fd(self.fd)
@@ -293,14 +309,17 @@ class _Dir:
             raise _fail("directory", self.name, e) from None
 
     def stat(self, base: str, role: str) -> Optional[os.stat_result]:
-        return _lstat(self.path(base), role)
+        return _lstat(base, role, self.fd, self.path(base))
 
     def open(self, role: str, base: str, limit: int) -> _File:
-        return open_path(role, self.path(base), limit)
+        return open_path(role, base, limit, self.fd, self.path(base))
+
+    def create_excl(self, base: str, perm: int) -> int:
+        return os.open(base, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _files.O_NOFOLLOW | _files.O_CLOEXEC, perm, dir_fd=self.fd)
 
     def unlink(self, base: str, role: str, missing_ok: bool = False) -> None:
         try:
-            os.unlink(self.path(base))  # never a directory
+            os.unlink(base, dir_fd=self.fd)  # never a directory
         except OSError as e:
             if missing_ok and e.errno == errno.ENOENT:
                 return
@@ -308,7 +327,7 @@ class _Dir:
 
     def rename(self, src: str, dst: str, role: str) -> None:
         try:
-            os.rename(self.path(src), self.path(dst))
+            os.rename(src, dst, src_dir_fd=self.fd, dst_dir_fd=self.fd)
         except OSError as e:
             raise _fail(role, self.path(src), e) from None
 
@@ -457,9 +476,21 @@ class _Recovery:
             raise UntrustedError("journal", jpath, str(e)) from None
         if self.path not in docs and not any(self._is_our_marker(doc) for doc in docs):
             raise UntrustedError("journal", jpath, "does not list %s" % self.path)
-        if not any(os.path.dirname(doc) == jdir for doc in docs):
-            raise UntrustedError("journal", jpath, "is not in the directory of a document it lists")
+        if not any(self._in_journal_dir(doc) for doc in docs):
+            raise UntrustedError("journal", jpath, "is not in the directory of a document it lists (as opened)")
         self.docs, self.committed = docs, True
+
+    def _in_journal_dir(self, doc: str) -> bool:
+        """Whether the journal's directory, as opened, is doc's: the
+        journal's path names doc's directory, and the directory opened is
+        the same (device and inode) as our document's, which the recovery
+        holds, or as doc's directory found again now. Every later step on
+        the journal acts through that descriptor."""
+        jd, d = self.jd, self.d
+        assert jd is not None and d is not None
+        if os.path.dirname(doc) != jd.name:
+            return False
+        return jd is d or jd.id == d.id or jd.is_at(os.path.dirname(doc))
 
     def _is_our_marker(self, doc: str) -> bool:
         """Whether doc, listed by the journal, is our document named another
@@ -547,7 +578,7 @@ class _Recovery:
         for i in range(1, 1001):
             name = base if i == 1 else "%s-%d" % (base, i)
             try:
-                fd = os.open(d.path(name), os.O_WRONLY | os.O_CREAT | os.O_EXCL | _files.O_NOFOLLOW | _files.O_CLOEXEC, 0o600)
+                fd = d.create_excl(name, 0o600)
             except FileExistsError:
                 continue
             except OSError as e:
@@ -557,7 +588,7 @@ class _Recovery:
                 d.rename(self.base + TEMP_SUFFIX, name, "new content")
             except BaseException:
                 try:
-                    os.unlink(d.path(name))
+                    d.unlink(name, "new content")
                 except OSError:
                     pass
                 raise
@@ -711,6 +742,7 @@ class Write(NamedTuple):
     data: bytes  # its new content
     before: Optional[bytes]  # its content as read under the lock; None: it did not exist
     perm: int  # for a document that does not exist yet
+    limit: int = 0  # the document's size limit, which recovery applies to data; <= 0: none
 
 
 def _create_excl(name: str, perm: int) -> int:
@@ -764,19 +796,43 @@ def _journal_bytes(paths: List[str]) -> bytes:
     return ('{"documents":[' + ",".join(encode_string(p, html=True) for p in paths) + "]}\n").encode("utf-8")
 
 
+def check_limits(ws: List[Write], jpath: str, op: str, shown: str) -> None:
+    """Refuses (TxTooLargeError) a commit of ws with the journal jpath that
+    recovery would refuse: more than MAX_DOCUMENTS documents, a journal over
+    MAX_JOURNAL bytes, a marker over MAX_MARKER, or a new content over its
+    document's size limit."""
+
+    def refuse(what: str) -> TxTooLargeError:
+        return TxTooLargeError("agentstate: %s %s: transaction over the limits recovery trusts: %s" % (op, shown, what), shown)
+
+    if len(ws) > MAX_DOCUMENTS:
+        raise refuse("%d documents, limit %d" % (len(ws), MAX_DOCUMENTS))
+    n = len(_journal_bytes([w.path for w in ws]))
+    if n > MAX_JOURNAL:
+        raise refuse("a journal of %d bytes, limit %d" % (n, MAX_JOURNAL))
+    for w in ws:
+        n = len(format_marker(jpath, before(w.before)))
+        if n > MAX_MARKER:
+            raise refuse("%s: a marker of %d bytes (its journal's path has %d), limit %d" % (w.path, n, len(jpath.encode("utf-8")), MAX_MARKER))
+        if 0 < w.limit < len(w.data):
+            raise refuse("%s: new content of %d bytes, limit %d" % (w.path, len(w.data), w.limit))
+
+
 def commit(ws: List[Write], op: str, shown: str) -> None:
     """Stores ws (two or more documents, whose locks the caller holds) all
     or nothing, by the protocol of docs/PROTOCOL.md in the repository
     (Transactions: the commit). An error before the commit point leaves every
     document as it was and nothing of the commit behind; after it, the
     commit is complete for every later locker and the error is
-    DurabilityUnknown."""
+    DurabilityUnknown. A commit that its recovery would refuse (see
+    check_limits) is refused before anything is written."""
     for w in ws:
         if not valid_path(w.path):
             raise InvalidArgument("agentstate: %s %r: a transaction's document paths must be absolute, clean, UTF-8, without a newline" % (op, w.path), w.path)
     dirs = [os.path.dirname(w.path) for w in ws]
     synced = sorted(set(dirs))
     jpath = os.path.join(dirs[0], ".txn-" + secrets.token_hex(8) + ".journal")
+    check_limits(ws, jpath, op, shown)
     # The journal is written to a temp file that the Go package's sweep
     # knows, made durable with the markers, and renamed into place at the
     # commit point: a journal that exists is complete.
@@ -804,36 +860,54 @@ def commit(ws: List[Write], op: str, shown: str) -> None:
                 except OSError:
                     pass
 
+    # The file each step works on, named by its error (a full disk, too
+    # many open files).
+    doing = ""
+
     def failed(e: BaseException) -> BaseException:
         if isinstance(e, OSError) and not isinstance(e, Error):
-            return _files.oserror(op, shown, e, "commit: ")
+            return _files.oserror(op, shown, e, "commit: %s: " % doing)
         return e
 
     # Step 1: markers, new contents and the journal's content, durable.
     fds: List[int] = []
+    names: List[str] = []
     try:
         for i, w in enumerate(ws):
+            doing = "create " + w.path + MARKER_SUFFIX
             fd = _create_excl(w.path + MARKER_SUFFIX, 0o644)
             prepared += 1
             fds.append(fd)
+            names.append(w.path + MARKER_SUFFIX)
+            doing = "write " + w.path + MARKER_SUFFIX
             _files.write_all(fd, format_marker(jpath, before(w.before)))
             _seams.crash_at("marker %d" % i)
+            doing = "create " + w.path + TEMP_SUFFIX
             fd = _create_temp(w)
             fds.append(fd)
+            names.append(w.path + TEMP_SUFFIX)
+            doing = "write " + w.path + TEMP_SUFFIX
             _files.write_all(fd, w.data)
             _seams.crash_at("temp %d" % i)
+        doing = "create " + jtemp
         fd = _create_excl(jtemp, 0o644)
         fds.append(fd)
+        names.append(jtemp)
+        doing = "write " + jtemp
         _files.write_all(fd, _journal_bytes([w.path for w in ws]))
-        for fd in fds:
+        for fd, name in zip(fds, names):
+            doing = "sync " + name
             _files.fsync(fd)
         for d in synced:
+            doing = "sync " + d
             _files.sync_dir(d)
         _seams.crash_at("prepared")
         # Step 2: the journal in place, durable: the commit point.
+        doing = "rename " + jtemp
         os.rename(jtemp, jpath)
         renamed = True
         _seams.crash_at("journal")
+        doing = "sync " + dirs[0]
         _files.sync_dir(dirs[0])
         _seams.crash_at("committed")
     except _seams.Crashed:

@@ -29,7 +29,7 @@ import os
 import socket
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from ._store import DEFAULT_MAX_SIZE, DEFAULT_TIMEOUT, JSONObject, Path, load, mutate_all
 from .errors import Error, FileError, InvalidArgument, NotFoundError
@@ -306,7 +306,7 @@ class _Cache:
 def reap(
     path: Path,
     claims: Callable[[JSONObject], Iterable[Claim]],
-    release: Callable[[Mapping[str, JSONObject], Claim], Any],
+    release: Callable[[List[JSONObject], Claim], Any],
     *,
     check: Check = local,
     timeout: Optional[float] = DEFAULT_TIMEOUT,
@@ -318,10 +318,10 @@ def reap(
 
     claims lists the claims a version of the document holds. release
     releases one inside a transaction (mutate_all) over the document and
-    the claim's docs: it gets those documents as dicts, keyed by path as
-    given (path and the claims' docs), and changes them so that claims no
-    longer lists the claim (and counts come down, a task is marked
-    failed...).
+    the claim's docs: it gets a list of dicts, as mutate_all's function
+    does, the document first and then the claim's docs in their order
+    (reg, task = docs), and changes them so that claims no longer lists
+    the claim (and counts come down, a task is marked failed...).
 
     The document is read without a lock and each owner judged with check
     (local by default); if some are DEAD, one transaction over the document
@@ -360,7 +360,7 @@ def reap(
                 continue
             if again.of(c.owner) != Liveness.DEAD:
                 continue
-            release(docs, c)
+            release([docs[shown]] + [docs[d] for d in c.docs], c)
             released.append(c)
         still = {c.id for c in claims(docs[shown])}
         for c in released:

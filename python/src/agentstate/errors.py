@@ -144,6 +144,15 @@ class UntrustedError(FileError):
         self.reason = reason
 
 
+class UntrustedLockError(FileError):
+    """A lock file that another user could replace at will, so that its
+    lock would exclude nobody: in a sticky directory (1777, like /tmp), one
+    owned by someone other than the document's owner, this process or the
+    directory's owner. Refused, with nothing changed; every call on the
+    document fails until an operator removes it (``corestate fsck`` lists
+    it)."""
+
+
 class DurabilityUnknown(FileError):
     """The new document replaced the old one (or a transaction committed),
     but a later sync failed: the change might not survive a power loss."""
@@ -170,6 +179,14 @@ class NameTooLongError(InvalidNameError, FileError):
 class InvalidArgument(Error, ValueError):
     """A call that cannot be carried out as asked: two names of one file in
     a transaction, a value that JSON cannot hold."""
+
+
+class TxTooLargeError(InvalidArgument):
+    """A transaction whose commit would exceed a limit that recovery applies
+    (docs/PROTOCOL.md, Transactions: more than 1024 documents, a journal
+    over 1 MiB, a marker over 4 KiB, a new content over max_size). Nothing
+    was written: recovery would refuse such a commit and leave its
+    documents blocked."""
 
 
 class NestedError(Error, RuntimeError):

@@ -72,6 +72,20 @@ const (
 	maxWake         = 1<<31 - 1
 )
 
+// A sleeper's bitset is a random one of the low interruptBits bits, which
+// interrupt wakes, and the bit of its class: how many of its timeouts
+// have passed, at most classes-1. A ring wakes the sleeper that went to
+// sleep first in the highest class that has one. Each timeout takes a
+// waiter out of the kernel's queue, and its next sleep puts it back at the
+// end; but in the next class, where the waiters who came before it are
+// ahead of it and those who came after it not yet there: the timeouts of
+// every waiter follow one schedule from the start of its wait. So the
+// queue stays in the order in which the waiters came.
+const (
+	interruptBits = 24
+	classes       = 8
+)
+
 func (b *bell) futex(op int, val uint32, ts *syscall.Timespec, bits uint32) syscall.Errno {
 	_, _, e := syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&b.mem[0])), uintptr(op),
 		uintptr(val), uintptr(unsafe.Pointer(ts)), 0, uintptr(bits))
@@ -86,11 +100,23 @@ func (b *bell) word() uint32 {
 	return binary.NativeEndian.Uint32(buf[:])
 }
 
-// ring wakes the sleeper that has slept longest, and reports whether there
+// ring wakes one sleeper: of the highest class that has one, the one
+// that went to sleep first (see interruptBits); or else the first of those
+// that sleep without a class (other programs'). It reports whether there
 // was one.
 func (b *bell) ring() bool {
+	for c := classes - 1; c >= 0; c-- {
+		if b.wake(1 << (interruptBits + c)) {
+			return true
+		}
+	}
+	return b.wake(futexBitsetAny)
+}
+
+// wake wakes the first sleeper that has one of bits.
+func (b *bell) wake(bits uint32) bool {
 	r, _, e := syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&b.mem[0])), futexWakeBitset,
-		1, 0, 0, futexBitsetAny)
+		1, 0, 0, uintptr(bits))
 	return e == 0 && r > 0
 }
 
@@ -104,11 +130,15 @@ func (b *bell) close() {
 type sleeper struct {
 	b           *bell
 	bit         uint32 // interrupt wakes only the sleepers that have this bit
+	class       int    // the waiter's timeouts so far (see interruptBits)
 	asleep      atomic.Bool
 	interrupted atomic.Bool
 }
 
-func (b *bell) sleeper() *sleeper { return &sleeper{b: b, bit: 1 << rand.N(32)} }
+func (b *bell) sleeper() *sleeper { return &sleeper{b: b, bit: 1 << rand.N(interruptBits)} }
+
+// nextClass moves the sleeper to the class of one more timeout.
+func (s *sleeper) nextClass() { s.class = min(s.class+1, classes-1) }
 
 // The outcomes of a sleep.
 type woken int
@@ -134,7 +164,7 @@ func (s *sleeper) sleep(val uint32, d time.Duration) woken {
 		return broken
 	}
 	deadline := syscall.NsecToTimespec(now.Nano() + int64(d))
-	switch e := s.b.futex(futexWaitBitset, val, &deadline, s.bit); {
+	switch e := s.b.futex(futexWaitBitset, val, &deadline, s.bit|1<<(interruptBits+s.class)); {
 	case s.interrupted.Load(), e == syscall.ETIMEDOUT, e == syscall.EINTR:
 		return timedOut
 	case e == 0, e == syscall.EAGAIN:

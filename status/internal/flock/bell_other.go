@@ -27,3 +27,4 @@ func (*bell) close()                               {}
 func (*bell) sleeper() *sleeper                    { return nil }
 func (*sleeper) sleep(uint32, time.Duration) woken { return broken }
 func (*sleeper) interrupt()                        {}
+func (*sleeper) nextClass()                        {}

@@ -9,6 +9,7 @@ package flock
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -18,11 +19,26 @@ import (
 // file index).
 type ID struct{ Dev, Ino uint64 }
 
+// ErrUntrusted is matched by the error of a lock file that another user
+// may replace at will, so that its lock would exclude nobody: in a sticky
+// directory, one owned by someone other than the document's owner, the
+// caller or the directory's owner (docs/PROTOCOL.md, Files).
+var ErrUntrusted = errors.New("lock file cannot be trusted")
+
+// Seams switch off one rule each, so that a test's CONTROL can show the
+// failure it prevents. They take effect only in builds with the
+// crashhooks tag (hooksBuilt), which make test sets.
+var Seams struct {
+	TrustAnyOwner bool // take a lock file in a sticky directory whoever owns it
+	KeepForever   bool // kept descriptors stay until taken or displaced (no time bound)
+}
+
 const (
 	// A waiter that sleeps on the lock file's bell tries the lock after
-	// each ring and after each timeout; its first timeout is firstSleep,
-	// later ones the time it has waited so far, at most maxSleep. So it
-	// gets a free lock at most maxSleep late, whatever others do.
+	// each ring and after each timeout; its first timeout is firstSleep
+	// (see courtesyWindow for a polite one), later ones the time it has
+	// waited so far, at most maxSleep. So it gets a free lock at most
+	// maxSleep late, whatever others do.
 	firstSleep = 20 * time.Millisecond
 	maxSleep   = 200 * time.Millisecond
 
@@ -32,7 +48,12 @@ const (
 
 	// A process whose last release of a lock file, at most courtesyWindow
 	// ago, woke a waiter lets that waiter have the lock first: its next
-	// acquisition sleeps on the bell before it tries.
+	// acquisition sleeps on the bell before it tries, behind the others,
+	// and its first timeout is twice as long as its last wait (within
+	// firstSleep and maxSleep), so that it does not try again while the
+	// others' turns take their usual time: a try at a timeout that finds
+	// the lock free (between a release and the woken waiter's try) would
+	// take it ahead of them all.
 	courtesyWindow = time.Second
 )
 
@@ -54,7 +75,8 @@ var (
 // is closed.
 func (f *File) Lock(ctx context.Context) error {
 	start := time.Now()
-	polite := recentlyWoke(f.name, start)
+	f.start = start
+	polite, first := courtesy(f.name, start)
 	if !polite {
 		if ok, err := f.try(); err != nil || ok {
 			return f.acquired(err)
@@ -75,7 +97,7 @@ func (f *File) Lock(ctx context.Context) error {
 	}()
 	val := f.bell.word()
 	falseRings := 0
-	for d := firstSleep; ; d = min(max(time.Since(start), firstSleep), maxSleep) {
+	for d := first; ; d = min(max(time.Since(start), first), maxSleep) {
 		w := timedOut
 		if testHookSleep != nil {
 			testHookSleep()
@@ -112,6 +134,7 @@ func (f *File) Lock(ctx context.Context) error {
 			val = f.bell.word()
 		case w == timedOut:
 			falseRings = 0
+			s.nextClass()
 		}
 	}
 }
@@ -152,6 +175,7 @@ func (f *File) acquired(err error) error {
 		return err
 	}
 	f.locked = true
+	f.waited = time.Since(f.start)
 	return nil
 }
 
@@ -167,7 +191,7 @@ func (f *File) Close() {
 	}
 	keeping := f.release()
 	if b != nil && f.locked {
-		rememberRelease(f.name, b.ring())
+		rememberRelease(f.name, b.ring(), f.waited)
 	}
 	f.locked = false
 	if keeping {
@@ -177,22 +201,24 @@ func (f *File) Close() {
 	}
 }
 
-// A process remembers, per lock file, when it last released the lock and
-// whether that woke a waiter (see courtesyWindow).
+// A process remembers, per lock file, when it last released the lock,
+// whether that woke a waiter, and how long it had waited for it (see
+// courtesyWindow).
 var memo struct {
 	sync.Mutex
 	m map[string]release
 }
 
 type release struct {
-	at   time.Time
-	woke bool
+	at     time.Time
+	woke   bool
+	waited time.Duration
 }
 
 // memoSize bounds memo: entries older than courtesyWindow make room first.
 const memoSize = 1024
 
-func rememberRelease(name string, woke bool) {
+func rememberRelease(name string, woke bool, waited time.Duration) {
 	memo.Lock()
 	defer memo.Unlock()
 	if memo.m == nil {
@@ -205,16 +231,20 @@ func rememberRelease(name string, woke bool) {
 			}
 		}
 	}
-	memo.m[name] = release{time.Now(), woke}
+	memo.m[name] = release{time.Now(), woke, waited}
 }
 
-// recentlyWoke reports whether this process's last release of name woke a
-// waiter, at most courtesyWindow before now.
-func recentlyWoke(name string, now time.Time) bool {
+// courtesy reports whether this process's last release of name woke a
+// waiter, at most courtesyWindow before now, and the first timeout of its
+// next wait: firstSleep, or for a polite one twice its last wait.
+func courtesy(name string, now time.Time) (polite bool, first time.Duration) {
 	memo.Lock()
 	defer memo.Unlock()
 	r, ok := memo.m[name]
-	return ok && r.woke && now.Sub(r.at) < courtesyWindow
+	if !ok || !r.woke || now.Sub(r.at) >= courtesyWindow {
+		return false, firstSleep
+	}
+	return true, min(max(2*r.waited, firstSleep), maxSleep)
 }
 
 // sleepCtx waits for d, or returns ctx's error when ctx ends first.

@@ -5,6 +5,7 @@ package flock
 import (
 	"errors"
 	"os"
+	"time"
 )
 
 // A File is never opened on systems without flock.
@@ -12,6 +13,8 @@ type File struct {
 	locked bool
 	name   string
 	bell   *bell
+	start  time.Time     // when the current Lock began
+	waited time.Duration // how long the Lock that took the lock waited
 }
 
 // Open returns [errors.ErrUnsupported]: the system has no flock.

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/agentstate/core/fs"
 )
@@ -18,9 +20,11 @@ type File struct {
 	doc    string      // the document the lock file guards
 	perm   os.FileMode // for a lock file created while its document is missing
 	locked bool
-	bell   *bell // the lock file's bell while waiting, and holding after a wait
-	bellFD int   // f.fd when the bell was mapped
-	kept   *bell // the bell kept with a kept descriptor, until openBell takes it
+	bell   *bell         // the lock file's bell while waiting, and holding after a wait
+	bellFD int           // f.fd when the bell was mapped
+	kept   *bell         // the bell kept with a kept descriptor, until openBell takes it
+	start  time.Time     // when the current Lock began
+	waited time.Duration // how long the Lock that took the lock waited
 }
 
 // Open opens the lock file name, which guards the document doc, with an
@@ -68,7 +72,13 @@ func (f *File) open() error {
 		}
 	}
 	if err == nil {
-		err = checkRegular(fd)
+		var st syscall.Stat_t
+		if err = syscall.Fstat(fd, &st); err == nil {
+			err = checkRegular(&st)
+		}
+		if err == nil {
+			err = trusted(&st, f.name, f.doc)
+		}
 		if err != nil {
 			syscall.Close(fd)
 		}
@@ -78,6 +88,48 @@ func (f *File) open() error {
 	}
 	f.fd = fd
 	return nil
+}
+
+// Check reports, opening nothing, whether a writer of the document doc
+// would refuse its lock file name for its owner ([ErrUntrusted]), or
+// because it is not a regular file (fs.ErrNotRegular). A missing lock file
+// is an error matching os.ErrNotExist.
+func Check(name, doc string) error {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(name, &st); err != nil {
+		return &os.PathError{Op: "lstat", Path: name, Err: err}
+	}
+	err := checkRegular(&st)
+	if err == nil {
+		err = trusted(&st, name, doc)
+	}
+	if err != nil {
+		return &os.PathError{Op: "check", Path: name, Err: err}
+	}
+	return nil
+}
+
+// trusted applies the trust rule to the lock file st, named name, of the
+// document doc: in a directory with the sticky bit (1777, like /tmp) its
+// owner must be the document's, the caller (effective uid) or the
+// directory's. Anyone else could unlink it and create it anew, or rename
+// another file of theirs over it, whenever they like: a lock on it would
+// exclude nobody. Elsewhere whoever may create the lock file may also
+// replace the document itself. A lock file this process created passes:
+// it is the caller's, or the document's owner's when root gave it away.
+func trusted(st *syscall.Stat_t, name, doc string) error {
+	uid := st.Uid
+	if int(uid) == os.Geteuid() || hooksBuilt && Seams.TrustAnyOwner {
+		return nil
+	}
+	var d syscall.Stat_t
+	if err := syscall.Stat(filepath.Dir(name), &d); err != nil || d.Mode&syscall.S_ISVTX == 0 || d.Uid == uid {
+		return err
+	}
+	if syscall.Lstat(doc, &d) == nil && d.Mode&syscall.S_IFMT == syscall.S_IFREG && d.Uid == uid {
+		return nil
+	}
+	return fmt.Errorf("%w: owned by uid %d in a sticky directory, where only the document's owner, uid %d (this process) or the directory's owner may own it", ErrUntrusted, uid, os.Geteuid())
 }
 
 // create makes the lock file with the document's owner and permission bits
@@ -120,15 +172,20 @@ func lockOpenError(name string, err error) error {
 		}
 	case errors.Is(err, syscall.EISDIR):
 		return fmt.Errorf("%w: a directory (another tool's lock?)", fs.ErrNotRegular)
+	case errors.Is(err, syscall.ENXIO):
+		// What open(2) says of a socket, or of a named pipe without a
+		// reader opened for writing: neither is a lock file.
+		var st syscall.Stat_t
+		if syscall.Lstat(name, &st) == nil {
+			if err := checkRegular(&st); err != nil {
+				return err
+			}
+		}
 	}
 	return err
 }
 
-func checkRegular(fd int) error {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		return err
-	}
+func checkRegular(st *syscall.Stat_t) error {
 	switch st.Mode & syscall.S_IFMT {
 	case syscall.S_IFREG:
 		return nil
@@ -138,6 +195,10 @@ func checkRegular(fd int) error {
 		return fmt.Errorf("%w: a device", fs.ErrNotRegular)
 	case syscall.S_IFSOCK:
 		return fmt.Errorf("%w: a socket", fs.ErrNotRegular)
+	case syscall.S_IFLNK:
+		return fmt.Errorf("%w: a symbolic link", fs.ErrNotRegular)
+	case syscall.S_IFDIR:
+		return fmt.Errorf("%w: a directory", fs.ErrNotRegular)
 	}
 	return fs.ErrNotRegular
 }

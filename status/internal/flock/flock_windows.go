@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -33,6 +34,8 @@ type File struct {
 	byte0  bool // LockFileEx holds the first byte
 	name   string
 	bell   *bell
+	start  time.Time     // when the current Lock began
+	waited time.Duration // how long the Lock that took the lock waited
 }
 
 // Open opens (or creates) the lock file name. Windows has no flock: the

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // holdRangeLock takes an OFD read lock on name through a descriptor of
@@ -40,8 +41,13 @@ func keptFor(name string) int {
 	return n
 }
 
-// dropKept closes every kept descriptor when the test ends.
-func dropKept(t *testing.T) { t.Cleanup(closeKept) }
+// dropKept closes every kept descriptor when the test ends, and until then
+// keeps them without a time bound (in builds with crashhooks), so that a
+// slow machine cannot make one expire between two steps of a test.
+func dropKept(t *testing.T) {
+	setSeam(t, &Seams.KeepForever, true)
+	t.Cleanup(closeKept)
+}
 
 // closeKept closes every kept descriptor, once each (the sharing CONTROL
 // lists one several times).
@@ -57,6 +63,20 @@ func closeKept() {
 			k.close()
 		}
 	}
+}
+
+// expireAll closes every kept descriptor as the timer does once keepFor has
+// passed since its release.
+func expireAll() {
+	keptFiles.Lock()
+	for i := range keptFiles.list {
+		keptFiles.list[i].at = time.Time{}
+	}
+	if keptFiles.timer == nil {
+		keptFiles.timer = time.NewTimer(time.Hour) // expire resets or drops it
+	}
+	keptFiles.Unlock()
+	expire()
 }
 
 // lockFree takes name's lock, failing the test if it is busy.

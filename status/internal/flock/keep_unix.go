@@ -5,6 +5,7 @@ package flock
 import (
 	"sync"
 	"syscall"
+	"time"
 )
 
 // A release keeps its lock file's descriptor, instead of closing it, while
@@ -12,19 +13,31 @@ import (
 // what a process keeps open, and why, is stated in docs/PROTOCOL.md (Kept
 // descriptors). An acquisition takes a kept descriptor out of the list:
 // two acquisitions sharing one open file description would both "hold"
-// its flock.
-const maxKept = 16
+// its flock. At most maxKept are kept, each at most keepFor after the
+// release that kept it: anyone who may read a lock file can make a release
+// keep it, and a kept descriptor holds its file system busy.
+const (
+	maxKept = 16
+	keepFor = time.Second
+)
 
-// A kept lock file: its name, descriptor and bell (nil if it had none).
+// A kept lock file: its name, descriptor and bell (nil if it had none),
+// and when it was kept.
 type kept struct {
 	name string
 	fd   int
 	bell *bell
+	at   time.Time
 }
 
+// keptFiles is the list of kept lock files. Its timer, pending only while
+// the list is not empty, closes those kept longer than keepFor; so no
+// goroutine outlives the calls, and an idle process holds nothing open for
+// longer than keepFor.
 var keptFiles struct {
 	sync.Mutex
-	list []kept // oldest first
+	list  []kept // oldest first
+	timer *time.Timer
 }
 
 // Test seams: testNoKeep closes every released descriptor, testKeepAlways
@@ -36,6 +49,7 @@ var keptFiles struct {
 var (
 	testNoKeep, testKeepAlways, testShareKept, testNoRecheck bool
 	testHookCloseLock                                        func()
+	testHookExpired                                          func(closed int) // after each run of expire (crashhooks builds only)
 )
 
 // takeKept returns the descriptor kept last for name, taken from the list,
@@ -73,6 +87,7 @@ func names(fd int, name string) bool {
 
 // keep adds k to the list, closing the oldest file if the list is full.
 func keep(k kept) {
+	k.at = time.Now()
 	keptFiles.Lock()
 	var old []kept
 	keptFiles.list = append(keptFiles.list, k)
@@ -80,9 +95,37 @@ func keep(k kept) {
 		old = append(old, keptFiles.list[:n]...)
 		keptFiles.list = append(keptFiles.list[:0], keptFiles.list[n:]...)
 	}
+	if keptFiles.timer == nil && !(hooksBuilt && Seams.KeepForever) {
+		keptFiles.timer = time.AfterFunc(keepFor, expire)
+	}
 	keptFiles.Unlock()
 	for _, o := range old {
 		o.close()
+	}
+}
+
+// expire closes the files kept longer than keepFor, and waits for the next
+// one to be due, if any is left.
+func expire() {
+	now := time.Now()
+	keptFiles.Lock()
+	n := 0
+	for n < len(keptFiles.list) && now.Sub(keptFiles.list[n].at) >= keepFor {
+		n++
+	}
+	old := append([]kept(nil), keptFiles.list[:n]...)
+	keptFiles.list = append(keptFiles.list[:0], keptFiles.list[n:]...)
+	if len(keptFiles.list) > 0 {
+		keptFiles.timer.Reset(keptFiles.list[0].at.Add(keepFor).Sub(now))
+	} else {
+		keptFiles.timer = nil
+	}
+	keptFiles.Unlock()
+	for _, o := range old {
+		o.close()
+	}
+	if hooksBuilt && testHookExpired != nil {
+		testHookExpired(len(old))
 	}
 }
 

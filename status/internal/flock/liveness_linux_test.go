@@ -555,3 +555,126 @@ func TestCancelWhileAsleep(t *testing.T) {
 		t.Fatalf("Lock = %v, want context.Canceled", err)
 	}
 }
+
+// TestTimedOutWaiterKeepsItsPlace: waiter A sleeps on the bell; a newer
+// waiter B sleeps after it; A's first timeout passes while the lock is
+// still held, so A sleeps again, behind B in the kernel's queue. The
+// release's ring must still wake A, which came first (it is in a higher
+// class: see interruptBits), and not B. The CONTROL rings as a release
+// did before the classes, waking the first sleeper in the kernel's queue
+// whatever its bits: that is B.
+func TestTimedOutWaiterKeepsItsPlace(t *testing.T) {
+	for _, control := range []bool{false, true} {
+		t.Run(map[bool]string{false: "ring", true: "CONTROL_ring_any"}[control], func(t *testing.T) {
+			// A round in which A's first timeout passed before B was
+			// asleep shows nothing (A is ahead of B in the kernel's queue
+			// too): it is run again.
+			for round := 0; ; round++ {
+				aWoken, bWoken, ok := timedOutRound(t, control)
+				if !ok && round < 10 {
+					continue
+				}
+				if !ok {
+					t.Fatal("B never fell asleep within A's first timeout")
+				}
+				t.Logf("A woken by the ring: %v; B woken: %v", aWoken, bWoken)
+				switch {
+				case !control && (bWoken || !aWoken):
+					t.Fatal("the ring woke B, the newer waiter, not A")
+				case control && !bWoken:
+					t.Fatal("CONTROL: a ring of any bit did not wake B: the harness cannot see the order")
+				}
+				return
+			}
+		})
+	}
+}
+
+// timedOutRound is one round of TestTimedOutWaiterKeepsItsPlace: ok is
+// false if A's first timeout passed before B was asleep.
+func timedOutRound(t *testing.T, control bool) (aWoken, bWoken, ok bool) {
+	name := lockName(t)
+	release := holdLock(t, name)
+	var sleeps, rungs atomic.Int64
+	hook(t, &testHookSleep, func() { sleeps.Add(1) })
+	hook(t, &testHookRung, func() { rungs.Add(1) })
+	got := make(chan *File, 1)
+	go func() {
+		f, err := lockWith(t.Context(), name, false)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- f
+	}()
+	defer func() {
+		release()
+		if f := <-got; f != nil {
+			f.Close()
+		}
+	}()
+	waitFor(t, "A sleeps on the bell", func() bool { return sleeps.Load() == 1 && bellSleepers(os.Getpid()) == 1 })
+	bb, err := readerBell(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bb.close()
+	b := bb.sleeper()
+	bDone := make(chan woken, 1)
+	go func() { bDone <- b.sleep(bb.word(), time.Hour) }()
+	bWoke := func() bool { // before A's release rings again
+		select {
+		case <-bDone:
+			return true
+		default:
+			b.interrupt()
+			<-bDone
+			return false
+		}
+	}
+	waitFor(t, "B sleeps", func() bool { return bellSleepers(os.Getpid()) == 2 || sleeps.Load() > 1 })
+	if sleeps.Load() > 1 {
+		bWoke()
+		return false, false, false
+	}
+	waitFor(t, "A timed out and sleeps again, behind B", func() bool {
+		return sleeps.Load() == 2 && bellSleepers(os.Getpid()) == 2
+	})
+	release()
+	if control {
+		bb.wake(futexBitsetAny)
+	} else {
+		bb.ring()
+	}
+	f := <-got
+	bWoken = bWoke()
+	got <- f
+	return rungs.Load() > 0, bWoken, true
+}
+
+// A process whose last release woke a waiter sleeps before it tries again,
+// with a first timeout of twice its last wait, within firstSleep and
+// maxSleep: it does not try while the others' turns take their usual time.
+// One that woke nobody, or longer than courtesyWindow ago, tries at once.
+func TestCourtesy(t *testing.T) {
+	name := lockName(t)
+	now := time.Now()
+	for _, c := range []struct {
+		woke   bool
+		ago    time.Duration
+		waited time.Duration
+		polite bool
+		first  time.Duration
+	}{
+		{false, 0, 60 * time.Millisecond, false, firstSleep},
+		{true, 2 * courtesyWindow, 60 * time.Millisecond, false, firstSleep},
+		{true, 0, 60 * time.Millisecond, true, 120 * time.Millisecond},
+		{true, 0, time.Millisecond, true, firstSleep},
+		{true, 0, time.Second, true, maxSleep},
+	} {
+		rememberRelease(name, c.woke, c.waited)
+		polite, first := courtesy(name, now.Add(c.ago))
+		if polite != c.polite || first != c.first {
+			t.Errorf("woke %v %v ago after a wait of %v: polite %v, first timeout %v; want %v, %v", c.woke, c.ago, c.waited, polite, first, c.polite, c.first)
+		}
+	}
+}

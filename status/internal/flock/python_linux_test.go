@@ -147,7 +147,7 @@ func TestPythonWaiterSleepsOnBell(t *testing.T) {
 				waitFor(t, "Python asleep on the bell", func() bool { return bellSleepers(w.cmd.Process.Pid) > 0 })
 			}
 			f.Close()
-			woke := recentlyWoke(name, time.Now())
+			woke, _ := courtesy(name, time.Now())
 			got := w.expect(t, "got")
 			if c == "bell" && (!woke || got == "got rungs=0") {
 				t.Fatalf("Go's release woke a sleeper: %v; Python said %q: want a wake and rungs > 0", woke, got)

@@ -43,6 +43,7 @@ func TestRemoveThenMutate(t *testing.T) {
 			t.Run(where+map[bool]string{false: "", true: "/CONTROL_no_recheck"}[control], func(t *testing.T) {
 				setFlag(t, flock.TestNoRecheck, control)
 				setFlag(t, flock.TestKeepAlways, control)
+				setFlag(t, &flock.Seams.KeepForever, control)
 				t.Cleanup(flock.CloseKept)
 				path := filepath.Join(t.TempDir(), "status.json")
 				lock := path + status.LockSuffix

@@ -19,6 +19,7 @@ type Write struct {
 	Data   []byte      // its new content
 	Before []byte      // its content as read under the lock; nil: it did not exist
 	Perm   os.FileMode // for a document that does not exist yet
+	Limit  int64       // the document's size limit, which recovery applies to Data; <= 0: none
 }
 
 // Commit stores ws (two or more documents, whose locks the caller holds)
@@ -26,6 +27,8 @@ type Write struct {
 // commit). An error before the commit point leaves every document as it
 // was and nothing of the commit behind; after it, the commit is complete
 // for every later locker, and the error matches [fs.ErrDurabilityUnknown].
+// A commit that its recovery would refuse (see [CheckLimits]) is refused
+// before anything is written.
 func Commit(ws []Write) error {
 	dirs := make([]string, len(ws))
 	for i, w := range ws {
@@ -35,6 +38,9 @@ func Commit(ws []Write) error {
 		dirs[i] = filepath.Dir(w.Path)
 	}
 	jpath := filepath.Join(dirs[0], journalPrefix+randHex()+journalSuffix)
+	if err := CheckLimits(ws, jpath); err != nil {
+		return err
+	}
 	// The journal is written to a temp file that fs.SweepTemp knows, made
 	// durable with the markers, and renamed into place at the commit
 	// point: a journal that exists is complete.
@@ -98,8 +104,7 @@ func Commit(ws []Write) error {
 	j, err := createExcl(jtemp, 0o644)
 	if err == nil {
 		files = append(files, j)
-		doc, _ := json.Marshal(journalDoc{Documents: paths(ws)}) // strings always encode
-		_, err = j.Write(append(doc, '\n'))
+		_, err = j.Write(journalContent(ws))
 	}
 	if err != nil {
 		sp.Close()
@@ -166,6 +171,41 @@ func Commit(ws []Write) error {
 		}
 	}
 	return nil
+}
+
+// CheckLimits refuses, with an error matching ErrTooLarge, a commit of ws
+// with the journal jpath that recovery would refuse: more than
+// MaxDocuments documents, a journal over MaxJournal bytes, a marker over
+// MaxMarker, or a new content over its document's size limit.
+func CheckLimits(ws []Write, jpath string) error {
+	if HooksBuilt && Seams.NoLimits {
+		return nil
+	}
+	if len(ws) > MaxDocuments {
+		return tooMany("%d documents, limit %d", len(ws), MaxDocuments)
+	}
+	if n := len(journalContent(ws)); n > MaxJournal {
+		return tooMany("a journal of %d bytes, limit %d", n, MaxJournal)
+	}
+	for _, w := range ws {
+		if n := len(formatMarker(jpath, Before(w.Before))); n > MaxMarker {
+			return tooMany("%s: a marker of %d bytes (its journal's path has %d), limit %d", w.Path, n, len(jpath), MaxMarker)
+		}
+		if w.Limit > 0 && int64(len(w.Data)) > w.Limit {
+			return tooMany("%s: new content of %d bytes, limit %d: %w", w.Path, len(w.Data), w.Limit, fs.ErrTooLarge)
+		}
+	}
+	return nil
+}
+
+func tooMany(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrTooLarge}, args...)...)
+}
+
+// journalContent is the journal of ws.
+func journalContent(ws []Write) []byte {
+	doc, _ := json.Marshal(journalDoc{Documents: paths(ws)}) // strings always encode
+	return append(doc, '\n')
 }
 
 func paths(ws []Write) []string {

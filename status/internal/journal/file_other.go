@@ -30,6 +30,11 @@ func openDir(name string) (*dir, error) {
 
 var errNotDir = errors.New("not a directory")
 
+// byPath: a directory's files are always reached by path here.
+func byPath() bool { return true }
+
+func (d *dir) sameAs(*dir) bool             { return true }
+func (d *dir) isAt(string) bool             { return true }
 func (d *dir) close()                       {}
 func (d *dir) path(base string) string      { return filepath.Join(d.name, base) }
 func (d *dir) sync() error                  { hook("sync", d.name); return nil } // a directory cannot be synced (see package fs)

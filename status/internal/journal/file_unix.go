@@ -10,15 +10,18 @@ import (
 )
 
 // A dir is a directory in which recovery acts, open for its sync and for
-// the trust rule (its owner and sticky bit). Its files are reached by path,
-// each opened by the opening rules: whoever could swap the directory
-// itself between two steps may write its parent, and could present any
-// directory there anyway.
+// the trust rule (its owner and sticky bit). Its files are reached through
+// its descriptor (openat, fstatat, unlinkat, renameat; see atCalls), never
+// by a path resolved again: whoever may swap a directory on the way to it
+// (a link of theirs) could otherwise make a later step act on a file of
+// another directory than the one checked. Each file is still opened by the
+// opening rules.
 type dir struct {
-	name   string
-	fd     int
-	uid    uint32
-	sticky bool
+	name     string
+	fd       int
+	dev, ino uint64
+	uid      uint32
+	sticky   bool
 }
 
 // openDir opens a directory to act in and to sync: O_DIRECTORY (anything
@@ -26,7 +29,7 @@ type dir struct {
 // O_NONBLOCK. A symbolic link as its last element is followed, as for every
 // path a caller names: a link cannot make recovery act on a file it would
 // not trust, since each file found there is checked against the directory
-// it is in.
+// it is in, and every later step acts in that same directory.
 func openDir(name string) (*dir, error) {
 	hook("open", name)
 	fd, err := retry(func() (int, error) {
@@ -40,8 +43,22 @@ func openDir(name string) (*dir, error) {
 		syscall.Close(fd)
 		return nil, &os.PathError{Op: "fstat", Path: name, Err: err}
 	}
-	return &dir{name: name, fd: fd, uid: st.Uid, sticky: uint32(st.Mode)&syscall.S_ISVTX != 0}, nil
+	return &dir{name: name, fd: fd, dev: uint64(st.Dev), ino: uint64(st.Ino), uid: st.Uid, sticky: uint32(st.Mode)&syscall.S_ISVTX != 0}, nil
 }
+
+// sameAs reports whether d and o are one directory (device and inode).
+func (d *dir) sameAs(o *dir) bool { return d.dev == o.dev && d.ino == o.ino }
+
+// isAt reports whether name, following links, is d now.
+func (d *dir) isAt(name string) bool {
+	var st syscall.Stat_t
+	return syscall.Stat(name, &st) == nil && uint64(st.Dev) == d.dev && uint64(st.Ino) == d.ino
+}
+
+// byPath reports whether d's files are reached by path: where the system
+// lacks the *at calls, and in the CONTROL of the tests that show what they
+// prevent.
+func byPath() bool { return !atCalls || HooksBuilt && Seams.ByPath }
 
 func (d *dir) close() {
 	if d != nil && d.fd >= 0 {
@@ -115,7 +132,18 @@ var errNotDir error = syscall.ENOTDIR
 // stat returns the file base in d without following a link; ok is false
 // when there is none.
 func (d *dir) stat(base string) (fi info, ok bool, err error) {
-	return lstat(d.path(base))
+	if byPath() {
+		return lstat(d.path(base))
+	}
+	var st syscall.Stat_t
+	_, err = retry(func() (int, error) { return 0, fstatat(d.fd, base, &st) })
+	switch {
+	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ENOTDIR):
+		return info{}, false, nil
+	case err != nil:
+		return info{}, false, &os.PathError{Op: "fstatat", Path: d.path(base), Err: err}
+	}
+	return infoOf(&st), true, nil
 }
 
 func lstat(name string) (info, bool, error) {
@@ -142,9 +170,17 @@ func (f *file) close() {
 	}
 }
 
-// open opens the file base in d (see openPath).
+// open opens the file base in d by the opening rules (see openPath).
 func (d *dir) open(role, base string, limit int64) (*file, error) {
-	return openPath(role, d.path(base), limit)
+	if byPath() {
+		return openPath(role, d.path(base), limit)
+	}
+	name := d.path(base)
+	hook("open", name)
+	before, ok, err := d.stat(base)
+	return openChecked(role, name, limit, before, ok, err, func(flags int) (int, error) {
+		return openat(d.fd, base, flags, 0)
+	})
 }
 
 // openPath opens the file at name by the opening rules: never through a
@@ -155,6 +191,14 @@ func (d *dir) open(role, base string, limit int64) (*file, error) {
 func openPath(role, name string, limit int64) (*file, error) {
 	hook("open", name)
 	before, ok, err := lstat(name)
+	return openChecked(role, name, limit, before, ok, err, func(flags int) (int, error) {
+		return syscall.Open(name, flags, 0)
+	})
+}
+
+// openChecked opens the file named name, found as before (ok: it exists;
+// err: the look failed), with open, by the opening rules.
+func openChecked(role, name string, limit int64, before info, ok bool, err error, open func(flags int) (int, error)) (*file, error) {
 	switch {
 	case err != nil:
 		return nil, &Error{Role: role, Path: name, Err: errors.Unwrap(err)}
@@ -166,7 +210,7 @@ func openPath(role, name string, limit int64) (*file, error) {
 		return nil, tooLarge(role, name, before.size, limit)
 	}
 	fd, err := retry(func() (int, error) {
-		return syscall.Open(name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		return open(syscall.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC)
 	})
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) { // O_NOFOLLOW on a link (EMLINK: FreeBSD)
@@ -191,10 +235,15 @@ func openPath(role, name string, limit int64) (*file, error) {
 	return &file{f: os.NewFile(uintptr(fd), name), info: fi}, nil
 }
 
-// unlink removes the file base in d; never a directory (unlink(2) refuses
-// one).
+// unlink removes the file base in d; never a directory (unlink(2) and
+// unlinkat(2) without AT_REMOVEDIR refuse one).
 func (d *dir) unlink(base string) error {
-	_, err := retry(func() (int, error) { return 0, syscall.Unlink(d.path(base)) })
+	_, err := retry(func() (int, error) {
+		if byPath() {
+			return 0, syscall.Unlink(d.path(base))
+		}
+		return 0, unlinkat(d.fd, base)
+	})
 	if err != nil {
 		return &os.PathError{Op: "unlink", Path: d.path(base), Err: err}
 	}
@@ -203,7 +252,12 @@ func (d *dir) unlink(base string) error {
 
 // rename renames from over to, both in d.
 func (d *dir) rename(from, to string) error {
-	_, err := retry(func() (int, error) { return 0, syscall.Rename(d.path(from), d.path(to)) })
+	_, err := retry(func() (int, error) {
+		if byPath() {
+			return 0, syscall.Rename(d.path(from), d.path(to))
+		}
+		return 0, renameat(d.fd, from, d.fd, to)
+	})
 	if err != nil {
 		return &os.LinkError{Op: "rename", Old: d.path(from), New: d.path(to), Err: err}
 	}
@@ -212,7 +266,16 @@ func (d *dir) rename(from, to string) error {
 
 // createExcl creates the new file base in d, never through a link.
 func (d *dir) createExcl(base string, perm os.FileMode) (*os.File, error) {
-	return createExcl(d.path(base), perm)
+	if byPath() {
+		return createExcl(d.path(base), perm)
+	}
+	fd, err := retry(func() (int, error) {
+		return openat(d.fd, base, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, uint32(perm.Perm()))
+	})
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: d.path(base), Err: err}
+	}
+	return os.NewFile(uintptr(fd), d.path(base)), nil
 }
 
 // trusts applies the trust rule to the transaction file fi, named name, in

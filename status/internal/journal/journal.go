@@ -63,6 +63,12 @@ var (
 	// ErrOrphan: a journal that no marker names; it can never be needed
 	// again and may be removed.
 	ErrOrphan = errors.New("orphaned journal")
+
+	// ErrTooLarge: a commit over the limits recovery trusts (MaxDocuments,
+	// MaxJournal, MaxMarker, a document's size limit), refused before
+	// anything is written: its recovery would refuse it and leave the
+	// documents blocked.
+	ErrTooLarge = errors.New("transaction over the limits recovery trusts")
 )
 
 // An Error names the transaction file at which recovery, a check or a sweep

@@ -196,11 +196,28 @@ func (r *recovery) openJournal() error {
 	if !slices.Contains(docs, r.path) && !slices.ContainsFunc(docs, r.isOurMarker) {
 		return untrusted("journal", jpath, "does not list %s", r.path)
 	}
-	if !slices.ContainsFunc(docs, func(d string) bool { return filepath.Dir(d) == filepath.Dir(jpath) }) {
-		return untrusted("journal", jpath, "is not in the directory of a document it lists")
+	if !slices.ContainsFunc(docs, r.inJournalDir) {
+		return untrusted("journal", jpath, "is not in the directory of a document it lists (as opened)")
 	}
 	r.docs, r.committed = docs, true
 	return nil
+}
+
+// inJournalDir reports whether the journal's directory, as opened, is
+// doc's: the journal's path names doc's directory, and the directory
+// opened is the same (device and inode) as our document's, which the
+// recovery holds, or as doc's directory found again now. Every later step
+// on the journal acts through that descriptor (see dir), so a link on the
+// way to the journal that another user swaps between two looks cannot
+// make it act elsewhere.
+func (r *recovery) inJournalDir(doc string) bool {
+	switch {
+	case filepath.Dir(doc) != r.jd.name:
+		return false
+	case r.jd == r.d, byPath(), r.jd.sameAs(r.d):
+		return true
+	}
+	return r.jd.isAt(filepath.Dir(doc))
 }
 
 // isOurMarker reports whether doc, listed by the journal, is our document

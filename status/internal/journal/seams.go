@@ -27,6 +27,10 @@ var Seams struct {
 	StrictOwner     bool // the owner of every transaction file must be the document's
 	NoConflictCheck bool // install the new content whatever replaced the document
 	OldCleanup      bool // keep the journal if another marker names it, then remove ours (no second look)
+
+	// Switches that take effect only in builds with the crashhooks tag.
+	NoLimits bool // commit what recovery refuses (CheckLimits passes everything)
+	ByPath   bool // recovery reaches files by path, not through the directory's descriptor, and takes any journal directory
 }
 
 // ErrCrashed is returned by a commit that Seams.Crash stopped.

@@ -57,7 +57,7 @@ def claims(reg):
 
 def release(docs, c):
     """What the Go tests' unregister does for a reaper."""
-    r, t = docs[registry_path], docs[c.docs[0]]
+    r, t = docs  # the registry, then the claim's task
     if t.get("status") != "running":
         raise RuntimeError("task of %s is %s, not running" % (c.id, t.get("status")))
     r["agents"] = [a for a in r["agents"] if a["id"] != c.id]

@@ -1,0 +1,7 @@
+//go:build crashhooks
+
+package flock
+
+// hooksBuilt reports whether Seams take effect: only in builds with the
+// crashhooks tag, which make test sets.
+const hooksBuilt = true
