@@ -59,14 +59,7 @@ type Store[T any] struct {
 // NewStore returns a [Store] for the document at path, a file kept by the
 // file backend unless [WithBackend] selects another.
 func NewStore[T any](path string, opts ...Option) *Store[T] {
-	o := collect(opts)
-	var b Backend
-	if o.backend != nil {
-		b = o.backend(path)
-	} else {
-		b = newFileBackend(path, o.perm, o.maxSize)
-	}
-	return &Store[T]{b: b, codec: codecFor[T]()}
+	return &Store[T]{b: backendFor(path, collect(opts)), codec: codecFor[T]()}
 }
 
 // Mutate runs fn on the current document under the document's lock and
