@@ -71,9 +71,12 @@
 //	stop                      close fd 4, answer "stopped", wait for the end of stdin
 //
 // Answers: "ok ID PID", "exists ID" (the key's slot), "refused full|total|
-// noparent|toodeep", "aborted ID PROMPT" (the prompt file, removed), "paused
-// ID", "lost ID" (HandOver found the slot gone: the agent was killed), or
-// "error MESSAGE".
+// noparent|toodeep", "conflict" (the task was not queued), "aborted ID
+// PROMPT" (the prompt file, removed), "paused ID", "lost ID" (HandOver found
+// the slot gone: the agent was killed), or "error MESSAGE", each one line.
+// The agents get neither the dispatcher's stdin nor its stdout. The test
+// tells a dispatcher's death by the process, not by the end of its stdout,
+// and a new dispatcher gets the command again.
 //
 // An agent writes one line per event to fd 3 (each shorter than PIPE_BUF,
 // written at once): "started ID PID START" (START: field 22 of
