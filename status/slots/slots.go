@@ -545,7 +545,8 @@ type Listed struct {
 	Slot Slot
 	// Liveness is its owner's, as the check tells it now.
 	Liveness claim.Liveness
-	// Age is the time since it was reserved.
+	// Age is the time since it was reserved; 0 for a slot without a
+	// reserved_at (written by another program), as Python's list says.
 	Age time.Duration
 }
 
@@ -570,7 +571,11 @@ func List(ctx context.Context, reg *status.Store[Registry], opts ...Option) ([]L
 		if err != nil {
 			return nil, fmt.Errorf("slots: list %s: %w", reg.Name(), err)
 		}
-		out = append(out, Listed{Slot: s, Liveness: l, Age: t.Sub(s.ReservedAt)})
+		var age time.Duration
+		if !s.ReservedAt.IsZero() {
+			age = t.Sub(s.ReservedAt)
+		}
+		out = append(out, Listed{Slot: s, Liveness: l, Age: age})
 	}
 	return out, nil
 }
