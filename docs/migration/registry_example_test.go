@@ -43,8 +43,8 @@ func spawn(ctx context.Context, reg *status.Store[slots.Registry], task *status.
 	}
 	agent := agentCommand(s, task)
 	if err := agent.Start(); err != nil {
-		if s, err := slots.Abort(ctx, reg, s.ID, slots.Transition(task, status.Queued, status.Running)); err == nil {
-			os.Remove(s.Resources["prompt"])
+		if _, err := slots.Abort(ctx, reg, s.ID, slots.Transition(task, status.Queued, status.Running)); err == nil {
+			os.Remove(prompt) // its own file, not a path the registry may have been given since
 		}
 		return nil, err
 	}

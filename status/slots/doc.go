@@ -14,8 +14,8 @@
 //		Resources: map[string]string{"prompt": promptFile}},
 //		slots.Transition(task, status.Running, status.Queued))
 //	// ... start the agent with s.ID; if that fails:
-//	s, err = slots.Abort(ctx, reg, s.ID, slots.Transition(task, status.Queued, status.Running))
-//	os.Remove(s.Resources["prompt"])
+//	_, err = slots.Abort(ctx, reg, s.ID, slots.Transition(task, status.Queued, status.Running))
+//	os.Remove(promptFile) // its own file; the Resources the slot returns are for reapers (Security)
 //
 //	// the agent, before it works, and when it is done
 //	_, err = slots.Adopt(ctx, reg, id, me)

@@ -18,8 +18,8 @@ registry and the slot's other documents, with the caller's change to them::
     except slots.Exists as e:
         s = e.slot                      # a retried spawn: its slot, no second agent
     # ... start the agent with s.id; if that fails:
-    s = slots.abort(registry, s.id, slots.transition(task, "queued", "running"))
-    os.remove(s.resources["prompt"])
+    slots.abort(registry, s.id, slots.transition(task, "queued", "running"))
+    os.remove(prompt_file)              # its own file; the resources a slot returns are for reapers
 
     # the agent, before it works, and when it is done
     slots.adopt(registry, slot_id)
