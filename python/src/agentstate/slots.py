@@ -18,8 +18,8 @@ registry and the slot's other documents, with the caller's change to them::
     except slots.Exists as e:
         s = e.slot                      # a retried spawn: its slot, no second agent
     # ... start the agent with s.id; if that fails:
-    s = slots.abort(registry, s.id, slots.transition(task, "queued", "running"))
-    os.remove(s.resources["prompt"])
+    slots.abort(registry, s.id, slots.transition(task, "queued", "running"))
+    os.remove(prompt_file)              # its own file; the resources a slot returns are for reapers
 
     # the agent, before it works, and when it is done
     slots.adopt(registry, slot_id)
@@ -63,7 +63,7 @@ import os
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from . import _files, _json, _lock, _store
 from ._store import DEFAULT_MAX_SIZE, DEFAULT_PERM, DEFAULT_TIMEOUT, JSONObject, Path
@@ -242,6 +242,10 @@ class _Registry:
 
     def has_children(self, id: str) -> bool:
         return any(s.parent == id for s in self.agents)
+
+    def parents(self) -> Set[str]:
+        """The ids that slots name as their parent."""
+        return {s.parent for s in self.agents if s.parent}
 
     def settle(self) -> None:
         """Writes the counts from the slots."""
@@ -514,14 +518,23 @@ def _doc_path_problem(p: str) -> str:
 def doc_path(registry: Path, name: str) -> str:
     """The path of a document that a slot of the registry names (an element
     of Slot.docs): name resolved against the registry's directory, after
-    checking that it has the shape docs/PROTOCOL.md requires, so that the
-    path stays lexically inside that directory. Use it to open a slot's
-    documents for :func:`reap`; raises InvalidRegistry for another shape."""
+    checking that it has the shape docs/PROTOCOL.md requires and that its
+    directory, if it exists, stays inside the registry's directory with its
+    symbolic links followed. Use it to open a slot's documents for
+    :func:`reap`; raises InvalidRegistry for another shape, or a name that
+    leads out through a link."""
     shown = _shown(registry)
     problem = _doc_path_problem(name)
     if problem:
         raise InvalidRegistry("doc path", shown, problem)
-    return os.path.join(os.path.dirname(shown), *name.split("/"))
+    base = os.path.dirname(shown)
+    path = os.path.join(base, *name.split("/"))
+    if "/" in name:
+        real_base = os.path.realpath(base or os.curdir)
+        real = os.path.realpath(os.path.dirname(path))
+        if os.path.commonpath([real_base, real]) != real_base:
+            raise InvalidRegistry("doc path", shown, "document %s leads out of %s through a symbolic link" % (name, base or os.curdir))
+    return path
 
 
 def _doc_name(registry: str, path: str) -> str:
@@ -806,7 +819,8 @@ def reap(
     while True:
         reg = _load(registry, op, max_size)
         live = _Cache(check)
-        candidates = [s for s in reg.agents if not reg.has_children(s.id)]
+        parents = reg.parents()
+        candidates = [s for s in reg.agents if s.id not in parents]
         unknown = [_copy(s) for s in candidates if live.of(s.owner) == Liveness.UNKNOWN]
         dead = [s for s in candidates if live.of(s.owner) == Liveness.DEAD]
         if not dead:
@@ -839,16 +853,23 @@ def _reap_pass(
         released.clear()
         again = _Cache(check)  # decided again, under the locks
         candidates = {s.id for s in dead}
-        for s in [a for a in reg.agents if a.id in candidates]:
-            if reg.has_children(s.id) or again.of(s.owner) != Liveness.DEAD:
+        parents = reg.parents()
+        kept: List[Slot] = []
+        doomed: List[Tuple[Slot, Optional[Edit]]] = []
+        for s in reg.agents:
+            if s.id not in candidates or s.id in parents or again.of(s.owner) != Liveness.DEAD:
+                kept.append(s)
                 continue
             e = edit(_copy(s)) if edit is not None else None
             # A slot whose edit now needs a document outside this
             # transaction (released and reserved again meanwhile) waits for
             # the next reap.
             if e is not None and any(_files.doc_key(p, "reap") not in docs for p in e.docs):
+                kept.append(s)
                 continue
-            del reg.agents[reg.find(s.id)]
+            doomed.append((s, e))
+        reg.agents[:] = kept
+        for s, e in doomed:
             released.append(_copy(s))
             if e is not None and e.fn is not None:
                 mine = [docs[_files.doc_key(p, "reap")] for p in e.docs]
