@@ -399,6 +399,7 @@ class InvalidTest(_Registry):
             ("doc with an empty element", {"agents": [dict(ok, docs=["a//b"])]}),
             ("doc with a backslash", {"agents": [dict(ok, docs=["a\\b"])]}),
             ("resource without a name", {"agents": [dict(ok, resources={"": "/x"})]}),
+            ("more documents than a transaction takes", {"agents": [dict(ok, docs=["d%d/status.json" % i for i in range(1024)])]}),
         ]:
             with self.subTest(name):
                 agentstate.mutate(self.reg, lambda d: (d.clear(), d.update(doc, max_concurrent=doc.get("max_concurrent", 5))))

@@ -301,6 +301,11 @@ func docName(reg, path string) (string, error) {
 	return name, nil
 }
 
+// maxDocs is the most documents a slot may name: with the registry, the
+// documents one transaction may commit (docs/PROTOCOL.md), so that a reaper
+// locks no more than one transaction takes, whatever a registry says.
+const maxDocs = 1023
+
 // check applies the registry rules of docs/PROTOCOL.md.
 func (r *Registry) check() error {
 	switch {
@@ -330,6 +335,9 @@ func (r *Registry) check() error {
 				return fmt.Errorf("%w: two slots with the key %q", ErrInvalid, s.Key)
 			}
 			keys[s.Key] = true
+		}
+		if len(s.Docs) > maxDocs {
+			return fmt.Errorf("%w: slot %s: %d documents, limit %d", ErrInvalid, s.ID, len(s.Docs), maxDocs)
 		}
 		for _, d := range s.Docs {
 			if err := checkDocPath(d); err != nil {

@@ -135,6 +135,9 @@ func Reserve(ctx context.Context, reg *status.Store[Registry], r Request, edits 
 			}
 			s.Docs = append(s.Docs, name)
 		}
+		if len(s.Docs) > maxDocs {
+			return fmt.Errorf("%d documents, limit %d", len(s.Docs), maxDocs)
+		}
 		return nil
 	}()
 	if err != nil {

@@ -65,7 +65,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from . import _files, _json, _lock, _store
+from . import _files, _json, _lock, _store, _txn
 from ._store import DEFAULT_MAX_SIZE, DEFAULT_PERM, DEFAULT_TIMEOUT, JSONObject, Path
 from .claim import Check, Liveness, Owner, _Cache, local, self_owner
 from .errors import ConflictError, CorruptError, Error, InvalidArgument
@@ -81,6 +81,7 @@ _FOLDED = {_json.fold(name): name for name in _REGISTRY_MEMBERS}
 _SLOT_MEMBERS = ("id", "key", "parent", "depth", "owner", "reserved_at", "adopted_at", "docs", "resources")
 
 _MAX_NAME = 256  # the longest id or key, in bytes
+_MAX_DOCS = _txn.MAX_DOCUMENTS - 1  # a slot's documents and its registry fit one transaction
 _INT64 = (-(1 << 63), 1 << 63)
 _UNIX_EPOCH_NS = _json.go_time_normal("1970-01-01T00:00:00Z")[1]
 
@@ -276,6 +277,8 @@ class _Registry:
                 if s.key in keys:
                     raise invalid("two slots with the key %r" % s.key)
                 keys.add(s.key)
+            if len(s.docs) > _MAX_DOCS:
+                raise invalid("slot %s: %d documents, limit %d" % (s.id, len(s.docs), _MAX_DOCS))
             for d in s.docs:
                 problem = _doc_path_problem(d)
                 if problem:
@@ -648,6 +651,8 @@ def reserve(
             name = _doc_name(_shown(registry), _shown(p))
             if name not in s.docs:
                 s.docs.append(name)
+    if len(s.docs) > _MAX_DOCS:
+        raise InvalidArgument("agentstate: slots: reserve in %s: %d documents, limit %d" % (_shown(registry), len(s.docs), _MAX_DOCS), _shown(registry))
     s.reserved_at = _now()
 
     def admit(reg: _Registry, shown: str) -> Slot:
