@@ -136,11 +136,13 @@ cross:
 # reason, and a last line "total: N passed, N failed, N skipped". With CI=true
 # (.ci/run) a skipped test not listed in .ci/allowed-skips fails the run. The
 # crashhooks tag builds the commit's crash-injection points (package
-# status/internal/journal, HooksBuilt), which the crash tests need.
+# status/internal/journal, HooksBuilt), which the crash tests need. The
+# go test -json events are kept in .bin/unit.json: `go run
+# ./internal/cmd/timings report .bin/unit.json` lists the slowest tests.
 unit:
 	@echo "unit: every test of every module under -race; each module's test binaries are built first (on an empty build cache, minutes before its first result), then one line per package"
 	$(GO) build -o $(CURDIR)/.bin/testsummary ./internal/cmd/testsummary
-	$(CURDIR)/.bin/testsummary -allow .ci/allowed-skips $(foreach m,. $(NESTED),-dir $(m)) -- \
+	$(CURDIR)/.bin/testsummary -allow .ci/allowed-skips -json $(CURDIR)/.bin/unit.json $(foreach m,. $(NESTED),-dir $(m)) -- \
 		$(GO) test -json -race -shuffle=on -count=1 -tags crashhooks ./...
 
 BENCHTIME ?= 1s

@@ -1,7 +1,7 @@
 // Command testsummary runs go test -json and turns its event stream into a
 // short report that cannot hide a skipped test.
 //
-//	testsummary [-allow FILE] [-strict] [-v] [-dir DIR]... -- go test -json [flags] [packages]
+//	testsummary [-allow FILE] [-strict] [-v] [-json FILE] [-dir DIR]... -- go test -json [flags] [packages]
 //
 // The command after "--" runs once in each -dir (default "."), so one
 // report covers nested modules too; its standard error passes through. As
@@ -9,7 +9,9 @@
 // passed, failed and skipped tests (subtests, examples and fuzz seeds
 // included) and, for a failed package, the output of its failed tests, or
 // of the package itself when it failed outside a test (build error, panic
-// in TestMain, timeout). With -v it prints every test's output.
+// in TestMain, timeout). With -v it prints every test's output. With
+// -json it also writes the event stream, unchanged, to FILE (for the
+// elapsed time of each test: internal/cmd/timings).
 //
 // Then it lists every skipped test with the reason the test gave, marking
 // those on the allow-list, and ends with one line:
@@ -57,6 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	allowFile := fl.String("allow", "", "file of tests allowed to skip")
 	strict := fl.Bool("strict", ciEnv(), "fail on a skip not on the allow-list (default: on when CI is true)")
 	verbose := fl.Bool("v", false, "print the output of every test, not only failed ones")
+	jsonFile := fl.String("json", "", "also write the go test -json events to this file")
 	var dirs dirList
 	fl.Var(&dirs, "dir", "directory to run the command in (repeatable; default .)")
 	if err := fl.Parse(args); err != nil {
@@ -79,6 +82,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		dirs = dirList{"."}
 	}
 	s := newSummary(stdout, allow, *verbose)
+	if *jsonFile != "" {
+		f, err := os.Create(*jsonFile)
+		if err != nil {
+			fmt.Fprintln(stderr, "testsummary:", err)
+			return 2
+		}
+		defer f.Close()
+		s.events = f
+	}
 	for _, dir := range dirs {
 		if len(dirs) > 1 {
 			// Each module builds its test binaries before its first
@@ -180,6 +192,7 @@ type summary struct {
 	out     io.Writer
 	allow   []rule
 	verbose bool
+	events  io.Writer // nil, or where the events are copied (-json)
 
 	pkgs     map[string]*pkgState
 	builds   map[string][]string // build output by ImportPath
@@ -221,6 +234,9 @@ func (s *summary) consume(r io.Reader) {
 }
 
 func (s *summary) handle(text string) {
+	if s.events != nil {
+		io.WriteString(s.events, text)
+	}
 	var e event
 	if !strings.HasPrefix(text, "{") || json.Unmarshal([]byte(text), &e) != nil {
 		fmt.Fprint(s.out, text) // not an event: pass it through

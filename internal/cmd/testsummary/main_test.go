@@ -157,10 +157,21 @@ func TestRunsGoTestInEachDir(t *testing.T) {
 		}
 	}
 	var out, errOut bytes.Buffer
-	status := run([]string{"-allow", filepath.Join(dir, "allow-skips"), "-strict", "-dir", filepath.Join(dir, "a"), "-dir", filepath.Join(dir, "b"),
+	events := filepath.Join(dir, "events.json")
+	status := run([]string{"-allow", filepath.Join(dir, "allow-skips"), "-strict", "-json", events, "-dir", filepath.Join(dir, "a"), "-dir", filepath.Join(dir, "b"),
 		"--", goBin, "test", "-json", "-count=1", "./..."}, &out, &errOut)
 	if status != 1 || !strings.Contains(out.String(), "broken") || !strings.HasSuffix(out.String(), "total: 1 passed, 1 failed, 1 skipped\n") {
 		t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", status, out.String(), errOut.String())
+	}
+	// -json keeps both modules' events as go test wrote them.
+	data, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"Action":"pass","Package":"example.com/a","Test":"TestA"`, `"Action":"fail","Package":"example.com/b","Test":"TestB"`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("-json file lacks %s:\n%s", want, data)
+		}
 	}
 	// Each module is announced before its (possibly long) build.
 	if !strings.HasPrefix(out.String(), "testsummary: go test in "+filepath.Join(dir, "a")) || !strings.Contains(out.String(), "testsummary: go test in "+filepath.Join(dir, "b")) {
