@@ -61,7 +61,7 @@ python:
 	$(PYTHON) python/tests/run.py
 	cd python && for platform in linux darwin win32; do $(MYPY) --platform $$platform src/agentstate _backend || exit 1; done
 	@for py in $$( (python3 -c 'import sys; print(sys.executable)'; $(PYTHON) -c 'import sys; print(sys.executable)') | awk '!seen[$$0]++'); do \
-		tmp=$$(mktemp -d) && chmod 755 $$tmp && \
+		tmp=$$(mktemp -d) && \
 		cp -R python $$tmp/checkout && rm -rf $$tmp/checkout/build $$tmp/checkout/dist && \
 		$$py -m venv $$tmp/venv && \
 		if $$tmp/venv/bin/python -c 'import wheel' 2>/dev/null; then echo "python: the venv of $$py has wheel: the test needs one without"; rm -rf $$tmp; exit 1; fi && \

@@ -12,6 +12,7 @@ import tempfile
 import unittest
 from typing import Dict, List, Optional
 
+import agentstate
 from agentstate import _seams
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
@@ -89,12 +90,36 @@ class HeldLock:
 
 def run_python(code: str, env: Optional[Dict[str, str]] = None, user: Optional[int] = None) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
     """Runs code in another python3 with this package importable; as uid
-    user (through setpriv, as root) if given."""
+    user (through setpriv, as root) if given.
+
+    That user may not be able to enter the checkout, or the directory of a
+    venv (a clone in a private directory, as CI's): it gets a copy of the
+    package under test in a directory it can read, and runs the interpreter
+    the venv links to, from there."""
     cmd = [sys.executable, "-c", code]
-    if user is not None:
-        cmd = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user, "--clear-groups"] + cmd
+    cwd = None
     e = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     if not os.environ.get("AGENTSTATE_TESTS_INSTALLED"):
         e["PYTHONPATH"] = SRC
+    if user is not None:
+        cwd = _readable_copy_of_package()
+        e["PYTHONPATH"] = cwd
+        cmd = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user, "--clear-groups", os.path.realpath(sys.executable), "-c", code]
     e.update(env or {})
-    return subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=120)
+    try:
+        return subprocess.run(cmd, cwd=cwd, env=e, capture_output=True, text=True, timeout=120)
+    finally:
+        if cwd is not None:
+            shutil.rmtree(cwd, True)
+
+
+def _readable_copy_of_package() -> str:
+    """A new directory every user may read, holding a copy of the agentstate
+    package this process imported (from the source tree or installed)."""
+    d = tempfile.mkdtemp(prefix="agentstate-pkg-")
+    shutil.copytree(os.path.dirname(agentstate.__file__), os.path.join(d, "agentstate"), ignore=shutil.ignore_patterns("__pycache__"))
+    for root, _, files in os.walk(d):
+        os.chmod(root, 0o755)
+        for name in files:
+            os.chmod(os.path.join(root, name), 0o644)
+    return d
