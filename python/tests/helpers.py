@@ -94,8 +94,8 @@ def run_python(code: str, env: Optional[Dict[str, str]] = None, user: Optional[i
 
     That user may not be able to enter the checkout, or the directory of a
     venv (a clone in a private directory, as CI's): it gets a copy of the
-    package under test in a directory it can read, and runs the interpreter
-    the venv links to, from there."""
+    package under test in a directory it can read, and runs it there with
+    an interpreter it can reach (_interpreter_for_others)."""
     cmd = [sys.executable, "-c", code]
     cwd = None
     e = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
@@ -104,13 +104,27 @@ def run_python(code: str, env: Optional[Dict[str, str]] = None, user: Optional[i
     if user is not None:
         cwd = _readable_copy_of_package()
         e["PYTHONPATH"] = cwd
-        cmd = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user, "--clear-groups", os.path.realpath(sys.executable), "-c", code]
+        cmd = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user, "--clear-groups", _interpreter_for_others(), "-c", code]
     e.update(env or {})
     try:
         return subprocess.run(cmd, cwd=cwd, env=e, capture_output=True, text=True, timeout=120)
     finally:
         if cwd is not None:
             shutil.rmtree(cwd, True)
+
+
+def _interpreter_for_others() -> str:
+    """The interpreter running the tests (a venv's links resolved) if every
+    user may reach it, else the system's: one installed in root's home
+    (pyenv) is not another user's to run."""
+    for python in (os.path.realpath(sys.executable), "/usr/bin/python3"):
+        d, reachable = python, True
+        while reachable and d != "/":
+            reachable = os.path.exists(d) and bool(os.stat(d).st_mode & 0o001)
+            d = os.path.dirname(d)
+        if reachable:
+            return python
+    raise unittest.SkipTest("no python3 that another user may run: %s is not reachable, and there is no /usr/bin/python3" % os.path.realpath(sys.executable))
 
 
 def _readable_copy_of_package() -> str:
