@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command timings measures where the time of a build and test run goes:
 // the CPU time (user + system) and the wall time of every compile, link,
 // vet and test binary the go command runs, by package and by module.
@@ -88,7 +90,7 @@ func wrap(args []string) int {
 			cmd.Process.Signal(s)
 		}
 	}()
-	err := cmd.Wait()
+	cmd.Wait() // its error is the exit status, passed on below
 	wall := time.Since(start)
 	signal.Stop(sigs)
 	close(sigs)
@@ -96,21 +98,14 @@ func wrap(args []string) int {
 		r := describe(args)
 		r.Start = float64(start.UnixNano()) / 1e9
 		r.Wall = wall.Seconds()
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			r.CPU = tv(ru.Utime) + tv(ru.Stime)
-		}
+		r.CPU = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 		appendRecord(log, r)
 	}
-	if err != nil {
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return cmd.ProcessState.ExitCode()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()) // as a shell reports it
 	}
-	return 0
+	return cmd.ProcessState.ExitCode()
 }
-
-func tv(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
 
 // appendRecord appends r as one line with one write, so that the go
 // command's parallel tools do not interleave their lines.
