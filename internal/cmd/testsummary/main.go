@@ -3,8 +3,9 @@
 //
 //	testsummary [-allow FILE] [-strict] [-v] [-json FILE] [-dir DIR]... -- go test -json [flags] [packages]
 //
-// The command after "--" runs once in each -dir (default "."), so one
-// report covers nested modules too; its standard error passes through. As
+// The command after "--" runs once in each -dir (default "."), all at
+// once, so one report covers nested modules too; its standard error
+// passes through. As
 // each package finishes, testsummary prints one line with its counts of
 // passed, failed and skipped tests (subtests, examples and fuzz seeds
 // included) and, for a failed package, the output of its failed tests, or
@@ -42,6 +43,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 func main() {
@@ -91,10 +93,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer f.Close()
 		s.events = f
 	}
+	// The commands run at once: a module's build and tests fill the time
+	// another's tests spend waiting (on fsync, on their children). Their
+	// lines reach the summary whole, one at a time.
+	lines := make(chan string)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failed []string
+	if _, ok := stderr.(*os.File); !ok {
+		stderr = &lockedWriter{w: stderr} // written by each command's copier
+	}
 	for _, dir := range dirs {
 		if len(dirs) > 1 {
 			// Each module builds its test binaries before its first
-			// result: say which one is being built, so a long build is
+			// result: say which ones are being built, so a long build is
 			// not a silence.
 			fmt.Fprintf(stdout, "testsummary: go test in %s (building its test binaries first)\n", dir)
 		}
@@ -102,20 +114,67 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cmd.Dir = dir
 		cmd.Stderr = stderr
 		out, err := cmd.StdoutPipe()
+		if err == nil {
+			err = cmd.Start()
+		}
 		if err != nil {
 			fmt.Fprintln(stderr, "testsummary:", err)
 			return 2
 		}
-		if err := cmd.Start(); err != nil {
-			fmt.Fprintln(stderr, "testsummary:", err)
-			return 2
-		}
-		s.consume(out)
-		if err := cmd.Wait(); err != nil {
-			s.commandFailed(fmt.Sprintf("%s (in %s): %v", strings.Join(cmdArgs, " "), dir, err))
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			readErr := readLines(out, lines)
+			err := cmd.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+			if readErr != nil {
+				failed = append(failed, fmt.Sprintf("reading the test output (in %s): %v", dir, readErr))
+			}
+			if err != nil {
+				failed = append(failed, fmt.Sprintf("%s (in %s): %v", strings.Join(cmdArgs, " "), dir, err))
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(lines)
+	}()
+	for text := range lines {
+		s.handle(text)
+	}
+	for _, f := range failed {
+		s.commandFailed(f)
 	}
 	return s.report(*strict)
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// readLines sends each line of r to lines.
+func readLines(r io.Reader, lines chan<- string) error {
+	br := bufio.NewReader(r)
+	for {
+		text, err := br.ReadString('\n')
+		if text != "" {
+			lines <- text
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 func ciEnv() bool {
@@ -218,18 +277,17 @@ func (s *summary) pkg(name string) *pkgState {
 
 // consume reads a go test -json stream to its end.
 func (s *summary) consume(r io.Reader) {
-	br := bufio.NewReader(r)
-	for {
-		text, err := br.ReadString('\n')
-		if text != "" {
-			s.handle(text)
-		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				s.commandFailed("reading the test output: " + err.Error())
-			}
-			return
-		}
+	lines := make(chan string)
+	var err error
+	go func() {
+		err = readLines(r, lines)
+		close(lines)
+	}()
+	for text := range lines {
+		s.handle(text)
+	}
+	if err != nil {
+		s.commandFailed("reading the test output: " + err.Error())
 	}
 }
 
