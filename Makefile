@@ -7,7 +7,7 @@ GOFILES  = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 
 .PHONY: test deps fmt-check tidy-check vet lint crash cross python unit bench bench-peers fuzz demo soak powerloss
 
-test: deps fmt-check tidy-check vet lint crash cross python unit
+test: deps fmt-check tidy-check lint crash cross python unit
 
 # The cross-language tests run python3 from PATH. The Python package's own
 # steps run the system's python3 (Debian's, where mypy comes from its
@@ -82,6 +82,9 @@ fmt-check:
 	@out="$$(gofmt -l $(GOFILES))"; \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+# go vet of every module, alone. make test does not run it: its unit step
+# vets every package with all of vet's checks as part of the test build
+# (go test -vet=all), which shares that build's compilation.
 vet:
 	@echo "vet: go vet in each module (on an empty build cache a few minutes: it compiles every package and its dependencies)"
 	$(GO) vet ./...
@@ -139,11 +142,33 @@ cross:
 # status/internal/journal, HooksBuilt), which the crash tests need. The
 # go test -json events are kept in .bin/unit.json: `go run
 # ./internal/cmd/timings report .bin/unit.json` lists the slowest tests.
+#
+# go vet runs inside the test build (-vet=all: every check, not go test's
+# default subset), on the packages as that build sees them. The files it
+# leaves out (//go:build !race or !crashhooks) are vetted after it, in the
+# packages where the default build's files differ from the test build's.
+#
+# The etcd member program the etcdstore tests start (built without -race:
+# status/etcdstore/internal/etcdtest/member) is built once, before them.
+#
+# Most tests spend their time waiting (fsync, child processes, peers they
+# killed), so testsummary runs the modules' go test at once, and each runs
+# UNIT_P packages at once (go test's default is one per CPU).
+UNIT_TAGS = -race -tags crashhooks
+UNIT_P   ?= 4
+LISTED    = {{.ImportPath}}{{range .IgnoredGoFiles}} {{.}}{{end}}
 unit:
-	@echo "unit: every test of every module under -race; each module's test binaries are built first (on an empty build cache, minutes before its first result), then one line per package"
+	@echo "unit: every test of every module under -race, vetted; each module's test binaries are built first (on an empty build cache, minutes before its first result), then one line per package"
 	$(GO) build -o $(CURDIR)/.bin/testsummary ./internal/cmd/testsummary
+	cd status/etcdstore && $(GO) build -o $(CURDIR)/.bin/etcd-member ./internal/etcdtest/member
+	ETCDTEST_MEMBER=$(CURDIR)/.bin/etcd-member \
 	$(CURDIR)/.bin/testsummary -allow .ci/allowed-skips -json $(CURDIR)/.bin/unit.json $(foreach m,. $(NESTED),-dir $(m)) -- \
-		$(GO) test -json -race -shuffle=on -count=1 -tags crashhooks ./...
+		$(GO) test -json $(UNIT_TAGS) -vet=all -p $(UNIT_P) -shuffle=on -count=1 ./...
+	@for m in . $(NESTED); do \
+		pkgs=$$(cd $$m && { $(GO) list $(UNIT_TAGS) -f '$(LISTED)' ./...; echo --; $(GO) list -f '$(LISTED)' ./...; } | \
+			awk '$$0 == "--" { other = 1; next } !other { seen[$$0] = 1; next } !seen[$$0] { print $$1 }'); \
+		[ -z "$$pkgs" ] || { echo "vet of the files the test build leaves out, in $$m:" $$pkgs; (cd $$m && $(GO) vet $$pkgs) || exit 1; }; \
+	done
 
 BENCHTIME ?= 1s
 bench:
