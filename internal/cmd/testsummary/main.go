@@ -1,11 +1,15 @@
 // Command testsummary runs go test -json and turns its event stream into a
 // short report that cannot hide a skipped test.
 //
-//	testsummary [-allow FILE] [-strict] [-v] [-json FILE] [-dir DIR]... -- go test -json [flags] [packages]
+//	testsummary [-allow FILE] [-strict] [-v] [-json FILE] [-dir DIR]... [-first PKGDIR]... -- go test -json [flags] packages
 //
-// The command after "--" runs once in each -dir (default "."), all at
-// once, so one report covers nested modules too; its standard error
-// passes through. As
+// The command after "--" runs once in each -dir (default "."), so one
+// report covers nested modules too; its standard error passes through.
+// The runs overlap: each starts once the one before has printed its first
+// line. go test starts a module's packages in the order of its arguments:
+// each -first names a package directory (the longest packages, so that
+// they do not start last) that the run in the -dir holding it gets just
+// before the command's last argument, its package pattern. As
 // each package finishes, testsummary prints one line with its counts of
 // passed, failed and skipped tests (subtests, examples and fuzz seeds
 // included) and, for a failed package, the output of its failed tests, or
@@ -40,7 +44,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -62,8 +68,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	strict := fl.Bool("strict", ciEnv(), "fail on a skip not on the allow-list (default: on when CI is true)")
 	verbose := fl.Bool("v", false, "print the output of every test, not only failed ones")
 	jsonFile := fl.String("json", "", "also write the go test -json events to this file")
-	var dirs dirList
+	var dirs, first dirList
 	fl.Var(&dirs, "dir", "directory to run the command in (repeatable; default .)")
+	fl.Var(&first, "first", "package directory to test before the others, in the -dir that holds it (repeatable)")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -83,6 +90,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(dirs) == 0 {
 		dirs = dirList{"."}
 	}
+	firstIn, err := placeFirst(dirs, first)
+	if err != nil {
+		fmt.Fprintln(stderr, "testsummary:", err)
+		return 2
+	}
 	s := newSummary(stdout, allow, *verbose)
 	if *jsonFile != "" {
 		f, err := os.Create(*jsonFile)
@@ -94,54 +106,76 @@ func run(args []string, stdout, stderr io.Writer) int {
 		s.events = f
 	}
 	// The commands run at once: a module's build and tests fill the time
-	// another's tests spend waiting (on fsync, on their children). Their
-	// lines reach the summary whole, one at a time.
+	// another's tests spend waiting (on fsync, on their children). Each
+	// starts once the one before it has printed its first line (its first
+	// test binary has started), so that the packages they share, the
+	// standard library first, are built and vetted once, not by each at
+	// the same time on an empty build cache. Their lines reach the summary
+	// whole, one at a time.
 	lines := make(chan string)
+	notes := make(chan string) // testsummary's own lines, not the commands'
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failed []string
+	fail := func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		failed = append(failed, msg)
+	}
 	if _, ok := stderr.(*os.File); !ok {
 		stderr = &lockedWriter{w: stderr} // written by each command's copier
 	}
-	for _, dir := range dirs {
-		if len(dirs) > 1 {
-			// Each module builds its test binaries before its first
-			// result: say which ones are being built, so a long build is
-			// not a silence.
-			fmt.Fprintf(stdout, "testsummary: go test in %s (building its test binaries first)\n", dir)
-		}
-		cmd := exec.Command(cmdArgs[0], cmdArgs[1:]...)
-		cmd.Dir = dir
-		cmd.Stderr = stderr
-		out, err := cmd.StdoutPipe()
-		if err == nil {
-			err = cmd.Start()
-		}
-		if err != nil {
-			fmt.Fprintln(stderr, "testsummary:", err)
-			return 2
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			readErr := readLines(out, lines)
-			err := cmd.Wait()
-			mu.Lock()
-			defer mu.Unlock()
-			if readErr != nil {
-				failed = append(failed, fmt.Sprintf("reading the test output (in %s): %v", dir, readErr))
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for _, dir := range dirs {
+			if len(dirs) > 1 {
+				// Each module builds its test binaries before its first
+				// result: say which ones are being built, so a long build
+				// is not a silence.
+				notes <- fmt.Sprintf("testsummary: go test in %s (building its test binaries first)\n", dir)
+			}
+			args := slices.Concat(cmdArgs[1:len(cmdArgs)-1], firstIn[dir], cmdArgs[len(cmdArgs)-1:])
+			cmd := exec.Command(cmdArgs[0], args...)
+			cmd.Dir = dir
+			cmd.Stderr = stderr
+			out, err := cmd.StdoutPipe()
+			if err == nil {
+				err = cmd.Start()
 			}
 			if err != nil {
-				failed = append(failed, fmt.Sprintf("%s (in %s): %v", strings.Join(cmdArgs, " "), dir, err))
+				fail(fmt.Sprintf("%s (in %s): %v", strings.Join(cmdArgs, " "), dir, err))
+				continue
 			}
-		}()
-	}
+			started := make(chan struct{})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := readLines(out, lines, started); err != nil {
+					fail(fmt.Sprintf("reading the test output (in %s): %v", dir, err))
+				}
+				if err := cmd.Wait(); err != nil {
+					fail(fmt.Sprintf("%s (in %s): %v", strings.Join(cmdArgs, " "), dir, err))
+				}
+			}()
+			<-started
+		}
+	}()
 	go func() {
 		wg.Wait()
 		close(lines)
 	}()
-	for text := range lines {
-		s.handle(text)
+	for done := false; !done; {
+		select {
+		case text, ok := <-lines:
+			if !ok {
+				done = true
+				break
+			}
+			s.handle(text)
+		case note := <-notes:
+			fmt.Fprint(stdout, note)
+		}
 	}
 	for _, f := range failed {
 		s.commandFailed(f)
@@ -160,13 +194,23 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// readLines sends each line of r to lines.
-func readLines(r io.Reader, lines chan<- string) error {
+// readLines sends each line of r to lines, and closes first once it has
+// sent the first one or r has ended.
+func readLines(r io.Reader, lines chan<- string, first chan<- struct{}) error {
+	defer func() {
+		if first != nil {
+			close(first)
+		}
+	}()
 	br := bufio.NewReader(r)
 	for {
 		text, err := br.ReadString('\n')
 		if text != "" {
 			lines <- text
+			if first != nil {
+				close(first)
+				first = nil
+			}
 		}
 		if errors.Is(err, io.EOF) {
 			return nil
@@ -175,6 +219,32 @@ func readLines(r io.Reader, lines chan<- string) error {
 			return err
 		}
 	}
+}
+
+// placeFirst maps each -dir to the -first package directories it holds
+// (the deepest -dir holding one), as paths relative to it.
+func placeFirst(dirs, first []string) (map[string][]string, error) {
+	in := map[string][]string{}
+	for _, pkg := range first {
+		if fi, err := os.Stat(pkg); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("-first %s: not a package directory", pkg)
+		}
+		best, rel := "", ""
+		for _, dir := range dirs {
+			r, err := filepath.Rel(dir, pkg)
+			if err == nil && r != ".." && !strings.HasPrefix(r, "../") && (best == "" || len(dir) > len(best)) {
+				best, rel = dir, r
+			}
+		}
+		if best == "" {
+			return nil, fmt.Errorf("-first %s: in none of the -dir directories", pkg)
+		}
+		if rel != "." {
+			rel = "./" + filepath.ToSlash(rel)
+		}
+		in[best] = append(in[best], rel)
+	}
+	return in, nil
 }
 
 func ciEnv() bool {
@@ -280,7 +350,7 @@ func (s *summary) consume(r io.Reader) {
 	lines := make(chan string)
 	var err error
 	go func() {
-		err = readLines(r, lines)
+		err = readLines(r, lines, nil)
 		close(lines)
 	}()
 	for text := range lines {
