@@ -167,16 +167,19 @@ cross:
 #
 # Most tests spend their time waiting (fsync, child processes, peers they
 # killed), so testsummary runs the modules' go test at once, and each runs
-# UNIT_P packages at once (go test's default is one per CPU).
-UNIT_TAGS = -race -tags crashhooks
-UNIT_P   ?= 4
+# UNIT_P packages at once (go test's default is one per CPU). The packages
+# that take longest (`go run ./internal/cmd/timings report .bin/unit.json`
+# lists them) start first, so that they do not end last.
+UNIT_TAGS  = -race -tags crashhooks
+UNIT_P    ?= 4
+UNIT_FIRST = ./internal/proof/status ./status ./cmd/corestate ./cmd/statuslint/statuslint ./docs/migration
 LISTED    = {{.ImportPath}}{{range .IgnoredGoFiles}} {{.}}{{end}}
 unit:
 	@echo "unit: every test of every module under -race, vetted; each module's test binaries are built first (on an empty build cache, minutes before its first result), then one line per package"
 	$(GO) build -o $(CURDIR)/.bin/testsummary ./internal/cmd/testsummary
 	cd status/etcdstore && $(GO) build -o $(CURDIR)/.bin/etcd-member ./internal/etcdtest/member
 	ETCDTEST_MEMBER=$(CURDIR)/.bin/etcd-member \
-	$(CURDIR)/.bin/testsummary -allow .ci/allowed-skips -json $(CURDIR)/.bin/unit.json $(foreach m,. $(NESTED),-dir $(m)) -- \
+	$(CURDIR)/.bin/testsummary -allow .ci/allowed-skips -json $(CURDIR)/.bin/unit.json $(foreach m,. $(NESTED),-dir $(m)) $(foreach p,$(UNIT_FIRST),-first $(p)) -- \
 		$(GO) test -json $(UNIT_TAGS) -vet=all -p $(UNIT_P) -shuffle=on -count=1 ./...
 	@for m in . $(NESTED); do \
 		pkgs=$$(cd $$m && { $(GO) list $(UNIT_TAGS) -f '$(LISTED)' ./...; echo --; $(GO) list -f '$(LISTED)' ./...; } | \
