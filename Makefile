@@ -7,7 +7,19 @@ GOFILES  = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 
 .PHONY: test deps fmt-check tidy-check vet lint crash cross python unit bench bench-peers fuzz demo soak powerloss
 
-test: deps fmt-check tidy-check lint crash cross python unit
+# The steps of make test, in order. The last two run at once: the Python
+# package's tests mostly wait (on locks, on the processes they start), as
+# the Go tests do, so python runs beside unit and its output follows
+# unit's.
+STEPS = deps fmt-check tidy-check lint crash cross python unit
+test: $(filter-out python unit,$(STEPS))
+	@mkdir -p $(CURDIR)/.bin
+	@echo "python: runs beside unit; its output follows unit's"
+	@$(MAKE) --no-print-directory python > $(CURDIR)/.bin/python.out 2>&1 & py=$$!; \
+	$(MAKE) --no-print-directory unit; unit=$$?; \
+	wait $$py; python=$$?; cat $(CURDIR)/.bin/python.out; \
+	[ $$python -eq 0 ] || echo "python: FAILED (its output is above)"; \
+	[ $$unit -eq 0 ] && [ $$python -eq 0 ]
 
 # The cross-language tests run python3 from PATH. The Python package's own
 # steps run the system's python3 (Debian's, where mypy comes from its
