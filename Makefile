@@ -182,6 +182,12 @@ cross:
 # UNIT_P packages at once (go test's default is one per CPU). The packages
 # that take longest (`go run ./internal/cmd/timings report .bin/unit.json`
 # lists them) start first, so that they do not end last.
+#
+# A package's tests may take 20 minutes rather than go test's default 10:
+# with two runs of make test at once on a 2-core machine and other jobs
+# (load average 35), internal/proof/status, which takes minutes quiet, ran
+# past 10 and was stopped while it worked. A hang still ends the run, with
+# go test's dump of every goroutine.
 UNIT_TAGS  = -race -tags crashhooks
 UNIT_P    ?= 4
 UNIT_FIRST = ./internal/proof/status ./status ./cmd/corestate ./cmd/statuslint/statuslint ./docs/migration
@@ -192,7 +198,7 @@ unit:
 	cd status/etcdstore && $(GO) build -o $(CURDIR)/.bin/etcd-member ./internal/etcdtest/member
 	ETCDTEST_MEMBER=$(CURDIR)/.bin/etcd-member \
 	$(CURDIR)/.bin/testsummary -allow .ci/allowed-skips -json $(CURDIR)/.bin/unit.json $(foreach m,. $(NESTED),-dir $(m)) $(foreach p,$(UNIT_FIRST),-first $(p)) -- \
-		$(GO) test -json $(UNIT_TAGS) -vet=all -p $(UNIT_P) -shuffle=on -count=1 ./...
+		$(GO) test -json $(UNIT_TAGS) -vet=all -p $(UNIT_P) -timeout 20m -shuffle=on -count=1 ./...
 	@for m in . $(NESTED); do \
 		pkgs=$$(cd $$m && { $(GO) list $(UNIT_TAGS) -f '$(LISTED)' ./...; echo --; $(GO) list -f '$(LISTED)' ./...; } | \
 			awk '$$0 == "--" { other = 1; next } !other { seen[$$0] = 1; next } !seen[$$0] { print $$1 }'); \
