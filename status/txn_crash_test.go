@@ -144,8 +144,8 @@ func crashThenRecover(t *testing.T, n int, step string, committed bool, first st
 
 // The recovery's decisions on markers that no complete commit of this
 // package would leave: a torn marker (a crash between its creation and its
-// write) and a marker of the earlier one-line format are recovered; every
-// other odd state is an error that names the file and changes nothing.
+// write) is recovered; every other odd state is an error that names the
+// file and changes nothing.
 func TestRecoverOddMarkers(t *testing.T) {
 	ctx := context.Background()
 	setup := func(t *testing.T) (string, *Store[txReg], string) {
@@ -191,13 +191,6 @@ func TestRecoverOddMarkers(t *testing.T) {
 		if _, err := os.Lstat(key + txTempSuffix); !errors.Is(err, os.ErrNotExist) {
 			t.Fatal("new content left")
 		}
-	})
-	t.Run("earlier format, committed", func(t *testing.T) {
-		_, s, key := setup(t)
-		j := journalIn(filepath.Dir(key))
-		os.WriteFile(j, []byte(`{"documents": ["`+key+`"]}`), 0o644)
-		os.WriteFile(key+markerSuffix, []byte(j+"\n"), 0o644)
-		recovered(t, s, 9)
 	})
 	t.Run("not a journal name", func(t *testing.T) {
 		_, s, key := setup(t)

@@ -202,16 +202,6 @@ class RecoveryTest(_Docs):
             self.assertEqual(0, agentstate.mutate(paths[0], lambda d: None)["seq"])
             self.assertEqual([], self.leftovers())
 
-    def test_earlier_marker_format(self) -> None:
-        # "J\n" only: recovered without the conflict check.
-        paths = self.docs()
-        self.crash_at(paths, "committed")
-        for p in paths:
-            m = self.read(p + ".txn")
-            self.write(p + ".txn", m.split(b"\n")[0] + b"\n")
-        self.assertEqual([1, 1], self.seqs(paths))
-        self.assertEqual([], self.leftovers())
-
     def untrusted(self, paths: List[str], role: str) -> None:
         def snapshot() -> List[object]:
             return [self.read(p) if os.path.isfile(p) else os.lstat(p).st_mode for p in paths]
@@ -323,11 +313,10 @@ class RecoveryTest(_Docs):
     def test_parse_marker_as_go(self) -> None:
         j = "/d/.txn-0123456789abcdef.journal"
         self.assertEqual((_txn.Marker(j, "none"), False), _txn.parse_marker((j + "\nnone\n").encode()))
-        self.assertEqual((_txn.Marker(j, ""), False), _txn.parse_marker((j + "\n").encode()))
         self.assertEqual((_txn.Marker(j, "a" * 64), False), _txn.parse_marker((j + "\n" + "a" * 64 + "\n").encode()))
         for torn in (b"", b"/", b"/d/.txn-01"):
             self.assertEqual((None, True), _txn.parse_marker(torn))
-        for bad in (b"x", (j + "\nnone").encode(), (j + "\nA" * 64 + "\n").encode(), (j + "\nnone\nx").encode(),
+        for bad in (b"x", (j + "\n").encode(), (j + "\nnone").encode(), (j + "\nA" * 64 + "\n").encode(), (j + "\nnone\nx").encode(),
                     b"/d/x.journal\nnone\n", b"/d/../.txn-0123456789abcdef.journal\nnone\n"):
             self.assertEqual((None, False), _txn.parse_marker(bad))
 

@@ -79,7 +79,7 @@ def before(data: Optional[bytes]) -> str:
 
 class Marker(NamedTuple):
     journal: str
-    before: str  # NONE, 64 hex digits, or "" for the earlier one-line format
+    before: str  # NONE, or 64 hex digits
 
 
 def parse_marker(data: bytes) -> Tuple[Optional[Marker], bool]:
@@ -95,8 +95,6 @@ def parse_marker(data: bytes) -> Tuple[Optional[Marker], bool]:
         return None, torn
     if not valid_path(line) or not is_journal_name(os.path.basename(line)):
         return None, False
-    if rest == "":
-        return Marker(line, ""), False  # the earlier format: J and a newline
     b, sep, tail = rest.partition("\n")
     if not sep or tail != "" or b != NONE and _HEX64.fullmatch(b) is None:
         return None, False
@@ -446,7 +444,7 @@ class _Recovery:
         except FileNotFoundError:
             return  # installed already
         d.trusts("new content", tmp.name, tmp.st, self.doc_uid)
-        if mk.before != "" and not _seams.no_conflict_check:
+        if not _seams.no_conflict_check:
             self.conflict = self._current(doc, max_size) != mk.before
 
     def _open_journal(self) -> None:

@@ -26,7 +26,6 @@ var Seams struct {
 	TrustAnyOwner   bool // no owner check in sticky directories
 	StrictOwner     bool // the owner of every transaction file must be the document's
 	NoConflictCheck bool // install the new content whatever replaced the document
-	OldCleanup      bool // keep the journal if another marker names it, then remove ours (no second look)
 
 	// Switches that take effect only in builds with the crashhooks tag.
 	NoLimits bool // commit what recovery refuses (CheckLimits passes everything)
