@@ -13,6 +13,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/agentstate/core/internal/ctxtime"
 )
 
 // An ID identifies a lock file: device and inode (on Windows, volume and
@@ -112,7 +114,7 @@ func (f *File) Lock(ctx context.Context) error {
 			}
 		} else {
 			falseRings = 0
-			sleepCtx(ctx, d)
+			ctxtime.Sleep(ctx, d)
 		}
 		if err := ctx.Err(); err != nil {
 			f.Close()
@@ -151,7 +153,7 @@ func (f *File) poll(ctx context.Context, start time.Time, polite bool) error {
 			testHookSleep()
 		}
 		// Full jitter: processes polling the same lock spread out.
-		if err := sleepCtx(ctx, d/2+rand.N(d/2+1)); err != nil {
+		if err := ctxtime.Sleep(ctx, d/2+rand.N(d/2+1)); err != nil {
 			f.Close()
 			return err
 		}
@@ -245,16 +247,4 @@ func courtesy(name string, now time.Time) (polite bool, first time.Duration) {
 		return false, firstSleep
 	}
 	return true, min(max(2*r.waited, firstSleep), maxSleep)
-}
-
-// sleepCtx waits for d, or returns ctx's error when ctx ends first.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

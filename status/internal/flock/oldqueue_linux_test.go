@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/agentstate/core/internal/ctxtime"
 )
 
 // The CONTROL of the liveness tests: the waiting strategy this package
@@ -66,7 +68,7 @@ func oldLock(ctx context.Context, f *File) error {
 		d := backoff/2 + rand.N(backoff/2+1)
 		backoff = min(2*backoff, 25*time.Millisecond)
 		if events == nil {
-			if err := sleepCtx(ctx, d); err != nil {
+			if err := ctxtime.Sleep(ctx, d); err != nil {
 				f.Close()
 				return err
 			}
