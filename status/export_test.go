@@ -29,19 +29,27 @@ func setWriteFile(tb testing.TB, w func(path string, data []byte, perm os.FileMo
 // setTxCrash calls crash after each step of every commit until tb ends
 // (see crashAt).
 func setTxCrash(tb testing.TB, crash func(step string) bool) {
-	needHooks(tb)
-	journal.Seams.Crash = crash
-	tb.Cleanup(func() { journal.Seams.Crash = nil })
+	s := txSeams(tb)
+	s.Crash = crash
+	tb.Cleanup(func() { s.Crash = nil })
 }
 
-// needHooks skips a test that stops a commit or watches recovery through
-// journal.Seams.Crash or Hook, in a build without them (go test -tags
-// crashhooks; make test sets it).
+// needHooks skips a test that needs the test switches of the engine, the
+// journal or the lock (journal.Seams, flock.Seams), in a build without them
+// (go test -tags crashhooks; make test sets it).
 func needHooks(tb testing.TB) {
 	tb.Helper()
-	if !journal.HooksBuilt {
-		tb.Skip("needs the crash hooks: go test -tags crashhooks")
+	if journal.TestSeams() == nil {
+		tb.Skip("needs the test switches: go test -tags crashhooks")
 	}
+}
+
+// txSeams returns the journal's test switches, skipping tb in a build
+// without them.
+func txSeams(tb testing.TB) *journal.Seams {
+	tb.Helper()
+	needHooks(tb)
+	return journal.TestSeams()
 }
 
 // setWatchPoll makes watches poll every d instead of using inotify until tb

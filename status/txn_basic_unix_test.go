@@ -33,9 +33,9 @@ import (
 func crashCommitted(t *testing.T, reg *Store[txReg], task *Store[Status]) {
 	t.Helper()
 	needHooks(t)
-	journal.Seams.Crash = func(step string) bool { return step == "committed" }
+	txSeams(t).Crash = func(step string) bool { return step == "committed" }
 	_, err := MutateAll(context.Background(), []AnyStore{reg, task}, spawn(reg, task))
-	journal.Seams.Crash = nil
+	txSeams(t).Crash = nil
 	if !errors.Is(err, errCrashed) {
 		t.Fatalf("MutateAll: %v, want the simulated crash", err)
 	}
@@ -120,6 +120,7 @@ func TestRecoveryKeepsBasicClientsWrites(t *testing.T) {
 					t.Skipf("%s not found: make deps installs it", tool)
 				}
 			}
+			noCheck := false // the control's conflict check is off
 			increments := func(t *testing.T) (acked, lost int) {
 				dir := t.TempDir()
 				reg, task := txDocs(t, dir)
@@ -127,7 +128,7 @@ func TestRecoveryKeepsBasicClientsWrites(t *testing.T) {
 				crashCommitted(t, reg, task)
 				acked = c.incr(t, task.Name(), n)
 				_, err := task.Mutate(context.Background(), func(*Status) error { return nil })
-				if !journal.Seams.NoConflictCheck && (!errors.Is(err, ErrTxConflict) || !errNames(err, task.Name(), task.Name()+journal.ConflictSuffix)) {
+				if !noCheck && (!errors.Is(err, ErrTxConflict) || !errNames(err, task.Name(), task.Name()+journal.ConflictSuffix)) {
 					t.Fatalf("the next Mutate: %v, want ErrTxConflict naming the document and its copy", err)
 				}
 				got, err := task.Mutate(context.Background(), func(*Status) error { return nil })
@@ -143,7 +144,7 @@ func TestRecoveryKeepsBasicClientsWrites(t *testing.T) {
 				crashCommitted(t, reg, task)
 				c.remove(t, task.Name())
 				_, err := LoadAll(context.Background(), reg, task)
-				if !journal.Seams.NoConflictCheck && !errors.Is(err, ErrTxConflict) {
+				if !noCheck && !errors.Is(err, ErrTxConflict) {
 					t.Fatalf("LoadAll: %v, want ErrTxConflict", err)
 				}
 				_, serr := os.Lstat(task.Name())
@@ -151,7 +152,8 @@ func TestRecoveryKeepsBasicClientsWrites(t *testing.T) {
 			}
 			acked, lost := increments(t)
 			back := removal(t)
-			setSeam(t, &journal.Seams.NoConflictCheck)
+			setSeam(t, &txSeams(t).NoConflictCheck)
+			noCheck = true
 			cacked, clost := increments(t)
 			cback := removal(t)
 			t.Logf("%s: %d of %d acknowledged increments lost, removed document back %v; without the conflict check: %d of %d lost, back %v",
@@ -244,16 +246,16 @@ func TestConcurrentRecoveriesOrphanNoJournal(t *testing.T) {
 		for range rounds {
 			dir := t.TempDir()
 			docs, stores := crashDocs(t, dir, 2)
-			journal.Seams.Crash = func(step string) bool { return step == "committed" }
+			txSeams(t).Crash = func(step string) bool { return step == "committed" }
 			_, err := MutateAll(context.Background(), docs, bumpAll(docs))
-			journal.Seams.Crash = nil
+			txSeams(t).Crash = nil
 			if !errors.Is(err, errCrashed) {
 				t.Fatal(err)
 			}
 			var at sync.WaitGroup
 			if barrier {
 				at.Add(2)
-				journal.Seams.Hook = func(event, name string) {
+				txSeams(t).Hook = func(event, name string) {
 					if event == "cleanup" {
 						for _, s := range stores {
 							if _, err := os.Lstat(s.Name() + markerSuffix); s.Name() != name && err == nil {
@@ -274,7 +276,7 @@ func TestConcurrentRecoveriesOrphanNoJournal(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			journal.Seams.Hook = nil
+			txSeams(t).Hook = nil
 			if l := leftovers(t, dir); len(l) > 0 {
 				orphans++
 			}

@@ -21,8 +21,8 @@ func commitSteps(t *testing.T, n int) []string {
 	dir := t.TempDir()
 	docs, _ := crashDocs(t, dir, n)
 	var steps []string
-	journal.Seams.Crash = func(step string) bool { steps = append(steps, step); return false }
-	defer func() { journal.Seams.Crash = nil }()
+	txSeams(t).Crash = func(step string) bool { steps = append(steps, step); return false }
+	defer func() { txSeams(t).Crash = nil }()
 	if _, err := MutateAll(context.Background(), docs, bumpAll(docs)); err != nil {
 		t.Fatal(err)
 	}
@@ -90,9 +90,9 @@ func crashThenRecover(t *testing.T, n int, step string, committed bool, first st
 	dir := t.TempDir()
 	docs, stores := crashDocs(t, dir, n)
 	ctx := context.Background()
-	journal.Seams.Crash = func(s string) bool { return s == step }
+	txSeams(t).Crash = func(s string) bool { return s == step }
 	_, err := MutateAll(ctx, docs, bumpAll(docs))
-	journal.Seams.Crash = nil
+	txSeams(t).Crash = nil
 	if !errors.Is(err, errCrashed) {
 		t.Fatalf("MutateAll: %v, want the simulated crash", err)
 	}

@@ -42,7 +42,7 @@ var _ = func() bool {
 			return 0
 		}
 		first := true
-		testHookSleep = func() {
+		TestSeams().sleep = func() {
 			if first {
 				first = false
 				fmt.Println("sleeping")
@@ -282,6 +282,7 @@ type benchChild struct {
 }
 
 func newBenchChild(b *testing.B, cmd *exec.Cmd) *benchChild {
+	seamsFor(b) // the helpers report through them
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -381,7 +382,7 @@ func BenchmarkUncontendedNextToMarks(b *testing.B) {
 				old := c == "CONTROL_old_queue"
 				replacedQueue(b, old)
 				if c == "CONTROL_no_keep" {
-					setSeam(b, &testNoKeep, true)
+					setSeam(b, &seamsFor(b).noKeep, true)
 				}
 				var with, without, expiry time.Duration
 				for b.Loop() {

@@ -27,14 +27,6 @@ type ID struct{ Dev, Ino uint64 }
 // caller or the directory's owner (docs/PROTOCOL.md, Files).
 var ErrUntrusted = errors.New("lock file cannot be trusted")
 
-// Seams switch off one rule each, so that a test's CONTROL can show the
-// failure it prevents. They take effect only in builds with the
-// crashhooks tag (hooksBuilt), which make test sets.
-var Seams struct {
-	TrustAnyOwner bool // take a lock file in a sticky directory whoever owns it
-	KeepForever   bool // kept descriptors stay until taken or displaced (no time bound)
-}
-
 const (
 	// A waiter that sleeps on the lock file's bell tries the lock after
 	// each ring and after each timeout; its first timeout is firstSleep
@@ -60,18 +52,8 @@ const (
 )
 
 // A waiter rung this many times in a row without getting the lock (someone
-// rings for nothing) ignores the bell until its next timeout. A variable
-// for the tests' control only.
-var maxFalseRings = 4
-
-// Test seams: testHookTry is called before every try of the lock,
-// testHookSleep before every sleep, testHookRung after a sleep the bell
-// ended; testNoBell makes waiters poll, testNoTimeouts makes them sleep on
-// the bell until it rings.
-var (
-	testHookTry, testHookSleep, testHookRung func()
-	testNoBell, testNoTimeouts               bool
-)
+// rings for nothing) ignores the bell until its next timeout.
+const maxFalseRings = 4
 
 // Lock takes f's lock, waiting until it is free or ctx ends. On failure f
 // is closed.
@@ -84,7 +66,7 @@ func (f *File) Lock(ctx context.Context) error {
 			return f.acquired(err)
 		}
 	}
-	if !testNoBell {
+	if s := TestSeams(); s == nil || !s.noBell {
 		f.bell = f.openBell(true)
 	}
 	if f.bell == nil {
@@ -98,19 +80,23 @@ func (f *File) Lock(ctx context.Context) error {
 		}
 	}()
 	val := f.bell.word()
-	falseRings := 0
+	falseRings, limit := 0, maxFalseRings
+	if t := TestSeams(); t != nil && t.falseRings > 0 {
+		limit = t.falseRings
+	}
 	for d := first; ; d = min(max(time.Since(start), first), maxSleep) {
 		w := timedOut
-		if testHookSleep != nil {
-			testHookSleep()
+		t := TestSeams()
+		if t != nil && t.sleep != nil {
+			t.sleep()
 		}
-		if testNoTimeouts {
+		if t != nil && t.noTimeouts {
 			d = time.Hour
 		}
-		if falseRings < maxFalseRings {
+		if falseRings < limit {
 			w = s.sleep(val, d)
-			if w == rung && testHookRung != nil {
-				testHookRung()
+			if w == rung && t != nil && t.rung != nil {
+				t.rung()
 			}
 		} else {
 			falseRings = 0
@@ -149,8 +135,8 @@ func (f *File) poll(ctx context.Context, start time.Time, polite bool) error {
 		d = firstSleep
 	}
 	for {
-		if testHookSleep != nil {
-			testHookSleep()
+		if s := TestSeams(); s != nil && s.sleep != nil {
+			s.sleep()
 		}
 		// Full jitter: processes polling the same lock spread out.
 		if err := ctxtime.Sleep(ctx, d/2+rand.N(d/2+1)); err != nil {
@@ -165,8 +151,8 @@ func (f *File) poll(ctx context.Context, start time.Time, polite bool) error {
 }
 
 func (f *File) try() (bool, error) {
-	if testHookTry != nil {
-		testHookTry()
+	if s := TestSeams(); s != nil && s.try != nil {
+		s.try()
 	}
 	return f.tryLock()
 }

@@ -85,9 +85,8 @@ func TestPythonReleaseRings(t *testing.T) {
 			holder.expect(t, "locked")
 
 			var rungs atomic.Int64
-			hook(t, &testHookRung, func() { rungs.Add(1) })
-			testNoTimeouts = true
-			t.Cleanup(func() { testNoTimeouts = false })
+			hook(t, &seamsFor(t).rung, func() { rungs.Add(1) })
+			setSeam(t, &seamsFor(t).noTimeouts, true)
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			got := lockAsync(ctx, name, false)
