@@ -220,8 +220,7 @@ func TestWorkspaceDeletionCompletesTransaction(t *testing.T) {
 			if c.taskDir == "task" {
 				useLegacyRecovery(t, nil)
 			} else {
-				removeCompletes = false
-				t.Cleanup(func() { removeCompletes = true })
+				setSeam(t, &fileSeams(t).NoPendingCheck)
 			}
 			cbroken, _ := run(t, c.taskDir)
 			t.Logf("CONTROL: %d of %d registries broken or without their half", cbroken, rounds)
@@ -300,6 +299,7 @@ func TestConcurrentRecoveriesOrphanNoJournal(t *testing.T) {
 func TestMutateAllRefusesHardLinks(t *testing.T) {
 	const rounds = 10
 	ctx := context.Background()
+	splitLinks := false // the control's check of hard links is off
 	run := func(t *testing.T) (split int) {
 		for i := range rounds {
 			dir := t.TempDir()
@@ -322,15 +322,15 @@ func TestMutateAllRefusesHardLinks(t *testing.T) {
 				split++
 				continue
 			}
-			if refuseLinks && (!errors.Is(err, os.ErrInvalid) || !errNames(err, a, b)) {
+			if !splitLinks && (!errors.Is(err, os.ErrInvalid) || !errNames(err, a, b)) {
 				t.Fatalf("MutateAll over two links = %v, want os.ErrInvalid naming both", err)
 			}
 		}
 		return split
 	}
 	split := run(t)
-	refuseLinks = false
-	t.Cleanup(func() { refuseLinks = true })
+	setSeam(t, &fileSeams(t).SplitLinks)
+	splitLinks = true
 	control := run(t)
 	t.Logf("%d of %d hard-linked pairs split; without the check %d", split, rounds, control)
 	if split > 0 {
