@@ -135,8 +135,8 @@ cross:
 # (passed, failed, skipped), failed tests with their output, every skip with its
 # reason, and a last line "total: N passed, N failed, N skipped". With CI=true
 # (.ci/run) a skipped test not listed in .ci/allowed-skips fails the run. The
-# crashhooks tag builds the commit's crash-injection points (package
-# status/internal/journal, HooksBuilt), which the crash tests need.
+# crashhooks tag builds the test switches (each package's TestSeams: crash
+# points, the controls' switches), which the tests that need one skip without.
 unit:
 	@echo "unit: every test of every module under -race; each module's test binaries are built first (on an empty build cache, minutes before its first result), then one line per package"
 	$(GO) build -o $(CURDIR)/.bin/testsummary ./internal/cmd/testsummary
@@ -145,7 +145,7 @@ unit:
 
 BENCHTIME ?= 1s
 bench:
-	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...
+	$(GO) test -tags crashhooks -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...
 	@for m in $(NESTED); do (cd $$m && $(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...) || exit 1; done
 
 # The peer benchmark (nested module bench/): status.Mutate next to SQLite,
