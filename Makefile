@@ -7,7 +7,19 @@ GOFILES  = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 
 .PHONY: test deps fmt-check tidy-check vet lint crash cross python unit bench bench-peers fuzz demo soak powerloss
 
-test: deps fmt-check tidy-check vet lint crash cross python unit
+# The steps of make test, in order. The last two run at once: the Python
+# package's tests mostly wait (on locks, on the processes they start), as
+# the Go tests do, so python runs beside unit and its output follows
+# unit's.
+STEPS = deps fmt-check tidy-check lint crash cross python unit
+test: $(filter-out python unit,$(STEPS))
+	@mkdir -p $(CURDIR)/.bin
+	@echo "python: runs beside unit; its output follows unit's"
+	@$(MAKE) --no-print-directory python > $(CURDIR)/.bin/python.out 2>&1 & py=$$!; \
+	$(MAKE) --no-print-directory unit; unit=$$?; \
+	wait $$py; python=$$?; cat $(CURDIR)/.bin/python.out; \
+	[ $$python -eq 0 ] || echo "python: FAILED (its output is above)"; \
+	[ $$unit -eq 0 ] && [ $$python -eq 0 ]
 
 # The cross-language tests run python3 from PATH. The Python package's own
 # steps run the system's python3 (Debian's, where mypy comes from its
@@ -61,7 +73,7 @@ python:
 	$(PYTHON) python/tests/run.py
 	cd python && for platform in linux darwin win32; do $(MYPY) --platform $$platform src/agentstate _backend || exit 1; done
 	@for py in $$( (python3 -c 'import sys; print(sys.executable)'; $(PYTHON) -c 'import sys; print(sys.executable)') | awk '!seen[$$0]++'); do \
-		tmp=$$(mktemp -d) && chmod 755 $$tmp && \
+		tmp=$$(mktemp -d) && \
 		cp -R python $$tmp/checkout && rm -rf $$tmp/checkout/build $$tmp/checkout/dist && \
 		$$py -m venv $$tmp/venv && \
 		if $$tmp/venv/bin/python -c 'import wheel' 2>/dev/null; then echo "python: the venv of $$py has wheel: the test needs one without"; rm -rf $$tmp; exit 1; fi && \
@@ -82,6 +94,9 @@ fmt-check:
 	@out="$$(gofmt -l $(GOFILES))"; \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+# go vet of every module, alone. make test does not run it: its unit step
+# vets every package with all of vet's checks as part of the test build
+# (go test -vet=all), which shares that build's compilation.
 vet:
 	@echo "vet: go vet in each module (on an empty build cache a few minutes: it compiles every package and its dependencies)"
 	$(GO) vet ./...
@@ -93,7 +108,7 @@ vet:
 # hence -test=false.)
 lint:
 	@echo "lint: statuslint over the module's own code"
-	$(GO) build -o $(CURDIR)/.bin/statuslint ./cmd/statuslint
+	$(GO) build -buildvcs=false -o $(CURDIR)/.bin/statuslint ./cmd/statuslint
 	$(CURDIR)/.bin/statuslint -test=false ./...
 
 # statuslint must not crash on any package that type-checks. It runs over
@@ -102,14 +117,27 @@ lint:
 # module cmd/statuslint/testdata/corpus (the go command downloads them).
 # Findings are expected there; a panic, an internal error or a package that
 # fails to load fails the step. In two runs, to bound the memory a run takes.
+# Its inputs are fixed (the statuslint binary, the Go release, the corpus
+# module and the versions it requires), so, as go test caches a test's
+# result, a pass is recorded in .bin/crash.ok with a hash of them and not
+# repeated while they are the same (a fresh clone, as CI's, always runs it;
+# `rm .bin/crash.ok` runs it again). The binary is built without VCS
+# stamping, which would change it at every commit.
 CRASH_MODULES = golang.org/x/tools/... code.gitea.io/sdk/gitea/... github.com/go-git/go-billy/v5/... \
 	github.com/zclconf/go-cty/... github.com/spf13/afero/... github.com/spf13/viper/... \
 	github.com/gofrs/flock/... github.com/knadh/koanf/... github.com/rogpeppe/go-internal/... \
 	statuslint.test/corpus/...
 crash:
 	@echo "crash: statuslint over the standard library and real modules (the first time, the go command downloads them); fails on a panic or a package that does not load"
-	$(GO) build -o $(CURDIR)/.bin/statuslint ./cmd/statuslint
-	@cd cmd/statuslint/testdata/corpus && for set in "-std std" "$(CRASH_MODULES)"; do \
+	$(GO) build -buildvcs=false -o $(CURDIR)/.bin/statuslint ./cmd/statuslint
+	@cd cmd/statuslint/testdata/corpus && \
+	key=$$( { cat $(CURDIR)/.bin/statuslint; $(GO) env GOVERSION GOROOT GOOS GOARCH GOFLAGS; echo "$(CRASH_MODULES)"; \
+		find . -type f | LC_ALL=C sort | xargs cat; } | sha256sum | cut -d' ' -f1); \
+	if [ "$$(cat $(CURDIR)/.bin/crash.ok 2>/dev/null)" = "$$key" ]; then \
+		echo "crash: passed before with the same statuslint, Go and corpus (.bin/crash.ok): not run again"; exit 0; \
+	fi; \
+	rm -f $(CURDIR)/.bin/crash.ok; \
+	for set in "-std std" "$(CRASH_MODULES)"; do \
 		start=$$(date +%s); \
 		$(CURDIR)/.bin/statuslint -test=false $$set > $(CURDIR)/.bin/crash.out 2>&1; code=$$?; \
 		n=$$(grep -c 'read-modify-write\|not atomic' $(CURDIR)/.bin/crash.out); \
@@ -117,7 +145,8 @@ crash:
 		if [ $$code -ne 0 ] && [ $$code -ne 3 ] || grep -q 'internal error\|^panic\|fatal error' $(CURDIR)/.bin/crash.out; then \
 			tail -40 $(CURDIR)/.bin/crash.out; exit 1; \
 		fi; \
-	done
+	done; \
+	echo "$$key" > $(CURDIR)/.bin/crash.ok
 
 # The agent services also run on macOS (and some tools on Windows): the
 # module's packages are built for both, which catches a build break there.
@@ -137,11 +166,38 @@ cross:
 # (.ci/run) a skipped test not listed in .ci/allowed-skips fails the run. The
 # crashhooks tag builds the test switches (each package's TestSeams: crash
 # points, the controls' switches), which the tests that need one skip without.
+# The go test -json events are kept in .bin/unit.json: `go run
+# ./internal/cmd/timings report .bin/unit.json` lists the slowest tests.
+#
+# go vet runs inside the test build (-vet=all: every check, not go test's
+# default subset), on the packages as that build sees them. The files it
+# leaves out (//go:build !race or !crashhooks) are vetted after it, in the
+# packages where the default build's files differ from the test build's.
+#
+# The etcd member program the etcdstore tests start (built without -race:
+# status/etcdstore/internal/etcdtest/member) is built once, before them.
+#
+# Most tests spend their time waiting (fsync, child processes, peers they
+# killed), so testsummary runs the modules' go test at once, and each runs
+# UNIT_P packages at once (go test's default is one per CPU). The packages
+# that take longest (`go run ./internal/cmd/timings report .bin/unit.json`
+# lists them) start first, so that they do not end last.
+UNIT_TAGS  = -race -tags crashhooks
+UNIT_P    ?= 4
+UNIT_FIRST = ./internal/proof/status ./status ./cmd/corestate ./cmd/statuslint/statuslint ./docs/migration
+LISTED    = {{.ImportPath}}{{range .IgnoredGoFiles}} {{.}}{{end}}
 unit:
-	@echo "unit: every test of every module under -race; each module's test binaries are built first (on an empty build cache, minutes before its first result), then one line per package"
+	@echo "unit: every test of every module under -race, vetted; each module's test binaries are built first (on an empty build cache, minutes before its first result), then one line per package"
 	$(GO) build -o $(CURDIR)/.bin/testsummary ./internal/cmd/testsummary
-	$(CURDIR)/.bin/testsummary -allow .ci/allowed-skips $(foreach m,. $(NESTED),-dir $(m)) -- \
-		$(GO) test -json -race -shuffle=on -count=1 -tags crashhooks ./...
+	cd status/etcdstore && $(GO) build -o $(CURDIR)/.bin/etcd-member ./internal/etcdtest/member
+	ETCDTEST_MEMBER=$(CURDIR)/.bin/etcd-member \
+	$(CURDIR)/.bin/testsummary -allow .ci/allowed-skips -json $(CURDIR)/.bin/unit.json $(foreach m,. $(NESTED),-dir $(m)) $(foreach p,$(UNIT_FIRST),-first $(p)) -- \
+		$(GO) test -json $(UNIT_TAGS) -vet=all -p $(UNIT_P) -shuffle=on -count=1 ./...
+	@for m in . $(NESTED); do \
+		pkgs=$$(cd $$m && { $(GO) list $(UNIT_TAGS) -f '$(LISTED)' ./...; echo --; $(GO) list -f '$(LISTED)' ./...; } | \
+			awk '$$0 == "--" { other = 1; next } !other { seen[$$0] = 1; next } !seen[$$0] { print $$1 }'); \
+		[ -z "$$pkgs" ] || { echo "vet of the files the test build leaves out, in $$m:" $$pkgs; (cd $$m && $(GO) vet $$pkgs) || exit 1; }; \
+	done
 
 BENCHTIME ?= 1s
 bench:

@@ -15,7 +15,9 @@
 // one wins. [Store] does the same for any JSON document type; [Document]
 // and [StatusDocument] keep a document as its raw members, for programs that
 // change members they do not declare (a CLI, a migration). [MutateAll]
-// changes several documents all or nothing. [List] and [WatchDir] find and
+// changes several documents all or nothing. [Transform] and [TransformAll]
+// do what Mutate and MutateAll do for a document of any format (YAML,
+// TOML, a kubeconfig), which the caller's function decodes and encodes. [List] and [WatchDir] find and
 // follow the documents under a root, [Watch] follows one, and [Quarantine]
 // moves a corrupt one aside so that work can resume.
 //

@@ -69,18 +69,19 @@ type store struct {
 	file *filestore.Doc // b, or nil for another backend
 }
 
+// storeFor returns the store of the document at path.
+func storeFor(path string, o options) store {
+	if o.backend != nil {
+		return store{b: o.backend(path)}
+	}
+	f := filestore.New(path, o.perm, o.maxSize)
+	return store{b: f, file: f}
+}
+
 // NewStore returns a [Store] for the document at path, a file kept by the
 // file backend unless [WithBackend] selects another.
 func NewStore[T any](path string, opts ...Option) *Store[T] {
-	o := collect(opts)
-	var s store
-	if o.backend != nil {
-		s.b = o.backend(path)
-	} else {
-		s.file = filestore.New(path, o.perm, o.maxSize)
-		s.b = s.file
-	}
-	return &Store[T]{store: s, codec: codecFor[T]()}
+	return &Store[T]{store: storeFor(path, collect(opts)), codec: codecFor[T]()}
 }
 
 // Mutate runs fn on the current document under the document's lock and

@@ -23,8 +23,9 @@ type AnyStore interface {
 }
 
 // A TxBackend is a [Backend] that can also change several of its documents
-// in one all-or-nothing step. [MutateAll] and [LoadAll] use it, with the
-// etcd backend (status/etcdstore); the file backend has its own.
+// in one all-or-nothing step. [MutateAll], [LoadAll] and [TransformAll]
+// use it, with the etcd backend (status/etcdstore); the file backend has
+// its own.
 type TxBackend interface {
 	Backend
 	// UpdateAll is Update over docs, Backends of the receiver's kind with
@@ -205,8 +206,7 @@ func updateAll(ctx context.Context, op string, docs []AnyStore, fn func(*Tx) err
 }
 
 // txUpdate checks the documents of a transaction and returns the call
-// that commits it: filestore.UpdateAll for files, else the first
-// backend's UpdateAll.
+// that commits it (see commitAll).
 func txUpdate(docs []AnyStore, op string) (func(ctx context.Context, apply func(cur [][]byte) ([][]byte, error)) error, error) {
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("%w: no documents", os.ErrInvalid)
@@ -217,6 +217,13 @@ func txUpdate(docs []AnyStore, op string) (func(ctx context.Context, apply func(
 			return nil, fmt.Errorf("%w: document %d is nil", os.ErrInvalid, i)
 		}
 	}
+	return commitAll(op, ss)
+}
+
+// commitAll returns the call that commits a transaction over ss, which
+// are not empty: filestore.UpdateAll for files, else the first backend's
+// UpdateAll.
+func commitAll(op string, ss []*store) (func(ctx context.Context, apply func(cur [][]byte) ([][]byte, error)) error, error) {
 	if ss[0].file != nil {
 		files := make([]*filestore.Doc, len(ss))
 		for i, s := range ss {
@@ -251,13 +258,21 @@ func anyBase(d AnyStore) *store {
 
 // docNames names the documents of a transaction in errors.
 func docNames(docs []AnyStore) string {
-	names := make([]string, 0, len(docs))
-	for _, d := range docs {
-		if anyBase(d) == nil {
-			names = append(names, "<nil>")
-			continue
+	ss := make([]*store, len(docs))
+	for i, d := range docs {
+		ss[i] = anyBase(d)
+	}
+	return storeNames(ss)
+}
+
+// storeNames is docNames for stores (nil for a nil document).
+func storeNames(ss []*store) string {
+	names := make([]string, len(ss))
+	for i, s := range ss {
+		names[i] = "<nil>"
+		if s != nil {
+			names[i] = s.b.Name()
 		}
-		names = append(names, d.Name())
 	}
 	return strings.Join(names, ", ")
 }

@@ -464,8 +464,9 @@
 //
 //	ID   KEY   LIVENESS   AGE   OWNER
 //
-// KEY is - when the slot has none, AGE is seconds since the reserve, OWNER
-// as corestate prints owners in words. --json prints one JSON object per line
+// KEY is - when the slot has none, AGE is seconds since the reserve (0 if
+// the slot records none), OWNER as corestate prints owners in words (quoted
+// if it holds control characters). --json prints one JSON object per line
 // instead: {"slot": SLOT, "liveness": "alive", "age": 42.5}. SLOT is always the
 // slot as REG holds it, in compact JSON on one line. No command removes a file
 // a slot names: reap and abort print them for the caller to remove.

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/agentstate/core/status"
 	"github.com/agentstate/core/status/claim"
@@ -80,8 +81,9 @@ kind follows its name. list prints one line per slot, tab-separated:
 
   ID   KEY   LIVENESS   AGE   OWNER
 
-KEY is - when the slot has none, AGE is seconds since the reserve, OWNER
-as corestate prints owners in words. --json prints one JSON object per line
+KEY is - when the slot has none, AGE is seconds since the reserve (0 if
+the slot records none), OWNER as corestate prints owners in words (quoted
+if it holds control characters). --json prints one JSON object per line
 instead: {"slot": SLOT, "liveness": "alive", "age": 42.5}. SLOT is always the
 slot as REG holds it, in compact JSON on one line. No command removes a file
 a slot names: reap and abort print them for the caller to remove.
@@ -411,7 +413,11 @@ func (f *slotFlags) list(ctx context.Context, reg *status.Store[slots.Registry],
 			if key == "" {
 				key = "-"
 			}
-			_, err = fmt.Fprintf(stdout, "%s\t%s\t%s\t%d\t%s\n", l.Slot.ID, key, l.Liveness, int64(age), l.Slot.Owner)
+			owner := l.Slot.Owner.String()
+			if strings.ContainsFunc(owner, unicode.IsControl) { // written by hand: a line of its own, or an escape sequence
+				owner = strconv.Quote(owner)
+			}
+			_, err = fmt.Fprintf(stdout, "%s\t%s\t%s\t%d\t%s\n", l.Slot.ID, key, l.Liveness, int64(age), owner)
 		}
 		if err != nil {
 			return err

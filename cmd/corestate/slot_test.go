@@ -220,3 +220,30 @@ func TestSlotList(t *testing.T) {
 		t.Errorf("list --json: %v\n%s", err, out)
 	}
 }
+
+// A slot that a member of a shared workspace wrote by hand: an owner
+// whose host holds a newline, tabs and an escape sequence, and no
+// reserved_at. list still prints one line per slot, of five fields, with
+// the owner quoted, and the age that Python's list gives (0); --json keeps
+// the owner's bytes. CONTROL: the owner in words holds the newline.
+func TestSlotListHostileOwner(t *testing.T) {
+	host := "x\nb\tfake\talive\t0\tpid 1 on vm\x1b[31m"
+	hostJSON, _ := json.Marshal(host)
+	_, reg := slotFleet(t, `{"max_concurrent": 5, "agents": [{"id": "a", "depth": 0, "owner": {"host": `+string(hostJSON)+`, "pid": 5}}]}`)
+	out := corestate(t, "slot", "list", reg).want(t, exitOK).stdout
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if f := strings.Split(lines[0], "\t"); len(lines) != 1 || len(f) != 5 || f[3] != "0" || strings.ContainsRune(out, 0x1b) {
+		t.Errorf("list of one slot:\n%q", out)
+	}
+	out = corestate(t, "slot", "list", "--json", reg).want(t, exitOK).stdout
+	var l struct {
+		Slot slots.Slot `json:"slot"`
+		Age  float64    `json:"age"`
+	}
+	if err := json.Unmarshal([]byte(out), &l); err != nil || l.Slot.Owner.Host != host || l.Age != 0 {
+		t.Errorf("list --json: %v, %+v\n%s", err, l, out)
+	}
+	if !strings.Contains(l.Slot.Owner.String(), "\n") {
+		t.Fatalf("CONTROL: the owner in words %q holds no newline: the test shows nothing", l.Slot.Owner.String())
+	}
+}

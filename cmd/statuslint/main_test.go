@@ -191,11 +191,11 @@ func run(t *testing.T, dir string, name string, args ...string) (code int, stdou
 var diskFlags = []string{"-readers=example.com/bad/disk.Read", "-writers=example.com/bad/disk.Write"}
 
 var wantFindings = []string{
-	"bad.go:12:2: read-modify-write of p without a lock: read and decoded at line 10",
-	"bad.go:18:2: read-modify-write of ws without a lock: read and decoded at line 16",
+	"bad.go:12:2: read-modify-write of ws+\"/status.json\" without a lock: read at line 10 (disk.Read), written back here (disk.Write)",
+	"bad.go:18:2: read-modify-write of ws+\"/status.json\" without a lock: read at line 16 (store.Load), written back here (store.Save)",
 }
 
-const ifaceFinding = "iface.go:14:9: read-modify-write of p without a lock: read and decoded at line 9"
+const ifaceFinding = "iface.go:14:9: read-modify-write of p without a lock: read at line 9 (d.Get), written back here (d.Put)"
 
 var ifaceFlags = []string{"-readers=example.com/bad/iface.Docs.Get", "-writers=example.com/bad/iface.Docs.Put"}
 
@@ -262,6 +262,30 @@ func TestJSON(t *testing.T) {
 	code, out, errOut = run(t, dir, command(t), "-json", "./iface")
 	if code != 0 || strings.TrimSpace(out) != "{}" {
 		t.Errorf("statuslint -json ./iface: exit %d, output %q%s; want 0 and {}", code, out, errOut)
+	}
+}
+
+// TestFix checks that -fix, which has no rewrite to apply, changes
+// nothing, prints the findings and says so, and exits 3 as a run without
+// -fix does; on a package with nothing to report (the control) it exits 0
+// and prints nothing.
+func TestFix(t *testing.T) {
+	t.Parallel()
+	dir := testModule(t)
+	before, err := os.ReadFile(filepath.Join(dir, "iface", "iface.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"-fix"}, ifaceFlags...)
+	code, out, errOut := run(t, dir, command(t), append(args, "./iface")...)
+	if code != 3 || !strings.Contains(errOut, ifaceFinding) || !strings.Contains(errOut, "-fix changed nothing: 1 findings") {
+		t.Errorf("statuslint -fix ./iface: exit %d, output %q; want 3, the finding and that nothing was fixed", code, out+errOut)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "iface", "iface.go")); string(after) != string(before) {
+		t.Errorf("statuslint -fix changed iface.go")
+	}
+	if code, out, errOut := run(t, dir, command(t), "-fix", "./iface"); code != 0 || out+errOut != "" {
+		t.Errorf("statuslint -fix ./iface without flags: exit %d, output %q; want 0 and nothing", code, out+errOut)
 	}
 }
 

@@ -15,7 +15,12 @@ import (
 
 // exampleBlock matches a code block of the guide that is marked as the body
 // of an Example of this package.
-var exampleBlock = regexp.MustCompile("(?s)<!-- example: (Example_\\w+) -->\n```go\n(.*?)\n```")
+var exampleBlock = regexp.MustCompile("(?s)<!-- example: ((?:formats\\.)?Example_\\w+) -->\n```go\n(.*?)\n```")
+
+// formatsDir is the module of the guide's examples for other formats than
+// JSON (see its package doc); the guide names its Examples and
+// declarations "formats.Name".
+const formatsDir = "formats"
 
 // TestGuideMatchesExamples keeps docs/MIGRATION.md honest: every "after"
 // block in it must be, line for line, the body of the Example it names (so
@@ -27,6 +32,9 @@ func TestGuideMatchesExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	bodies := exampleBodies(t, ".")
+	for name, body := range exampleBodies(t, formatsDir) {
+		bodies[formatsDir+"."+name] = body
+	}
 	shown := map[string]bool{}
 	for _, m := range exampleBlock.FindAllStringSubmatch(string(guide), -1) {
 		name, code := m[1], m[2]
@@ -110,8 +118,8 @@ func TestReadmeShowsExamples(t *testing.T) {
 // function), and beforeBlock one that shows "before" code of a package in
 // testdata/src, which TestStatuslintReportsBeforePatterns analyses.
 var (
-	sourceBlock = regexp.MustCompile("(?s)<!-- source: (\\w+) -->\n```go\n(.*?)\n```")
-	beforeBlock = regexp.MustCompile("(?s)<!-- before: (\\w+) -->\n```go\n(.*?)\n```")
+	sourceBlock = regexp.MustCompile("(?s)<!-- source: ([\\w.]+) -->\n```go\n(.*?)\n```")
+	beforeBlock = regexp.MustCompile("(?s)<!-- before: ([\\w/]+) -->\n```go\n(.*?)\n```")
 )
 
 // TestGuideShowsTestedCode checks the guide's other code blocks: a
@@ -122,7 +130,10 @@ func TestGuideShowsTestedCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	decls := declarations(t)
+	decls := declarations(t, ".")
+	for name, decl := range declarations(t, formatsDir) {
+		decls[formatsDir+"."+name] = decl
+	}
 	for _, m := range sourceBlock.FindAllStringSubmatch(string(guide), -1) {
 		if diff := cmp.Diff(decls[m[1]], m[2]); diff != "" {
 			t.Errorf("MIGRATION.md's block for %s differs from its declaration (-source +guide):\n%s", m[1], diff)
@@ -131,6 +142,9 @@ func TestGuideShowsTestedCode(t *testing.T) {
 	befores := beforeBlock.FindAllStringSubmatch(string(guide), -1)
 	for _, m := range befores {
 		files, _ := filepath.Glob(filepath.Join("testdata", "src", m[1], "*.go"))
+		if strings.HasPrefix(m[1], formatsDir+"/") {
+			files, _ = filepath.Glob(filepath.Join(m[1], "*.go"))
+		}
 		found := false
 		for _, f := range files {
 			src, err := os.ReadFile(f)
@@ -190,13 +204,12 @@ func testDecls(t *testing.T, dir string, fn func(decl ast.Decl, text func(from, 
 }
 
 // declarations returns the source of the top-level types, functions and
-// single variables of this directory's test files, by name; a type's
-// methods follow it, separated by a blank line. Doc comments are not
-// included.
-func declarations(t *testing.T) map[string]string {
+// single variables of the test files of dir, by name; a type's methods
+// follow it, separated by a blank line. Doc comments are not included.
+func declarations(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	decls := map[string]string{}
-	testDecls(t, ".", func(decl ast.Decl, text func(from, to token.Pos) string) {
+	testDecls(t, dir, func(decl ast.Decl, text func(from, to token.Pos) string) {
 		switch d := decl.(type) {
 		case *ast.GenDecl:
 			for _, spec := range d.Specs {

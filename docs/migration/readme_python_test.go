@@ -116,4 +116,21 @@ func TestReadmePythonAgent(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "fix-44")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the agent whose slot is gone worked on its task: %v", err)
 	}
+
+	// A slot whose key names a path out of the registry's directory (a
+	// member who can write the registry rewrote it): the agent writes
+	// nothing there.
+	outside := filepath.Join(t.TempDir(), "elsewhere")
+	rel, err := filepath.Rel(dir, outside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = slots.Reserve(ctx, reg, slots.Request{Key: filepath.ToSlash(rel), Owner: me})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = agent(reg.Name(), s.ID).CombinedOutput()
+	if _, serr := os.Stat(outside); err == nil || !errors.Is(serr, os.ErrNotExist) {
+		t.Errorf("an agent whose slot's key is %q: %v, %q; it made %s: %v", s.Key, err, out, outside, serr)
+	}
 }

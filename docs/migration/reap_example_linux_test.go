@@ -6,7 +6,9 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"testing"
 
 	"github.com/agentstate/core/status"
 	"github.com/agentstate/core/status/claim"
@@ -83,4 +85,38 @@ func Example_slotsReap() {
 	// <nil>
 	// plan completed, review failed, other failed
 	// active 0 spawned 3 prompts left 1
+}
+
+// TestReapOfStrangeSlots: the reaper of pattern 10 on a registry that other
+// programs share: a dead slot that records no document (reserved by
+// corestate slot reserve without a DOC, or by a program of its own) is
+// released, and a dead slot whose prompt a member named through a link
+// planted in the prompt directory, to a file outside it, is released while
+// that file stays.
+func TestReapOfStrangeSlots(t *testing.T) {
+	reg, _, cleanup := newFleet()
+	defer cleanup()
+	ctx := context.Background()
+	outside := filepath.Join(t.TempDir(), "precious")
+	if err := os.WriteFile(outside, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(outside), filepath.Join(promptDir(reg), "evil")); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []slots.Request{
+		{Key: "no-docs", Owner: killedDispatcher()},
+		{Key: "planted", Owner: killedDispatcher(), Resources: map[string]string{"prompt": filepath.Join(promptDir(reg), "evil", "precious")}},
+	} {
+		if _, err := slots.Reserve(ctx, reg, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := reap(ctx, reg)
+	if err != nil || len(res.Released) != 2 {
+		t.Fatalf("reap: released %d, %v; want 2", len(res.Released), err)
+	}
+	if b, err := os.ReadFile(outside); err != nil || string(b) != "keep" {
+		t.Errorf("the file outside the prompt directory: %q, %v; want it kept", b, err)
+	}
 }

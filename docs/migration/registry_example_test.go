@@ -43,8 +43,8 @@ func spawn(ctx context.Context, reg *status.Store[slots.Registry], task *status.
 	}
 	agent := agentCommand(s, task)
 	if err := agent.Start(); err != nil {
-		if s, err := slots.Abort(ctx, reg, s.ID, slots.Transition(task, status.Queued, status.Running)); err == nil {
-			os.Remove(s.Resources["prompt"])
+		if _, err := slots.Abort(ctx, reg, s.ID, slots.Transition(task, status.Queued, status.Running)); err == nil {
+			os.Remove(prompt) // its own file, not a path the registry may have been given since
 		}
 		return nil, err
 	}
@@ -82,16 +82,24 @@ func work(ctx context.Context, reg *status.Store[slots.Registry], task *status.S
 // removed if they are this fleet's.
 func reap(ctx context.Context, reg *status.Store[slots.Registry]) (slots.Reaped, error) {
 	res, err := slots.Reap(ctx, reg, func(s slots.Slot) (slots.Edit, error) {
+		if len(s.Docs) == 0 {
+			return slots.Edit{}, nil // a slot without a task: the registry alone changes
+		}
 		p, err := slots.DocPath(reg, s.Docs[0])
 		if err != nil {
 			return slots.Edit{}, err
 		}
 		return slots.Transition(status.NewStore[status.Status](p), status.Failed, status.Running), nil
 	})
-	for _, s := range res.Released {
-		if rel, err := filepath.Rel(promptDir(reg), s.Resources["prompt"]); err == nil && filepath.IsLocal(rel) {
-			os.Remove(s.Resources["prompt"])
+	// Only prompts inside the fleet's own directory, removed through an
+	// os.Root: no link planted there leads the removal out of it.
+	if prompts, rerr := os.OpenRoot(promptDir(reg)); rerr == nil {
+		for _, s := range res.Released {
+			if rel, err := filepath.Rel(promptDir(reg), s.Resources["prompt"]); err == nil && filepath.IsLocal(rel) {
+				prompts.Remove(rel)
+			}
 		}
+		prompts.Close()
 	}
 	return res, err
 }

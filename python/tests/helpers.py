@@ -12,6 +12,8 @@ import tempfile
 import unittest
 from typing import Dict, List, Optional
 
+import agentstate
+
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 
 
@@ -78,12 +80,50 @@ class HeldLock:
 
 def run_python(code: str, env: Optional[Dict[str, str]] = None, user: Optional[int] = None) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
     """Runs code in another python3 with this package importable; as uid
-    user (through setpriv, as root) if given."""
+    user (through setpriv, as root) if given.
+
+    That user may not be able to enter the checkout, or the directory of a
+    venv (a clone in a private directory, as CI's): it gets a copy of the
+    package under test in a directory it can read, and runs it there with
+    an interpreter it can reach (_interpreter_for_others)."""
     cmd = [sys.executable, "-c", code]
-    if user is not None:
-        cmd = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user, "--clear-groups"] + cmd
+    cwd = None
     e = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     if not os.environ.get("AGENTSTATE_TESTS_INSTALLED"):
         e["PYTHONPATH"] = SRC
+    if user is not None:
+        cwd = _readable_copy_of_package()
+        e["PYTHONPATH"] = cwd
+        cmd = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user, "--clear-groups", _interpreter_for_others(), "-c", code]
     e.update(env or {})
-    return subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=120)
+    try:
+        return subprocess.run(cmd, cwd=cwd, env=e, capture_output=True, text=True, timeout=120)
+    finally:
+        if cwd is not None:
+            shutil.rmtree(cwd, True)
+
+
+def _interpreter_for_others() -> str:
+    """The interpreter running the tests (a venv's links resolved) if every
+    user may reach it, else the system's: one installed in root's home
+    (pyenv) is not another user's to run."""
+    for python in (os.path.realpath(sys.executable), "/usr/bin/python3"):
+        d, reachable = python, True
+        while reachable and d != "/":
+            reachable = os.path.exists(d) and bool(os.stat(d).st_mode & 0o001)
+            d = os.path.dirname(d)
+        if reachable:
+            return python
+    raise unittest.SkipTest("no python3 that another user may run: %s is not reachable, and there is no /usr/bin/python3" % os.path.realpath(sys.executable))
+
+
+def _readable_copy_of_package() -> str:
+    """A new directory every user may read, holding a copy of the agentstate
+    package this process imported (from the source tree or installed)."""
+    d = tempfile.mkdtemp(prefix="agentstate-pkg-")
+    shutil.copytree(os.path.dirname(agentstate.__file__), os.path.join(d, "agentstate"), ignore=shutil.ignore_patterns("__pycache__"))
+    for root, _, files in os.walk(d):
+        os.chmod(root, 0o755)
+        for name in files:
+            os.chmod(os.path.join(root, name), 0o644)
+    return d

@@ -67,7 +67,8 @@ class SlotsReadmeTest(_InDir):
         os.makedirs("fleet/fix-42")
         agentstate.create(self.reg, {"max_concurrent": 4, "max_depth": 1})
         agentstate.create(self.task, {"status": "queued"})
-        self.prompt = os.path.join(self.dir, "prompt-fix-42.md")
+        os.makedirs("fleet/prompts")
+        self.prompt = os.path.join(self.dir, "fleet", "prompts", "prompt-fix-42.md")
         with open(self.prompt, "w") as f:
             f.write("fix it")
         with open("agent.py", "w") as f:
@@ -96,6 +97,40 @@ class SlotsReadmeTest(_InDir):
             self.g["spawn"](self.prompt)
         self.assertEqual(("queued", []), (agentstate.load(self.task)["status"], agentstate.load(self.reg)["agents"]))
         self.assertFalse(os.path.exists(self.prompt))
+
+    def test_failed_start_removes_its_own_prompt(self) -> None:
+        # A member who can write the registry gave the new slot another
+        # prompt before the start failed: the dispatcher removes its own.
+        victim = os.path.join(self.dir, "precious")
+        with open(victim, "w") as f:
+            f.write("keep")
+
+        def member_then_fail(*args: Any, **kw: Any) -> None:
+            agentstate.mutate(self.reg, lambda d: d["agents"][0].update(resources={"prompt": victim}))
+            raise FileNotFoundError("no agent")
+
+        self.g["subprocess"] = mock.Mock(Popen=mock.Mock(side_effect=member_then_fail))
+        with self.assertRaises(FileNotFoundError):
+            self.g["spawn"](self.prompt)
+        self.assertEqual((False, True), (os.path.exists(self.prompt), os.path.exists(victim)))
+
+    def test_reaper_of_strange_slots(self) -> None:
+        # Dead slots that other programs or a member wrote: one without a
+        # task document, one whose prompt is a file outside the prompts'
+        # directory, reached through a link planted there. Both are
+        # released; the file stays.
+        victim = os.path.join(self.dir, "outside", "precious")
+        os.makedirs(os.path.dirname(victim))
+        with open(victim, "w") as f:
+            f.write("keep")
+        os.symlink(os.path.dirname(victim), "fleet/prompts/evil")
+        child = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead = claim.owner_of(child.pid)
+        child.wait()
+        slots.reserve(self.reg, key="no-docs", owner=dead)
+        slots.reserve(self.reg, key="planted", owner=dead, resources={"prompt": "fleet/prompts/evil/precious"})
+        exec(blocks()[4], self.g)
+        self.assertEqual(([], True), (agentstate.load(self.reg)["agents"], os.path.exists(victim)))
 
     def test_reaper(self) -> None:
         child = subprocess.Popen([sys.executable, "-c", "pass"])

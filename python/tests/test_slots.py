@@ -399,6 +399,7 @@ class InvalidTest(_Registry):
             ("doc with an empty element", {"agents": [dict(ok, docs=["a//b"])]}),
             ("doc with a backslash", {"agents": [dict(ok, docs=["a\\b"])]}),
             ("resource without a name", {"agents": [dict(ok, resources={"": "/x"})]}),
+            ("more documents than a transaction takes", {"agents": [dict(ok, docs=["d%d/status.json" % i for i in range(1024)])]}),
         ]:
             with self.subTest(name):
                 agentstate.mutate(self.reg, lambda d: (d.clear(), d.update(doc, max_concurrent=doc.get("max_concurrent", 5))))
@@ -436,6 +437,37 @@ class InvalidTest(_Registry):
         for bad in ("../x", "/etc/passwd", "a/./b", ""):
             with self.subTest(bad), self.assertRaises(slots.InvalidRegistry):
                 slots.doc_path(self.reg, bad)
+
+
+    def test_doc_path_refuses_a_link_out(self) -> None:
+        # A member who can write the registry plants a directory link that
+        # leads out of the registry's directory and names a document through
+        # it: doc_path refuses it, so a reaper that opens a slot's documents
+        # with doc_path changes nothing outside. A link that stays inside is
+        # followed. CONTROL: the path built from the name's shape alone (the
+        # lexical join) reaches the document outside, which a reap changes.
+        victim = self.path("outside", "status.json")
+        self.write(victim, b'{"status": "running"}')
+        fleet = os.path.dirname(self.reg)
+        os.symlink(os.path.dirname(victim), os.path.join(fleet, "evil"))
+        os.symlink("acme", os.path.join(fleet, "alias"))
+        with self.assertRaises(slots.InvalidRegistry):
+            slots.doc_path(self.reg, "evil/status.json")
+        self.assertEqual(os.path.join(fleet, "alias", "fix-42", "status.json"), slots.doc_path(self.reg, "alias/fix-42/status.json"))
+        self.assertEqual(os.path.join(fleet, "new", "status.json"), slots.doc_path(self.reg, "new/status.json"))
+
+        dead = Owner(host="h", pid=1)
+        agentstate.mutate(self.reg, lambda d: d.update(agents=[{"id": "x", "depth": 0, "owner": dead.to_json(), "docs": ["evil/status.json"]}]))
+
+        def reap(path: Callable[[str], str]) -> slots.Reaped:
+            return slots.reap(self.reg, lambda s: slots.transition(path(s.docs[0]), "failed", "running"), check=lambda o: Liveness.DEAD)
+
+        with self.assertRaises(slots.InvalidRegistry):
+            reap(lambda name: slots.doc_path(self.reg, name))
+        self.assertEqual(b'{"status": "running"}', self.read(victim))
+        self.assertFalse(os.path.lexists(victim + ".lock"), "the reap made a lock file outside")
+        self.assertEqual(1, len(reap(lambda name: os.path.join(fleet, *name.split("/"))).released), "CONTROL")
+        self.assertEqual("failed", agentstate.load(victim)["status"], "CONTROL: the lexical path did not reach the document outside")
 
 
 class NothingChangedTest(_Registry):

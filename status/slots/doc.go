@@ -14,8 +14,8 @@
 //		Resources: map[string]string{"prompt": promptFile}},
 //		slots.Transition(task, status.Running, status.Queued))
 //	// ... start the agent with s.ID; if that fails:
-//	s, err = slots.Abort(ctx, reg, s.ID, slots.Transition(task, status.Queued, status.Running))
-//	os.Remove(s.Resources["prompt"])
+//	_, err = slots.Abort(ctx, reg, s.ID, slots.Transition(task, status.Queued, status.Running))
+//	os.Remove(promptFile) // its own file; the Resources the slot returns are for reapers (Security)
 //
 //	// the agent, before it works, and when it is done
 //	_, err = slots.Adopt(ctx, reg, id, me)
@@ -54,9 +54,9 @@
 //     a parent refuse with ErrHasChildren, and Reap keeps a dead parent
 //     until its children are gone.
 //   - Reap releases each slot whose owner is dead exactly once, however
-//     many reapers run, in one transaction with its documents (claim.Reap,
-//     whose Reaping section gives the details); the released slots come
-//     back with their Resources.
+//     many reapers run, in one transaction with its documents (by the
+//     rules of claim.Reap, whose Reaping section gives the details); the
+//     released slots come back with their Resources.
 //
 // # Ownership
 //
@@ -114,9 +114,18 @@
 // registry. Reserve records the paths of its Edits' documents relative to
 // the registry's directory and refuses documents outside it; a reaper opens
 // a slot's documents itself, through the function it gives Reap, for which
-// DocPath resolves a recorded name only if it stays lexically inside the
-// registry's directory (a directory link planted inside it is followed, as
-// in any path a program builds there).
+// DocPath resolves a recorded name only if it stays inside the registry's
+// directory, lexically and with the symbolic links of its directories
+// followed: a link planted there that leads out is refused. Reap builds each
+// dead slot's Edit twice, before the locks and under them, so a directory
+// swapped for such a link before the documents are locked fails the pass.
+// Not guaranteed: a directory swapped for a link and back at the right
+// moments of a commit, which only a privileged reaper of a registry that
+// others can write meets; such a reaper builds documents from names it
+// trusts (its own list of tasks) rather than from the registry. A registry
+// that others can fill makes a reaper work in proportion to its size (at
+// most status.WithMaxSize), never more, and Reap and List stop when ctx is
+// done.
 //
 // # Not guaranteed
 //

@@ -149,8 +149,12 @@ func ExampleAbort() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		// This dispatcher wrote the prompt file itself: it may remove it.
-		fmt.Println("removing", filepath.Base(s.Resources["prompt"]), os.Remove(s.Resources["prompt"]))
+		// The slot returns what the spawn recorded; this dispatcher removes
+		// the file it wrote itself, not a path that whoever can write the
+		// registry may have put there since.
+		if s.Resources["prompt"] == prompt {
+			fmt.Println("removing", filepath.Base(prompt), os.Remove(prompt))
+		}
 	}
 	r, err := reg.Load(ctx)
 	if err != nil {

@@ -2,8 +2,10 @@ package slots
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -12,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentstate/core/fs"
 	"github.com/agentstate/core/internal/jsontext"
 	"github.com/agentstate/core/status"
 	"github.com/agentstate/core/status/claim"
@@ -242,14 +245,38 @@ func checkDocPath(p string) error {
 
 // DocPath returns the path of a document that a slot of reg names (an
 // element of [Slot.Docs]): name resolved against the directory of reg's
-// path, after checking that name has the shape docs/PROTOCOL.md requires, so
-// that the path stays lexically inside that directory. Use it to open a
+// path, after checking that name has the shape docs/PROTOCOL.md requires and
+// that its directory, if it exists, stays inside that directory with its
+// symbolic links followed. A name that leads out through a link is refused
+// with an error matching ErrInvalid and [fs.ErrOutsideRoot]. Use it to open a
 // slot's documents for [Reap]; see Security in the package doc.
 func DocPath(reg *status.Store[Registry], name string) (string, error) {
 	if err := checkDocPath(name); err != nil {
 		return "", fmt.Errorf("slots: %w: %w", ErrInvalid, err)
 	}
-	return filepath.Join(filepath.Dir(reg.Name()), filepath.FromSlash(name)), nil
+	dir := filepath.Dir(reg.Name())
+	if err := inside(dir, path.Dir(name)); err != nil {
+		return "", fmt.Errorf("slots: %w: document %s of %s: %w", ErrInvalid, name, reg.Name(), err)
+	}
+	return filepath.Join(dir, filepath.FromSlash(name)), nil
+}
+
+// inside reports an error matching fs.ErrOutsideRoot if the directory sub
+// of dir exists and leads out of dir through a symbolic link. Other errors
+// are left to the open of the document, which meets them too.
+func inside(dir, sub string) error {
+	if sub == "." {
+		return nil
+	}
+	root, err := fs.New(dir)
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
+	if _, err := root.Stat(sub); errors.Is(err, fs.ErrOutsideRoot) {
+		return err
+	}
+	return nil
 }
 
 // docName returns the name a slot records for the document at path: path
@@ -273,6 +300,11 @@ func docName(reg, path string) (string, error) {
 	}
 	return name, nil
 }
+
+// maxDocs is the most documents a slot may name: with the registry, the
+// documents one transaction may commit (docs/PROTOCOL.md), so that a reaper
+// locks no more than one transaction takes, whatever a registry says.
+const maxDocs = 1023
 
 // check applies the registry rules of docs/PROTOCOL.md.
 func (r *Registry) check() error {
@@ -303,6 +335,9 @@ func (r *Registry) check() error {
 				return fmt.Errorf("%w: two slots with the key %q", ErrInvalid, s.Key)
 			}
 			keys[s.Key] = true
+		}
+		if len(s.Docs) > maxDocs {
+			return fmt.Errorf("%w: slot %s: %d documents, limit %d", ErrInvalid, s.ID, len(s.Docs), maxDocs)
 		}
 		for _, d := range s.Docs {
 			if err := checkDocPath(d); err != nil {
@@ -348,6 +383,17 @@ func (r *Registry) find(id string) int {
 		}
 	}
 	return -1
+}
+
+// parents returns the IDs that slots name as their parent.
+func (r *Registry) parents() map[string]bool {
+	p := map[string]bool{}
+	for i := range r.Agents {
+		if r.Agents[i].Parent != "" {
+			p[r.Agents[i].Parent] = true
+		}
+	}
+	return p
 }
 
 // hasChildren reports whether a slot names id as its parent.

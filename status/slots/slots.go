@@ -135,6 +135,9 @@ func Reserve(ctx context.Context, reg *status.Store[Registry], r Request, edits 
 			}
 			s.Docs = append(s.Docs, name)
 		}
+		if len(s.Docs) > maxDocs {
+			return fmt.Errorf("%d documents, limit %d", len(s.Docs), maxDocs)
+		}
 		return nil
 	}()
 	if err != nil {
@@ -363,22 +366,24 @@ type Reaped struct {
 // Reap releases every slot of reg whose owner is dead, each exactly once
 // however many reapers run, in one transaction per pass with the documents
 // edit names for it, which it changes (a task moves from running to
-// failed). It builds on claim.Reap, whose Reaping section gives what is
+// failed). It follows claim.Reap, whose Reaping section gives what is
 // guaranteed: owners are judged by claim.Local unless WithCheck says
-// otherwise, twice, the second time under the locks. A slot that is the
-// parent of active slots is kept while they are; a later pass of the same
-// call releases it once its children are gone, so Reap returns with no dead
-// parent left whose children were dead too.
+// otherwise, first without a lock, then again under the locks of the
+// registry and of the dead slots' documents. A slot that is the parent of
+// active slots is kept while they are; a later pass of the same call
+// releases it once its children are gone, so Reap returns with no dead
+// parent left whose children were dead too. Each pass takes time linear in
+// the number of slots, and Reap returns when ctx is done.
 //
 // edit returns a slot's Edit (nil: the registry alone changes); Reap calls
-// it for every slot, also for slots it does not release. An Edit whose Fn
-// returns an error matching status.ErrConflict, without having changed
-// anything, leaves its documents as they are and the slot is released all
-// the same (the task already left running); any other error fails the
-// pass, writing nothing. Build a slot's Stores from its Docs with DocPath,
-// or from what your program trusts; never from paths you did not check
-// (see Security in the package doc). The released slots' Resources are
-// returned, not removed.
+// it for each slot it finds dead, before the locks and again under them.
+// An Edit whose Fn returns an error matching status.ErrConflict, without
+// having changed anything, leaves its documents as they are and the slot is
+// released all the same (the task already left running); any other error,
+// from edit or Fn, fails the pass, writing nothing. Build a slot's Stores
+// from its Docs with DocPath, or from what your program trusts; never from
+// paths you did not check (see Security in the package doc). The released
+// slots' Resources are returned, not removed.
 func Reap(ctx context.Context, reg *status.Store[Registry], edit func(Slot) (Edit, error), opts ...Option) (Reaped, error) {
 	if ctx == nil || reg == nil {
 		return Reaped{}, fmt.Errorf("slots: reap: %w: nil context or registry", os.ErrInvalid)
@@ -398,68 +403,144 @@ func Reap(ctx context.Context, reg *status.Store[Registry], edit func(Slot) (Edi
 	}
 }
 
-// reapPass is one claim.Reap of the slots without children. more reports
-// that it released a child, whose parent may now be released too.
+// reapPass releases the slots without children whose owners are dead.
+// more reports that it released a child, whose parent may now be released
+// too.
 func reapPass(ctx context.Context, reg *status.Store[Registry], edit func(Slot) (Edit, error), check claim.Check) (res Reaped, more bool, err error) {
-	var invalid error
-	edits := map[string]Edit{}
-	editErrs := map[string]error{}
-	released := map[string]Slot{}
-	byID := map[string]Slot{}
-	cr, err := claim.Reap(ctx, reg, func(g *Registry) []claim.Claim {
-		if invalid = g.check(); invalid != nil {
-			return nil
+	g, err := reg.Load(ctx)
+	if err != nil {
+		return Reaped{}, false, err
+	}
+	if err := g.check(); err != nil {
+		return Reaped{}, false, err
+	}
+	live := liveness{check: check}
+	dead := map[string]bool{}
+	docs := []status.AnyStore{reg}
+	inTx := map[string]bool{reg.Name(): true}
+	parents := g.parents()
+	for _, s := range g.Agents {
+		if parents[s.ID] {
+			continue
 		}
-		cs := make([]claim.Claim, 0, len(g.Agents))
-		for _, s := range g.Agents {
-			byID[s.ID] = s
-			if g.hasChildren(s.ID) {
-				continue
+		switch l, err := live.of(ctx, s.Owner); {
+		case err != nil:
+			return Reaped{}, false, err
+		case l == claim.Unknown:
+			res.Unknown = append(res.Unknown, s.clone())
+		case l == claim.Dead:
+			dead[s.ID] = true
+			e, err := editOf(edit, s)
+			if err != nil {
+				return res, false, err
 			}
-			c := claim.Claim{ID: s.ID, Owner: s.Owner}
-			if edit != nil {
-				e, err := edit(s)
-				if err != nil {
-					editErrs[s.ID] = err
+			for _, d := range e.Docs {
+				if !inTx[d.Name()] {
+					inTx[d.Name()] = true
+					docs = append(docs, d)
 				}
-				edits[s.ID] = e
-				c.Docs = e.Docs
 			}
-			cs = append(cs, c)
 		}
-		return cs
-	}, func(tx *status.Tx, c claim.Claim) error {
-		if err := editErrs[c.ID]; err != nil {
-			return err
-		}
+	}
+	if len(dead) == 0 {
+		return res, false, nil
+	}
+	var released []Slot
+	_, err = status.MutateAll(ctx, docs, func(tx *status.Tx) error {
+		released = nil
 		g, err := reg.In(tx)
 		if err != nil {
 			return err
 		}
-		i := g.find(c.ID)
-		s := g.Agents[i] // claims listed it in this very document
-		g.Agents = slices.Delete(g.Agents, i, i+1)
-		g.settle()
-		released[c.ID] = s.clone()
-		if e := edits[c.ID]; e.Fn != nil {
-			if err := e.Fn(tx, s); err != nil && !errors.Is(err, status.ErrConflict) {
+		if err := g.check(); err != nil {
+			return err
+		}
+		live := liveness{check: check} // decided again, under the locks
+		parents := g.parents()
+		var edits []Edit
+		kept := make([]Slot, 0, len(g.Agents))
+		for _, s := range g.Agents {
+			if !dead[s.ID] || parents[s.ID] {
+				kept = append(kept, s)
+				continue
+			}
+			l, err := live.of(ctx, s.Owner)
+			if err != nil {
 				return err
+			}
+			e, err := editOf(edit, s)
+			if err != nil {
+				return err
+			}
+			// A slot alive again (reserved anew with this ID), or whose
+			// documents are not all locked here, waits for the next Reap.
+			if l != claim.Dead || slices.ContainsFunc(e.Docs, func(d status.AnyStore) bool { return !inTx[d.Name()] }) {
+				kept = append(kept, s)
+				continue
+			}
+			released = append(released, s.clone())
+			edits = append(edits, e)
+		}
+		g.Agents = kept
+		g.settle()
+		for i, e := range edits {
+			if e.Fn == nil {
+				continue
+			}
+			if err := e.Fn(tx, released[i]); err != nil && !errors.Is(err, status.ErrConflict) {
+				return fmt.Errorf("release %s: %w", released[i].ID, err)
 			}
 		}
 		return nil
-	}, claim.WithCheck(check))
-	if invalid != nil {
-		return Reaped{}, false, invalid
+	})
+	if err != nil && !errors.Is(err, fs.ErrDurabilityUnknown) {
+		return res, false, err
 	}
-	for _, c := range cr.Released {
-		s := released[c.ID]
-		res.Released = append(res.Released, s)
+	for _, s := range released {
 		more = more || s.Parent != ""
 	}
-	for _, c := range cr.Unknown {
-		res.Unknown = append(res.Unknown, byID[c.ID].clone())
-	}
+	res.Released = released
 	return res, more, err
+}
+
+// editOf returns edit's Edit for s, checked.
+func editOf(edit func(Slot) (Edit, error), s Slot) (Edit, error) {
+	if edit == nil {
+		return Edit{}, nil
+	}
+	e, err := edit(s.clone())
+	if err != nil {
+		return Edit{}, fmt.Errorf("edit of %s: %w", s.ID, err)
+	}
+	if slices.Contains(e.Docs, nil) {
+		return Edit{}, fmt.Errorf("edit of %s: %w: a nil document", s.ID, os.ErrInvalid)
+	}
+	return e, nil
+}
+
+// liveness asks check once per owner, and checks ctx before each question:
+// a registry may hold many slots.
+type liveness struct {
+	check claim.Check
+	seen  map[claim.Owner]claim.Liveness
+}
+
+func (l *liveness) of(ctx context.Context, o claim.Owner) (claim.Liveness, error) {
+	if v, ok := l.seen[o]; ok {
+		return v, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return claim.Unknown, err
+	}
+	v, err := l.check(ctx, o)
+	if err != nil {
+		return claim.Unknown, fmt.Errorf("liveness of %s: %w", o, err)
+	}
+	if l.seen == nil {
+		l.seen = map[claim.Owner]claim.Liveness{}
+	}
+	l.seen[o] = v
+	return v, nil
 }
 
 // Listed is one slot of [List], for an ops view.
@@ -467,7 +548,8 @@ type Listed struct {
 	Slot Slot
 	// Liveness is its owner's, as the check tells it now.
 	Liveness claim.Liveness
-	// Age is the time since it was reserved.
+	// Age is the time since it was reserved; 0 for a slot without a
+	// reserved_at (written by another program), as Python's list says.
 	Age time.Duration
 }
 
@@ -485,17 +567,18 @@ func List(ctx context.Context, reg *status.Store[Registry], opts ...Option) ([]L
 		return nil, fmt.Errorf("slots: list %s: %w", reg.Name(), err)
 	}
 	t := time.Now()
-	seen := map[claim.Owner]claim.Liveness{}
+	live := liveness{check: o.check}
 	out := make([]Listed, 0, len(g.Agents))
 	for _, s := range g.Agents {
-		l, ok := seen[s.Owner]
-		if !ok {
-			if l, err = o.check(ctx, s.Owner); err != nil {
-				return nil, fmt.Errorf("slots: list %s: liveness of %s: %w", reg.Name(), s.Owner, err)
-			}
-			seen[s.Owner] = l
+		l, err := live.of(ctx, s.Owner)
+		if err != nil {
+			return nil, fmt.Errorf("slots: list %s: %w", reg.Name(), err)
 		}
-		out = append(out, Listed{Slot: s, Liveness: l, Age: t.Sub(s.ReservedAt)})
+		var age time.Duration
+		if !s.ReservedAt.IsZero() {
+			age = t.Sub(s.ReservedAt)
+		}
+		out = append(out, Listed{Slot: s, Liveness: l, Age: age})
 	}
 	return out, nil
 }

@@ -21,10 +21,11 @@ import (
 var Analyzer = &analysis.Analyzer{
 	Name: "statuslint",
 	Doc: "report bare read-modify-write and in-place writes of JSON state files\n\n" +
-		"A file that is read and decoded, then written back in one function outside\n" +
-		"status.Mutate or a file lock loses concurrent updates; use status.Mutate.\n" +
-		"A JSON file written with os.WriteFile, os.Create or O_TRUNC can be seen empty\n" +
-		"or half written; use fs.WriteAtomic.",
+		"A file that is read and decoded, then written back outside status.Mutate,\n" +
+		"status.Transform or a file lock loses concurrent updates, also when the read\n" +
+		"is at start-up and the write in a later command; each finding names the call\n" +
+		"to use for the document's format. A JSON file written with os.WriteFile,\n" +
+		"os.Create or O_TRUNC can be seen empty or half written; use fs.WriteAtomic.",
 	Run: run,
 	// buildssa is run by run itself, only for the packages analysed: as a
 	// requirement it would build SSA for every package in the import graph,
@@ -32,12 +33,12 @@ var Analyzer = &analysis.Analyzer{
 	// Its own requirement (ctrlflow's facts on functions that never return)
 	// is kept, so the SSA built is the same.
 	Requires:  []*analysis.Analyzer{ctrlflow.Analyzer},
-	FactTypes: []analysis.Fact{new(fnFact), new(varFact)},
+	FactTypes: []analysis.Fact{new(fnFact), new(varFact), new(readsFact)},
 }
 
 var extra = struct {
-	readers, writers nameList
-	std              bool
+	readers, writers, lockers nameList
+	std                       bool
 }{}
 
 func init() {
@@ -46,6 +47,9 @@ func init() {
 			"the document is named by the first string argument, or else by the receiver")
 	Analyzer.Flags.Var(&extra.writers, "writers",
 		"comma-separated functions that write a document, named like -readers")
+	Analyzer.Flags.Var(&extra.lockers, "lockers",
+		"comma-separated functions that take a lock on the documents the program changes (a lock of its own), named like -readers; "+
+			"the lock is held until the function that calls one returns")
 	Analyzer.Flags.BoolVar(&extra.std, "std", false,
 		"analyse the standard library's function bodies too (its file APIs are modelled, "+
 			"so this changes no finding; the crash test uses it)")
@@ -85,6 +89,7 @@ func run(pass *analysis.Pass) (_ any, err error) {
 	c.solve()
 	c.export()
 	c.report()
+	c.exportReads()
 	return nil, nil
 }
 
@@ -110,6 +115,8 @@ type checker struct {
 	loaders         []*types.Func                 // this package's loaders; see indexMethods
 	importedLoaders []*types.Func                 // the same, of other packages; see importedMethods
 	handles         map[types.Type]bool           // memo of holdsHandle
+	readSites       map[string]readSite           // where this package reads each file a whole program names (see programKey)
+	importedReads   map[string]string             // the same, read in packages this one imports; see importedRead
 	os              osConsts
 	round           int
 	changed         bool

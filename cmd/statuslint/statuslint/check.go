@@ -32,6 +32,7 @@ const (
 	evInPlace
 	evTrunc // an open whose flags the caller gives (see fnFact.Truncs)
 	evLock
+	evCycle // a call of a function that reads and writes the file back itself (see fnFact.Cycles)
 )
 
 func (s *fnState) event(kind eventKind, key string, instr ssa.CallInstruction, desc string) {
@@ -110,6 +111,9 @@ func (s *fnState) summary() *fnFact {
 		// is neither. The file behind a parameter is its caller's to judge.
 		_, via := viaIndex(e.key)
 		both := reads[e.key] && writes[e.key] && !via
+		if both && e.kind == evWrite && isTemplate(e.key) && s.lockedCycle(e.key) {
+			f.Cycles = append(f.Cycles, e.key)
+		}
 		if !isTemplate(e.key) || both {
 			continue
 		}
@@ -147,6 +151,33 @@ func (s *fnState) summary() *fnFact {
 	}
 	f.normalize()
 	return f
+}
+
+// lockedCycle reports whether every write of file k that a read of it
+// reaches is made under a lock held since that read: the function's own
+// read-modify-write of k is safe, and a caller that decided on an earlier
+// read acts on a stale state (see checkDecisions). An unlocked one is
+// reported in the function itself.
+func (s *fnState) lockedCycle(k string) bool {
+	if s.cycleOrder == nil {
+		s.cycleOrder = newOrder(s)
+	}
+	o := s.cycleOrder
+	paired := false
+	for _, w := range s.events {
+		if w.kind != evWrite || w.key != k {
+			continue
+		}
+		for _, r := range s.events {
+			if r.kind == evRead && r.key == k && r.instr != w.instr && o.reaches(r.instr, w.instr) {
+				if !o.protected(r.instr, w.instr) {
+					return false
+				}
+				paired = true
+			}
+		}
+	}
+	return paired || s.c.exempt[s.fn]
 }
 
 // dropPathDecodes removes the decodes of parameters that the function uses
@@ -225,6 +256,12 @@ func (s *fnState) returns(f *fnFact) {
 				continue
 			}
 			t := s.term(v)
+			if g := storedGlobal(v); g != nil {
+				// a path the function also keeps in a package-level
+				// variable is the file that variable names: a writer
+				// that uses the variable writes what this returns
+				t = s.loadTerm(g)
+			}
 			switch {
 			case !isTemplate(t) || !isString(v.Type()) && strings.ContainsAny(t, "("):
 				// a path, or (for other types) an access path to an
@@ -243,6 +280,22 @@ func (s *fnState) returns(f *fnFact) {
 		}
 		s.parsed(f, i)
 	}
+}
+
+// storedGlobal returns the package-level variable of this package that v
+// is stored in, if it is one.
+func storedGlobal(v ssa.Value) *ssa.Global {
+	if v.Referrers() == nil {
+		return nil
+	}
+	for _, r := range *v.Referrers() {
+		if st, ok := r.(*ssa.Store); ok && st.Val == v {
+			if g, ok := st.Addr.(*ssa.Global); ok && isString(v.Type()) {
+				return g
+			}
+		}
+	}
+	return nil
 }
 
 // isZero reports whether v is a zero constant ("", nil, 0), which error
@@ -277,6 +330,20 @@ func reference(t types.Type) bool {
 
 // report reports the package's findings.
 func (c *checker) report() {
+	c.readSites = make(map[string]readSite)
+	for _, fn := range c.funcs {
+		s := c.states[fn]
+		if s == nil || fn.Synthetic != "" {
+			continue
+		}
+		for _, e := range s.events {
+			if e.kind == evRead && programKey(e.key) {
+				if _, ok := c.readSites[e.key]; !ok {
+					c.readSites[e.key] = readSite{fn: fn, pos: s.readPos(e), instr: e.instr}
+				}
+			}
+		}
+	}
 	for _, fn := range c.funcs {
 		if c.exempt[fn] || fn.Synthetic != "" {
 			continue
@@ -306,35 +373,109 @@ func (s *fnState) check() {
 		case evInPlace:
 			if isJSONKey(e.key) && s.concurrent(order, e) {
 				s.c.reportf(s.c.eventPos(e), "not atomic: %s %s in place, so a concurrent reader can see an empty "+
-					"or partial file (use fs.WriteAtomic)", e.what, firstNonEmpty(e.desc, pretty(e.key)))
+					"or partial file (use fs.WriteAtomic)", e.what, firstNonEmpty(e.desc, s.render(e.key)))
 			}
 		}
 	}
 	slices.SortStableFunc(writes, func(a, b event) int { return cmp.Compare(s.c.callStart(a.instr), s.c.callStart(b.instr)) })
 	done := make(map[string]bool)
+	var found []finding
 	for _, w := range writes {
 		if done[w.key] {
 			continue
 		}
 		for _, r := range reads {
-			if r.key != w.key || r.instr == w.instr || !order.reaches(r.instr, w.instr) || order.protected(r.instr, w.instr) {
+			if r.key != w.key || r.instr == w.instr || !order.reaches(r.instr, w.instr) || order.protected(r.instr, w.instr) ||
+				s.refill(order, r, w) {
 				continue
 			}
 			if !s.concurrent(order, w) {
 				break
 			}
 			done[w.key] = true
-			desc := firstNonEmpty(w.desc, firstNonEmpty(r.desc, pretty(w.key)))
-			readPos := s.c.eventPos(r)
-			if at := s.readAt[r.key]; at != nil && r.pos == token.NoPos && s.c.callStart(at) < readPos {
-				readPos = s.c.callStart(at)
-			}
-			s.c.reportf(s.c.eventPos(w), "read-modify-write of %s without a lock: read and decoded at line %d, "+
-				"written back here; an update made in between by another goroutine or process "+
-				"is lost (use status.Mutate)", desc, s.c.pass.Fset.Position(readPos).Line)
+			found = append(found, finding{r: r, w: w})
 			break
 		}
 	}
+	s.reportRMW(found)
+	s.checkStale(order, reads, writes, done)
+	s.checkDecisions(order, reads, done)
+}
+
+// checkDecisions reports a decision on a first read followed by a call of
+// a function that reads the file again and writes it back (under a lock
+// of its own, or not): what the first read decided may no longer hold
+// when the callee writes.
+func (s *fnState) checkDecisions(order *order, reads []event, done map[string]bool) {
+	for _, c := range s.events {
+		if c.kind != evCycle || done[c.key] || !s.concurrent(order, c) {
+			continue
+		}
+		for _, r := range reads {
+			if r.key != c.key || r.instr == c.instr || !order.reaches(r.instr, c.instr) || order.protected(r.instr, c.instr) ||
+				s.refill(order, r, c) || !s.holdsDocument(r, c.key) {
+				continue
+			}
+			done[c.key] = true
+			readPos := s.readPos(r)
+			s.c.reportf(s.c.eventPos(c), "read-modify-write of %s without a lock: read at line %d%s and decided on, "+
+				"then read again and written back here%s, which acts on the first read's state though it may have changed "+
+				"(decide inside the function that changes it: use %s)", s.fileName(c.key, c.desc, r.desc),
+				s.c.pass.Fset.Position(readPos).Line, s.c.callNameAt(readPos, r.instr),
+				s.c.callNameAt(s.c.eventPos(c), c.instr), s.format(finding{r: r, w: c}).fix(false))
+			break
+		}
+	}
+}
+
+// holdsDocument reports whether the read r gives the function file k's
+// document: a structured value decoded from it among the read call's
+// results or the arguments it fills, on which the function can decide (a
+// check that returns only an error, or a name taken out of the document,
+// is no such value).
+func (s *fnState) holdsDocument(r event, k string) bool {
+	vals := callArgs(r.instr.Common())
+	if call, ok := r.instr.(*ssa.Call); ok {
+		vals = append(vals, call)
+		if call.Referrers() != nil {
+			for _, ref := range *call.Referrers() {
+				if ex, ok := ref.(*ssa.Extract); ok {
+					vals = append(vals, ex)
+				}
+			}
+		}
+	}
+	for _, v := range vals {
+		if v == nil {
+			continue
+		}
+		switch valueType(v).Underlying().(type) {
+		case *types.Basic, *types.Tuple, *types.Signature:
+			continue
+		}
+		for _, a := range s.atomsOf(v) {
+			if a.Kind == aDecoded && a.Key == k {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// refill reports whether w is reached from r only where the read failed
+// (the file was missing or unreadable): a cache filled after a miss, or a
+// document created when there was none, which writes back nothing read.
+func (s *fnState) refill(order *order, r, w event) bool {
+	for _, at := range []ssa.CallInstruction{r.instr, s.readAt[r.key]} {
+		if at == nil {
+			continue
+		}
+		if ok := order.successBlock(at); ok != nil && ok.Parent() == s.fn &&
+			!order.reachesBlock(ok, w.instr.Block()) {
+			return true
+		}
+	}
+	return false
 }
 
 // concurrent applies the policy for test files: in a _test.go file, a write

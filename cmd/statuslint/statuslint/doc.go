@@ -1,31 +1,54 @@
 // Package statuslint defines an Analyzer that reports unsafe ways of updating
-// JSON state files such as an agent workspace's status.json.
+// state and configuration files: a JSON status.json, a YAML or TOML
+// configuration, viper's configuration file, a kubeconfig.
 //
 // # Analyzer statuslint
 //
 // statuslint: report bare read-modify-write and in-place writes of JSON state files
 //
-// It reports two patterns.
+// It reports three patterns.
 //
 // 1. A bare read-modify-write: within one function (function literals
 // inside it included), a file's content is read and decoded, and later in
 // the source the same file is written, and neither happens inside a
-// function literal passed to status.Mutate or (*status.Store).Mutate
-// (package github.com/agentstate/core/status). Whatever lies between the
-// two (a sleep, a process spawn, other calls), an update that another
-// goroutine or process commits in between is lost, and a stale copy written
-// back can revert a state (a task marked "completed" goes back to
-// "running"). The write need not carry the value read: a decision made on a
-// read followed by the write of a fresh document is reported too, since the
-// state it was based on may have changed in between. Use status.Mutate.
+// function literal passed to a function of package
+// github.com/agentstate/core/status (Mutate, Store.Mutate, Transform...),
+// or under a file lock held since the read. Whatever lies between the two
+// (a sleep, a process spawn, other calls), an update that another
+// goroutine or process commits in between is lost, and a stale copy
+// written back can revert a state (a task marked "completed" goes back to
+// "running"). The write need not carry the value read: a decision made on
+// a read followed by the write of a fresh document is reported too, since
+// the state it was based on may have changed in between; a write reached
+// only where the read failed (a cache filled after a miss, a document
+// created when there was none) is not.
 //
-// 2. An in-place whole-file write of a JSON file: a truncating write
+// 2. The same cycle across a program, when the read and the write share no
+// call chain (see Whole programs below): a document loaded once, at
+// start-up, and written back later by a command; and a decision on a
+// first read before a call of a function that reads the file again and
+// writes it under its own lock.
+//
+// 3. An in-place whole-file write of a JSON file: a truncating write
 // (os.WriteFile, os.Create, os.OpenFile with O_TRUNC, or a helper that
 // makes one, at any depth) of a path whose last component is a constant
 // ending in ".json" (a literal, "…" + ".json", a join of one,
 // fmt.Sprintf("%s.json", …), or a path helper that returns one of those).
 // The file is truncated, then written: a concurrent reader sees an empty
 // or partial document. Use fs.WriteAtomic.
+//
+// A finding names the file (the path as the program spells it when that
+// says which file, such as filepath.Join(dir, "status.json"); else the
+// file's name and the expression it is made of, "status.json in dir";
+// "viper's configuration file", "the kubeconfig"), the line and the call of
+// the read, the call of the write, and what to use for the document's
+// format: status.Mutate for JSON, status.Transform with the program's own
+// codec for YAML, TOML and viper's file, client-go's own lock around the
+// cycle for a kubeconfig (status.Transform's lock file would block
+// kubectl, which creates <file>.lock exclusively); status.MutateAll or
+// status.TransformAll when one function changes several documents. One
+// write call gives one finding, naming every file it writes back.
+// docs/MIGRATION.md shows each rewrite.
 //
 // # Reads, decodes and writes
 //
@@ -36,24 +59,24 @@
 // variables assigned once, closures, interfaces and calls.
 //
 // The standard library is not analysed (-std analyses it, for the crash
-// test); calls whose bodies are not analysed are modelled, by the identity of
-// the function: the file APIs of the standard library (os.ReadFile,
-// os.Open/OpenFile/Create and the methods of *os.File, os.WriteFile,
-// ioutil.TempFile and os.CreateTemp, os.Rename, io.ReadAll); the decoders
-// of encoding/json, encoding/xml, encoding/gob, the YAML libraries
-// (gopkg.in/yaml.v2/v3, sigs.k8s.io/yaml, go.yaml.in, ghodss, goccy) and
-// TOML (BurntSushi, go-toml), whose bodies decode by reflection; afero
-// (ReadFile, WriteFile, and Open/Create/OpenFile/Rename of afero.Fs),
-// go-billy (util.ReadFile/WriteFile and its Filesystem interfaces); viper
-// (below); koanf (a file provider read by Load); the file locks (below);
-// and this module's status and fs packages. Everything else, the framework
-// a service is built on included, is analysed from its source: a decode is
-// a call that is given content and fills memory it can reach, or a
-// function whose result is a structured value made from a file's content
-// that it read or was given as bytes or a reader (a parser that builds its
-// result from scanned lines, such as git-todo-parser's todo.Parse); a
-// write is a write to a handle opened for writing or a rename onto the
-// path, at any depth.
+// test). What calls of the libraries programs touch files with do is one
+// table, library.go, keyed by import path and name: the file APIs of the
+// standard library, the decoders and encoders of encoding/json, xml and
+// gob, the YAML libraries (gopkg.in/yaml.v2/v3, sigs.k8s.io/yaml,
+// go.yaml.in, ghodss, goccy) and TOML (BurntSushi, go-toml), afero and
+// go-billy, viper (below), koanf, client-go's kubeconfig (below), the file
+// locks and this module's status and fs packages. A library is added
+// there, with the kinds of effect the table has, without touching the
+// analysis. Everything else, the framework a service is built on
+// included, is analysed from its source: a decode is a call that is given
+// content and fills memory it can reach, or a function whose result is a
+// structured value made from a file's content that it read or was given as
+// bytes or a reader (a parser that builds its result from scanned lines,
+// such as git-todo-parser's todo.Parse); a write is a write to a handle
+// opened for writing or a rename onto the path, at any depth. Numbers
+// carry no document: what a number holds is not followed (unrolled
+// arithmetic, such as golang.org/x/crypto/argon2's, would otherwise be
+// followed value by value).
 //
 // A result is structured when it is a struct or a map, a pointer to one,
 // or a slice or array of those, that carries text or a map (what a parser
@@ -75,10 +98,19 @@
 // MergeInConfig) carries its document wherever it goes (struct fields,
 // parameters, interfaces), and a write by it (WriteConfig,
 // SafeWriteConfig, and WriteConfigAs or SafeWriteConfigAs under any path)
-// is a write of the document it read. The package-level functions use
+// is a write of the document it read, and so is its AllSettings encoded by
+// the program and written to a file. The package-level functions use
 // viper's own instance. A read followed by a write is reported whether or
 // not Set changed anything in between, as for any read-modify-write; a
-// write with no read before it (a fresh configuration) is not.
+// write by an instance that read nothing (a fresh configuration) is not.
+//
+// client-go's loading rules find the kubeconfig (KUBECONFIG, ~/.kube/config
+// or an explicit path), so what is read through them (GetStartingConfig of
+// clientcmd.ConfigAccess, PathOptions or the loading rules, the loading
+// rules' Load, a deferred client configuration's RawConfig) and what
+// ModifyConfig writes are one document, the kubeconfig. ModifyConfig locks
+// only its own re-read: a caller's earlier read is outside it.
+// LoadFromFile and WriteToFile read and write the file they are given.
 //
 // A call through an interface does what every implementation in the
 // program does; a call through a function value, what every function it
@@ -124,13 +156,46 @@
 // A read and a write are not reported when a file lock is held at both and
 // was not released between them: syscall.Flock, unix.Flock (LOCK_EX or
 // LOCK_SH; LOCK_UN releases), unix.FcntlFlock (F_WRLCK/F_RDLCK; F_UNLCK
-// releases), windows.LockFileEx. Locks are a must-analysis over the
+// releases), windows.LockFileEx, and a lock file created with
+// O_CREATE|O_EXCL (client-go's and kind's kubeconfig lock), released by
+// removing it (os.Remove of that file or of a *.lock file). -lockers names
+// a program's own lock functions: the lock a call of one takes is held
+// until the calling function returns. Locks are a must-analysis over the
 // control-flow graph: a lock is held where every path to it takes it, so a
 // try-lock counts only on the paths where it succeeded. Wrappers are
 // followed through facts, which is how gofrs/flock (Lock, TryLock,
 // TryLockContext), lockedfile and status.Mutate are seen without a model of
-// their own. A read-modify-write inside the function passed to
-// status.Mutate or Store.Mutate is not reported.
+// their own. A read-modify-write inside a function passed to a function
+// of package status (Mutate, Store.Mutate, Transform, MutateAll...) is not
+// reported.
+//
+// # Whole programs
+//
+// Command-line programs load their configuration once, at start-up (main,
+// an init function, cobra.OnInitialize, a PersistentPreRun), and a command
+// changes and saves it later: the read and the write share no call chain.
+// The analysis stays one package at a time, with facts (go vet's model):
+// a package-level variable's fact says which documents it holds, a
+// function's fact which files it reads, and each package knows where it
+// and the packages it imports read each file. A write of a file that the
+// writing function does not read is then reported as a stale write-back
+// when the file is read elsewhere in the package or its imports and the
+// write carries that document (a value decoded from it, kept in a
+// package-level variable or in an object one holds, or a viper instance
+// that read it; viper's document whenever viper writes it, since it writes
+// back every value it read). A function that reads a file and writes it
+// back under its own lock tells its callers so: a caller that decided on a
+// structured document it read first is reported at the call. A path
+// helper that returns a path it also keeps in a package-level variable
+// names the file that variable names, so a writer that uses the variable
+// meets the reader that used the helper.
+//
+// The other way, a pass over the whole program in the standalone command,
+// was not taken: the standalone command already holds every package in
+// memory (about 4 GB on kubectx, which imports the Kubernetes client;
+// more than 15 GB on k9s), while go vet's processes stay below 0.4 GB, and
+// the shapes found by facts are those of the test data and the measured
+// projects (docs/BENCHMARKS.md).
 //
 // # Test files
 //
@@ -148,6 +213,14 @@
 // pkg.Interface.Method for a method of an interface; with go vet, pass
 // them after -vettool. A reader returns the decoded document named by its
 // first string argument, or else by its receiver; a writer writes it.
+// -lockers names functions that take a lock of the program's own (see
+// Locks), the same way.
+//
+// -fix changes nothing: no finding has a rewrite that is right in every
+// program (the document's type, its codec and the handling of its errors
+// are the program's), so the standalone command with -fix prints the
+// findings, says that none was fixed, and exits as without -fix (3 when
+// there are findings).
 //
 // # Not seen, and seen wrongly
 //
@@ -156,11 +229,18 @@
 //
 //   - A lock is not tied to the file it guards: a lock on any file held
 //     across the read and the write silences the finding.
-//   - The read and the write must meet in one call chain: a document
-//     loaded at start-up into a long-lived struct (an application's
-//     configuration, a cache) and saved by an event handler later is not
-//     reported (lazygit's app state and pull-request cache, k9s's
-//     configuration saved from its views).
+//   - A document that main loads into an object it then passes to the
+//     commands as a parameter (not a package-level variable, nor an object
+//     one holds) is not followed from its load to its save; nor is a read
+//     in a package that the writing package does not import (with go vet,
+//     facts flow only along imports).
+//   - The same file under two names meets only through a package-level
+//     variable (above): kubecm's commands read the file its
+//     SelectKubeconfigFile returns (one of the files its --config flag
+//     lists) and write the flag's value; the two do not meet.
+//   - All of client-go's loading rules are one kubeconfig: an explicit
+//     path given to one ConfigAccess and the default of another are taken
+//     for the same document.
 //   - A function value whose functions are not in sight is taken for
 //     every loader of the program with its signature: when it holds a
 //     function that reads nothing, what follows can be reported wrongly.
@@ -183,8 +263,6 @@
 //     5 of its 10 read-modify-writes missed.)
 //   - A stale copy assigned inside Mutate's function literal (*s = stale)
 //     is not reported.
-//   - A finding names the variable the path is made of (workspaceDir),
-//     not the file.
 //   - A rewrite of raw text is not reported, even of a file that others
 //     update (lazygit's PrependStrToTodoFile: git-rebase-todo read,
 //     prepended to and written back), nor is a document parsed inline

@@ -24,6 +24,7 @@ type fnFact struct {
 	Locks     []lockOp   // file locks it takes or releases and keeps so
 	Fills     []int      // parameters that code the analysis cannot see receives
 	Moves     []int      // parameters naming files it renames over another file
+	Cycles    []string   // files it reads and writes back itself (a read-modify-write of its own)
 }
 
 // A paramSet is what a function stores where parameter Param points.
@@ -82,7 +83,7 @@ func (f *fnFact) empty() bool {
 	return !slices.ContainsFunc(f.Paths, func(p string) bool { return p != "" }) &&
 		!slices.ContainsFunc(f.Results, func(a atoms) bool { return len(a) > 0 }) &&
 		len(f.Stores) == 0 && len(f.Reads) == 0 && len(f.Writes) == 0 && len(f.MayWrites) == 0 && len(f.Truncs) == 0 &&
-		len(f.InPlace) == 0 && len(f.Locks) == 0 && len(f.Fills) == 0 && len(f.Moves) == 0
+		len(f.InPlace) == 0 && len(f.Locks) == 0 && len(f.Fills) == 0 && len(f.Moves) == 0 && len(f.Cycles) == 0
 }
 
 func showAtoms(s atoms, recv bool) string {
@@ -134,6 +135,9 @@ func (f *fnFact) String() string {
 	for _, p := range f.Moves {
 		parts = append(parts, "renames "+paramName(p, r))
 	}
+	for _, k := range f.Cycles {
+		parts = append(parts, "rewrites "+show(k, r))
+	}
 	return strings.Join(parts, "; ")
 }
 
@@ -152,6 +156,7 @@ func (f *fnFact) normalize() {
 	})
 	sortBound(&f.Fills, cmp.Compare)
 	sortBound(&f.Moves, cmp.Compare)
+	sortBound(&f.Cycles, strings.Compare)
 	slices.SortFunc(f.Stores, func(a, b paramSet) int { return cmp.Compare(a.Param, b.Param) })
 	f.Stores = slices.DeleteFunc(f.Stores, func(s paramSet) bool { return len(s.Atoms) == 0 })
 	if len(f.Stores) > maxList {
@@ -192,7 +197,8 @@ func (f *fnFact) sameFields(g *fnFact) bool {
 		slices.Equal(f.Reads, g.Reads) && slices.Equal(f.Writes, g.Writes) &&
 		slices.Equal(f.MayWrites, g.MayWrites) &&
 		slices.Equal(f.Truncs, g.Truncs) && slices.Equal(f.InPlace, g.InPlace) &&
-		slices.Equal(f.Locks, g.Locks) && slices.Equal(f.Fills, g.Fills) && slices.Equal(f.Moves, g.Moves)
+		slices.Equal(f.Locks, g.Locks) && slices.Equal(f.Fills, g.Fills) && slices.Equal(f.Moves, g.Moves) &&
+		slices.Equal(f.Cycles, g.Cycles)
 }
 
 // merge adds what g does to f (a variable that may hold either function).
@@ -227,5 +233,6 @@ func (f *fnFact) merge(g *fnFact) {
 	f.Locks = append(f.Locks, g.Locks...)
 	f.Fills = append(f.Fills, g.Fills...)
 	f.Moves = append(f.Moves, g.Moves...)
+	f.Cycles = append(f.Cycles, g.Cycles...)
 	f.normalize()
 }

@@ -33,8 +33,11 @@ type fnState struct {
 	events  []event
 	readAt  map[string]ssa.CallInstruction // where each file's content was first read
 	fills   map[int]bool
-	renamed map[string]bool   // temp files renamed over another file
-	descs   map[string]string // how a key is written in the source
+	renamed map[string]bool // temp files renamed over another file
+	excl    map[string]bool // files created exclusively (lock files)
+
+	cycleOrder *order            // for lockedCycle, made once per analysis
+	descs      map[string]string // how a key is written in the source
 }
 
 // An object is something values point into: an allocation, a variable, a
@@ -60,6 +63,7 @@ func newFnState(c *checker, fn *ssa.Function) *fnState {
 		readAt:  make(map[string]ssa.CallInstruction),
 		fills:   make(map[int]bool),
 		renamed: make(map[string]bool),
+		excl:    make(map[string]bool),
 		descs:   make(map[string]string),
 	}
 	for i, p := range fn.Params {
@@ -230,7 +234,7 @@ func (c *checker) withoutHandles(as atoms) atoms {
 }
 
 // noContent reports whether a value of type t cannot carry a file's
-// content, a handle or a function: errors and booleans, and the SSA
+// content, a handle or a function: errors, booleans and numbers, and the SSA
 // builder's own types (such as the iterator of a range over a map), which
 // go/types cannot compare.
 func noContent(t types.Type) bool {
@@ -241,7 +245,10 @@ func noContent(t types.Type) bool {
 		return true
 	}
 	b, ok := t.Underlying().(*types.Basic)
-	return ok && b.Info()&types.IsBoolean != 0
+	// A number computed from a file's content is a value, not the
+	// document (a one-value file read with strconv.Atoi is no document
+	// either); a uintptr may be a file's descriptor (Fd).
+	return ok && (b.Info()&types.IsBoolean != 0 || b.Info()&types.IsNumeric != 0 && b.Kind() != types.Uintptr)
 }
 
 // atomsOf returns what v may hold.

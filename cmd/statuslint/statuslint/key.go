@@ -169,6 +169,20 @@ func shortPaths(s string) string {
 	var b strings.Builder
 	word := 0 // start of the current run of path characters
 	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] == '"' && word == i {
+			// a string literal is copied as it is
+			j := i + 1
+			for j < len(s) && s[j] != '"' {
+				if s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			j = min(j, len(s)-1)
+			b.WriteString(s[i : j+1])
+			i, word = j, j+1
+			continue
+		}
 		if i < len(s) && isPathByte(s[i]) {
 			continue
 		}

@@ -1,6 +1,11 @@
 package statuslint
 
-import "golang.org/x/tools/go/ssa"
+import (
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/ssa"
+)
 
 // An order answers, for one function, whether one instruction can run
 // after another, and which file locks are held at an instruction.
@@ -212,4 +217,111 @@ func (s *fnState) netLocks() []lockOp {
 		}
 	}
 	return out
+}
+
+// successBlock returns the block a call's success leads to: the branch of
+// the first test of its error result against nil where the error is nil.
+// It returns nil if the call has no error result or it is not tested so.
+func (o *order) successBlock(instr ssa.CallInstruction) *ssa.BasicBlock {
+	call, ok := instr.(*ssa.Call)
+	if !ok {
+		return nil
+	}
+	var errVal ssa.Value
+	if isError(call.Type()) {
+		errVal = call // a call whose only result is its error (viper's ReadInConfig)
+	} else if tuple, ok := call.Type().(*types.Tuple); ok && tuple.Len() > 0 && isError(tuple.At(tuple.Len()-1).Type()) &&
+		call.Referrers() != nil {
+		for _, r := range *call.Referrers() {
+			if ex, ok := r.(*ssa.Extract); ok && ex.Index == tuple.Len()-1 {
+				errVal = ex
+			}
+		}
+	}
+	if errVal == nil || errVal.Referrers() == nil {
+		return nil
+	}
+	for _, r := range *errVal.Referrers() {
+		// if _, ok := err.(T); ok { ... } and if errors.Is(err, X) { ... }:
+		// the true branch is a failure, the other one holds the success
+		if other := failureTest(r); other != nil {
+			return other
+		}
+		cmp, ok := r.(*ssa.BinOp)
+		if !ok || (cmp.Op != token.EQL && cmp.Op != token.NEQ) || !isNilConst(cmp.X) && !isNilConst(cmp.Y) || cmp.Referrers() == nil {
+			continue
+		}
+		for _, u := range *cmp.Referrers() {
+			if br, ok := u.(*ssa.If); ok && len(br.Block().Succs) == 2 {
+				if cmp.Op == token.EQL {
+					return br.Block().Succs[0] // err == nil: the true branch
+				}
+				return br.Block().Succs[1]
+			}
+		}
+	}
+	return nil
+}
+
+// failureTest returns, for a use of an error value that tests for one
+// kind of failure (a type assertion with ok, errors.Is or errors.As) and
+// branches on it, the block of the other branch.
+func failureTest(use ssa.Instruction) *ssa.BasicBlock {
+	var cond ssa.Value
+	switch u := use.(type) {
+	case *ssa.TypeAssert:
+		if !u.CommaOk || u.Referrers() == nil {
+			return nil
+		}
+		for _, r := range *u.Referrers() {
+			if ex, ok := r.(*ssa.Extract); ok && ex.Index == 1 {
+				cond = ex
+			}
+		}
+	case *ssa.Call:
+		if obj := staticObject(u.Common()); obj != nil && pkgPath(obj) == "errors" && (obj.Name() == "Is" || obj.Name() == "As") {
+			cond = u
+		}
+	case *ssa.MakeInterface:
+		// errors.Is(err, …) takes err as it is; a conversion comes first
+		// only for a concrete error type
+		return nil
+	}
+	if cond == nil || cond.Referrers() == nil {
+		return nil
+	}
+	for _, r := range *cond.Referrers() {
+		if br, ok := r.(*ssa.If); ok && len(br.Block().Succs) == 2 {
+			return br.Block().Succs[1]
+		}
+	}
+	return nil
+}
+
+func isNilConst(v ssa.Value) bool {
+	c, ok := v.(*ssa.Const)
+	return ok && c.IsNil()
+}
+
+// reachesBlock reports whether b runs, or can run, once a has started.
+func (o *order) reachesBlock(a, b *ssa.BasicBlock) bool {
+	if a == b {
+		return true
+	}
+	seen := make([]bool, len(o.s.fn.Blocks))
+	stack := []*ssa.BasicBlock{a}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, y := range x.Succs {
+			if y == b {
+				return true
+			}
+			if !seen[y.Index] {
+				seen[y.Index] = true
+				stack = append(stack, y)
+			}
+		}
+	}
+	return false
 }

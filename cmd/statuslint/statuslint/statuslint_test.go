@@ -38,7 +38,7 @@ func TestAnalyzer(t *testing.T) {
 	linttest.Run(t, "testdata", statuslint.Analyzer,
 		"svc/agentic", "svc/runner", "svc/monitor", "example.com/core",
 		"svcfixed/agentic", "svcfixed/runner", "svcfixed/monitor",
-		"p4", "migrated", "limits", "crosspkg", "appconf", "appcmd", "ownpath", "ownpathcmd")
+		"p4", "migrated", "limits", "crosspkg", "appconf", "appcmd", "ownpath", "ownpathcmd", "lockcache", "startup", "startupcmd", "kubecfg")
 }
 
 // TestExtraReadersWriters checks the -readers and -writers flags on package
@@ -56,6 +56,19 @@ func TestExtraReadersWriters(t *testing.T) {
 	set(t, "readers", "extra.Docs.Get, extra.(*Client).Fetch")
 	set(t, "writers", "extra.Docs.Put,extra.(*Client).Store")
 	linttest.Run(t, "testdata", statuslint.Analyzer, "extra")
+}
+
+// TestLockers checks the -lockers flag on package lockcache, whose
+// SetWithOwnLock holds a lock of the project's own: without the flag it is
+// reported (the CONTROL, in TestAnalyzer), with it not.
+func TestLockers(t *testing.T) {
+	set(t, "lockers", "lockcache.own.Lock")
+	rec := &linttest.Recorder{TB: t}
+	linttest.Run(rec, "testdata", statuslint.Analyzer, "lockcache")
+	if got := strings.Join(rec.Errs, "\n"); strings.Count(got, "no finding matching") != 1 ||
+		!strings.Contains(got, "lockcache.go:105:") {
+		t.Errorf("with -lockers, want only SetWithOwnLock's finding gone; got:\n%s", got)
+	}
 }
 
 // set sets a flag of the analyzer for the rest of the test.

@@ -417,15 +417,6 @@ func (s *fnState) callTerm(call *ssa.Call, i int) string {
 	return name + "(" + strings.Join(parts, ", ") + ")" + suffix
 }
 
-// samePath lists the functions whose result names the file their argument
-// names: a symbolic link resolved, a path made absolute or cleaned.
-var samePath = map[string]bool{
-	key("path/filepath", "EvalSymlinks"): true,
-	key("path/filepath", "Abs"):          true,
-	key("path/filepath", "Clean"):        true,
-	key("path", "Clean"):                 true,
-}
-
 // callArgs returns the arguments of a call, the receiver first for a
 // method (for an interface method too).
 func callArgs(cc *ssa.CallCommon) []ssa.Value {

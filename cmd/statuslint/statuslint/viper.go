@@ -2,6 +2,8 @@ package statuslint
 
 import (
 	"go/types"
+
+	"golang.org/x/tools/go/ssa"
 )
 
 // viper finds its configuration file by search path and name, so a path
@@ -18,51 +20,59 @@ const viperPkg = "github.com/spf13/viper"
 // instance.
 const viperGlobal = viperPkg + ".v.configFile"
 
-func viperModels() {
-	for _, name := range []string{"ReadInConfig", "MergeInConfig"} {
-		models[key(viperPkg, "Viper."+name)] = viperRead(false)
-		models[key(viperPkg, name)] = viperRead(true)
+// kubeconfigKey is the key of the kubeconfig that client-go's loading
+// rules find.
+const kubeconfigKey = "k8s.io/client-go/tools/clientcmd.kubeconfig"
+
+// globalDoc returns the key of the document of a library's own instance,
+// and how messages name it.
+func globalDoc(d docKind) (key, desc string) {
+	if d == docKubeconfig {
+		return kubeconfigKey, "the kubeconfig"
 	}
-	for _, name := range []string{"WriteConfig", "SafeWriteConfig"} {
-		models[key(viperPkg, "Viper."+name)] = viperWrite(false, -1)
-		models[key(viperPkg, name)] = viperWrite(true, -1)
-	}
-	for _, name := range []string{"WriteConfigAs", "SafeWriteConfigAs"} {
-		models[key(viperPkg, "Viper."+name)] = viperWrite(false, 1)
-		models[key(viperPkg, name)] = viperWrite(true, 0)
-	}
+	return viperGlobal, "the configuration file"
 }
 
-// viperRead reads and decodes the instance's document and gives the
-// instance a handle on it.
-func viperRead(global bool) model {
-	return func(s *fnState, m *modelCall) {
-		if global {
-			s.event(evRead, viperGlobal, m.instr, "the configuration file")
-			return
-		}
-		k := s.term(m.arg(0)) + ".configFile"
-		s.event(evRead, k, m.instr, "the configuration file")
-		s.store(m.arg(0), atoms{{Kind: aHandle, Key: k, Flag: intArg{Known: true, Val: s.c.os.rdwr}}})
+// instanceRead reads and decodes the document of an instance that stands
+// for its document (opInstanceRead) and gives the instance a handle on it;
+// a library's own document is the call's result, decoded.
+func (s *fnState) instanceRead(m *modelCall, e libEntry) {
+	if e.global {
+		k, desc := globalDoc(e.doc)
+		s.event(evRead, k, m.instr, desc)
+		s.setResult(m.instr, 0, atoms{{Kind: aDecoded, Key: k}})
+		return
 	}
+	k := s.instanceKey(m.arg(0))
+	s.event(evRead, k, m.instr, "the configuration file")
+	s.store(m.arg(0), atoms{{Kind: aHandle, Key: k, Flag: intArg{Known: true, Val: s.c.os.rdwr}}})
 }
 
-// viperWrite writes the instance's document: the one the instance was
-// read from (its handle), or else the one its name stands for; with path
-// >= 0, the file that argument names too.
-func viperWrite(global bool, path int) model {
-	return func(s *fnState, m *modelCall) {
-		if path >= 0 {
-			k := s.pathKey(m.arg(path), m.instr)
-			s.event(evWrite, k, m.instr, s.descs[k])
-		}
-		if global {
-			s.event(evWrite, viperGlobal, m.instr, "the configuration file")
-			return
-		}
-		s.event(evWrite, s.term(m.arg(0))+".configFile", m.instr, "the configuration file")
-		s.writeVia(m.instr, s.atomsOf(m.arg(0)), "the configuration file")
+// instanceWrite writes the instance's document (opInstanceWrite): the one
+// the instance was read from (its handle), or else the one its name
+// stands for; with a path argument, the file that argument names too.
+func (s *fnState) instanceWrite(m *modelCall, e libEntry) {
+	if e.path >= 0 {
+		k := s.pathKey(m.arg(e.path), m.instr)
+		s.event(evWrite, k, m.instr, s.descs[k])
 	}
+	if e.global {
+		k, desc := globalDoc(e.doc)
+		s.event(evWrite, k, m.instr, desc)
+		return
+	}
+	s.event(evWrite, s.instanceKey(m.arg(0)), m.instr, "the configuration file")
+	s.writeVia(m.instr, s.atomsOf(m.arg(0)), "the configuration file")
+}
+
+// instanceKey returns the key of the document of instance v: an instance
+// kept in a package-level variable is that variable's, whatever made it
+// (each viper.New() is another).
+func (s *fnState) instanceKey(v ssa.Value) string {
+	if g := loadedGlobal(v); g != nil {
+		return globalKey(g) + ".configFile"
+	}
+	return s.term(v) + ".configFile"
 }
 
 // isViper reports whether t is a viper instance (*viper.Viper), which

@@ -1,15 +1,22 @@
 // Command testsummary runs go test -json and turns its event stream into a
 // short report that cannot hide a skipped test.
 //
-//	testsummary [-allow FILE] [-strict] [-v] [-dir DIR]... -- go test -json [flags] [packages]
+//	testsummary [-allow FILE] [-strict] [-v] [-json FILE] [-dir DIR]... [-first PKGDIR]... -- go test -json [flags] packages
 //
 // The command after "--" runs once in each -dir (default "."), so one
-// report covers nested modules too; its standard error passes through. As
+// report covers nested modules too; its standard error passes through.
+// The runs overlap: each starts once the one before has printed its first
+// line. go test starts a module's packages in the order of its arguments:
+// each -first names a package directory (the longest packages, so that
+// they do not start last) that the run in the -dir holding it gets just
+// before the command's last argument, its package pattern. As
 // each package finishes, testsummary prints one line with its counts of
 // passed, failed and skipped tests (subtests, examples and fuzz seeds
 // included) and, for a failed package, the output of its failed tests, or
 // of the package itself when it failed outside a test (build error, panic
-// in TestMain, timeout). With -v it prints every test's output.
+// in TestMain, timeout). With -v it prints every test's output. With
+// -json it also writes the event stream, unchanged, to FILE (for the
+// elapsed time of each test: internal/cmd/timings).
 //
 // Then it lists every skipped test with the reason the test gave, marking
 // those on the allow-list, and ends with one line:
@@ -37,9 +44,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 func main() {
@@ -57,8 +67,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	allowFile := fl.String("allow", "", "file of tests allowed to skip")
 	strict := fl.Bool("strict", ciEnv(), "fail on a skip not on the allow-list (default: on when CI is true)")
 	verbose := fl.Bool("v", false, "print the output of every test, not only failed ones")
-	var dirs dirList
+	jsonFile := fl.String("json", "", "also write the go test -json events to this file")
+	var dirs, first dirList
 	fl.Var(&dirs, "dir", "directory to run the command in (repeatable; default .)")
+	fl.Var(&first, "first", "package directory to test before the others, in the -dir that holds it (repeatable)")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -78,32 +90,161 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(dirs) == 0 {
 		dirs = dirList{"."}
 	}
+	firstIn, err := placeFirst(dirs, first)
+	if err != nil {
+		fmt.Fprintln(stderr, "testsummary:", err)
+		return 2
+	}
 	s := newSummary(stdout, allow, *verbose)
-	for _, dir := range dirs {
-		if len(dirs) > 1 {
-			// Each module builds its test binaries before its first
-			// result: say which one is being built, so a long build is
-			// not a silence.
-			fmt.Fprintf(stdout, "testsummary: go test in %s (building its test binaries first)\n", dir)
-		}
-		cmd := exec.Command(cmdArgs[0], cmdArgs[1:]...)
-		cmd.Dir = dir
-		cmd.Stderr = stderr
-		out, err := cmd.StdoutPipe()
+	if *jsonFile != "" {
+		f, err := os.Create(*jsonFile)
 		if err != nil {
 			fmt.Fprintln(stderr, "testsummary:", err)
 			return 2
 		}
-		if err := cmd.Start(); err != nil {
-			fmt.Fprintln(stderr, "testsummary:", err)
-			return 2
+		defer f.Close()
+		s.events = f
+	}
+	// The commands run at once: a module's build and tests fill the time
+	// another's tests spend waiting (on fsync, on their children). Each
+	// starts once the one before it has printed its first line (its first
+	// test binary has started), so that the packages they share, the
+	// standard library first, are built and vetted once, not by each at
+	// the same time on an empty build cache. Their lines reach the summary
+	// whole, one at a time.
+	lines := make(chan string)
+	notes := make(chan string) // testsummary's own lines, not the commands'
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failed []string
+	fail := func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		failed = append(failed, msg)
+	}
+	if _, ok := stderr.(*os.File); !ok {
+		stderr = &lockedWriter{w: stderr} // written by each command's copier
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for _, dir := range dirs {
+			if len(dirs) > 1 {
+				// Each module builds its test binaries before its first
+				// result: say which ones are being built, so a long build
+				// is not a silence.
+				notes <- fmt.Sprintf("testsummary: go test in %s (building its test binaries first)\n", dir)
+			}
+			args := slices.Concat(cmdArgs[1:len(cmdArgs)-1], firstIn[dir], cmdArgs[len(cmdArgs)-1:])
+			cmd := exec.Command(cmdArgs[0], args...)
+			cmd.Dir = dir
+			cmd.Stderr = stderr
+			out, err := cmd.StdoutPipe()
+			if err == nil {
+				err = cmd.Start()
+			}
+			if err != nil {
+				fail(fmt.Sprintf("%s (in %s): %v", strings.Join(cmdArgs, " "), dir, err))
+				continue
+			}
+			started := make(chan struct{})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := readLines(out, lines, started); err != nil {
+					fail(fmt.Sprintf("reading the test output (in %s): %v", dir, err))
+				}
+				if err := cmd.Wait(); err != nil {
+					fail(fmt.Sprintf("%s (in %s): %v", strings.Join(cmdArgs, " "), dir, err))
+				}
+			}()
+			<-started
 		}
-		s.consume(out)
-		if err := cmd.Wait(); err != nil {
-			s.commandFailed(fmt.Sprintf("%s (in %s): %v", strings.Join(cmdArgs, " "), dir, err))
+	}()
+	go func() {
+		wg.Wait()
+		close(lines)
+	}()
+	for done := false; !done; {
+		select {
+		case text, ok := <-lines:
+			if !ok {
+				done = true
+				break
+			}
+			s.handle(text)
+		case note := <-notes:
+			fmt.Fprint(stdout, note)
 		}
 	}
+	for _, f := range failed {
+		s.commandFailed(f)
+	}
 	return s.report(*strict)
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// readLines sends each line of r to lines, and closes first once it has
+// sent the first one or r has ended.
+func readLines(r io.Reader, lines chan<- string, first chan<- struct{}) error {
+	defer func() {
+		if first != nil {
+			close(first)
+		}
+	}()
+	br := bufio.NewReader(r)
+	for {
+		text, err := br.ReadString('\n')
+		if text != "" {
+			lines <- text
+			if first != nil {
+				close(first)
+				first = nil
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// placeFirst maps each -dir to the -first package directories it holds
+// (the deepest -dir holding one), as paths relative to it.
+func placeFirst(dirs, first []string) (map[string][]string, error) {
+	in := map[string][]string{}
+	for _, pkg := range first {
+		if fi, err := os.Stat(pkg); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("-first %s: not a package directory", pkg)
+		}
+		best, rel := "", ""
+		for _, dir := range dirs {
+			r, err := filepath.Rel(dir, pkg)
+			if err == nil && r != ".." && !strings.HasPrefix(r, "../") && (best == "" || len(dir) > len(best)) {
+				best, rel = dir, r
+			}
+		}
+		if best == "" {
+			return nil, fmt.Errorf("-first %s: in none of the -dir directories", pkg)
+		}
+		if rel != "." {
+			rel = "./" + filepath.ToSlash(rel)
+		}
+		in[best] = append(in[best], rel)
+	}
+	return in, nil
 }
 
 func ciEnv() bool {
@@ -180,6 +321,7 @@ type summary struct {
 	out     io.Writer
 	allow   []rule
 	verbose bool
+	events  io.Writer // nil, or where the events are copied (-json)
 
 	pkgs     map[string]*pkgState
 	builds   map[string][]string // build output by ImportPath
@@ -205,22 +347,24 @@ func (s *summary) pkg(name string) *pkgState {
 
 // consume reads a go test -json stream to its end.
 func (s *summary) consume(r io.Reader) {
-	br := bufio.NewReader(r)
-	for {
-		text, err := br.ReadString('\n')
-		if text != "" {
-			s.handle(text)
-		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				s.commandFailed("reading the test output: " + err.Error())
-			}
-			return
-		}
+	lines := make(chan string)
+	var err error
+	go func() {
+		err = readLines(r, lines, nil)
+		close(lines)
+	}()
+	for text := range lines {
+		s.handle(text)
+	}
+	if err != nil {
+		s.commandFailed("reading the test output: " + err.Error())
 	}
 }
 
 func (s *summary) handle(text string) {
+	if s.events != nil {
+		io.WriteString(s.events, text)
+	}
 	var e event
 	if !strings.HasPrefix(text, "{") || json.Unmarshal([]byte(text), &e) != nil {
 		fmt.Fprint(s.out, text) // not an event: pass it through

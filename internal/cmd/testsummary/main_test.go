@@ -157,10 +157,21 @@ func TestRunsGoTestInEachDir(t *testing.T) {
 		}
 	}
 	var out, errOut bytes.Buffer
-	status := run([]string{"-allow", filepath.Join(dir, "allow-skips"), "-strict", "-dir", filepath.Join(dir, "a"), "-dir", filepath.Join(dir, "b"),
+	events := filepath.Join(dir, "events.json")
+	status := run([]string{"-allow", filepath.Join(dir, "allow-skips"), "-strict", "-json", events, "-dir", filepath.Join(dir, "a"), "-dir", filepath.Join(dir, "b"),
 		"--", goBin, "test", "-json", "-count=1", "./..."}, &out, &errOut)
 	if status != 1 || !strings.Contains(out.String(), "broken") || !strings.HasSuffix(out.String(), "total: 1 passed, 1 failed, 1 skipped\n") {
 		t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", status, out.String(), errOut.String())
+	}
+	// -json keeps both modules' events as go test wrote them.
+	data, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"Action":"pass","Package":"example.com/a","Test":"TestA"`, `"Action":"fail","Package":"example.com/b","Test":"TestB"`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("-json file lacks %s:\n%s", want, data)
+		}
 	}
 	// Each module is announced before its (possibly long) build.
 	if !strings.HasPrefix(out.String(), "testsummary: go test in "+filepath.Join(dir, "a")) || !strings.Contains(out.String(), "testsummary: go test in "+filepath.Join(dir, "b")) {
@@ -174,5 +185,57 @@ func TestRunsGoTestInEachDir(t *testing.T) {
 	}
 	if status := run(nil, &out, &errOut); status != 2 {
 		t.Fatalf("no command: status %d", status)
+	}
+}
+
+// go test starts packages in the order of its arguments: a -first package
+// is passed ahead of the pattern, in the module that holds it.
+func TestFirstStartsFirst(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go not in PATH: %v", err)
+	}
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"m/go.mod":          "module example.com/m\n\ngo 1.25\n",
+		"m/p1/p_test.go":    "package p\nimport \"testing\"\nfunc TestP1(t *testing.T) {}\n",
+		"m/p2/p_test.go":    "package p\nimport \"testing\"\nfunc TestP2(t *testing.T) {}\n",
+		"m/n/go.mod":        "module example.com/n\n\ngo 1.25\n",
+		"m/n/q/q_test.go":   "package q\nimport \"testing\"\nfunc TestQ(t *testing.T) {}\n",
+		"m/n/r/r_test.go":   "package r\nimport \"testing\"\nfunc TestR(t *testing.T) {}\n",
+		"m/n/r/s/s_test.go": "package s\nimport \"testing\"\nfunc TestS(t *testing.T) {}\n",
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, n := filepath.Join(dir, "m"), filepath.Join(dir, "m", "n")
+	var out, errOut bytes.Buffer
+	status := run([]string{"-dir", m, "-dir", n, "-first", filepath.Join(m, "p2"), "-first", filepath.Join(n, "r", "s"),
+		"--", goBin, "test", "-json", "-p", "1", "-count=1", "./..."}, &out, &errOut)
+	if status != 0 {
+		t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", status, out.String(), errOut.String())
+	}
+	order := map[string][]string{} // by module: the two run at once
+	for _, l := range strings.Split(out.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "ok" {
+			mod := f[1][:len("example.com/m")]
+			order[mod] = append(order[mod], f[1])
+		}
+	}
+	for mod, want := range map[string]string{
+		"example.com/m": "example.com/m/p2 example.com/m/p1",
+		"example.com/n": "example.com/n/r/s example.com/n/q example.com/n/r",
+	} {
+		if got := strings.Join(order[mod], " "); got != want {
+			t.Errorf("%s: packages ended in the order %s, want %s", mod, got, want)
+		}
+	}
+	if status := run([]string{"-dir", m, "-first", filepath.Join(m, "none"), "--", goBin, "test", "./..."}, &out, &errOut); status != 2 {
+		t.Errorf("-first of a missing directory: status %d, want 2", status)
 	}
 }

@@ -10,7 +10,9 @@
 //     and either release it or keep it; the test kills agents and dispatchers with
 //     SIGKILL at random, and dispatchers on purpose between Reserve and the
 //     start of the agent and between the start and HandOver; it retries spawns
-//     with the same key and makes some spawns fail after Reserve (Abort). A
+//     with the same key and makes some spawns fail after Reserve (Abort);
+//     each of these three cases also runs once before the kills begin, with
+//     room in the registry, so that no run misses one. A
 //     checker reading the registry and every task under their locks
 //     (status.LoadAll), all the time, never sees more active slots than
 //     max_concurrent, two active slots with one key, a child without its
@@ -34,7 +36,12 @@
 //   - a rapid state machine of reserve, adopt, hand over, release, abort,
 //     owners' deaths and reap against a model of docs/PROTOCOL.md's rules:
 //     each outcome and the registry after it (slots, owners, adoption,
-//     depths, counts) are the model's.
+//     depths, counts) are the model's;
+//   - a second user who is a member of a shared workspace (setpriv) plants,
+//     with flock(1) and jq, a dead slot whose document goes through a link
+//     out of the workspace: a root reaper in each client refuses it and
+//     leaves root's file alone. CONTROL: a reap through the path the name's
+//     shape alone gives rewrites it.
 //
 // # Members of other languages
 //
@@ -71,9 +78,12 @@
 //	stop                      close fd 4, answer "stopped", wait for the end of stdin
 //
 // Answers: "ok ID PID", "exists ID" (the key's slot), "refused full|total|
-// noparent|toodeep", "aborted ID PROMPT" (the prompt file, removed), "paused
-// ID", "lost ID" (HandOver found the slot gone: the agent was killed), or
-// "error MESSAGE".
+// noparent|toodeep", "conflict" (the task was not queued), "aborted ID
+// PROMPT" (the prompt file, removed), "paused ID", "lost ID" (HandOver found
+// the slot gone: the agent was killed), or "error MESSAGE", each one line.
+// The agents get neither the dispatcher's stdin nor its stdout. The test
+// tells a dispatcher's death by the process, not by the end of its stdout,
+// and a new dispatcher gets the command again.
 //
 // An agent writes one line per event to fd 3 (each shorter than PIPE_BUF,
 // written at once): "started ID PID START" (START: field 22 of

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -102,11 +103,18 @@ type fleetRun struct {
 	rng     *rand.Rand
 
 	dir, reg string
+	docs     int // tasks and spares: every task document
 	members  []fleetMember
 	reports  *os.File // the test's copy of fd 3's write end
 	barrier  *os.File // the test's copy of fd 4's write end
+	barrierR *os.File // its read end, for diagnose
+	cases    bool     // spawn each fixed case once before the fleet runs
+
+	procsMu sync.Mutex
+	procs   []*dispatcherProc // every dispatcher started
 
 	mu        sync.Mutex
+	reported  *sync.Cond            // on mu: an agent reported
 	agents    map[string]*agentSeen // by slot ID
 	killed    map[string]bool       // slot IDs whose agent the test killed
 	longIDs   []string              // slots of long agents, for parents
@@ -116,6 +124,7 @@ type fleetRun struct {
 	retried   map[string]string     // task -> the ID its first spawn got
 	exists    int                   // retries answered with the first ID
 	paused    int
+	caseSeen  map[string]int // the fixed cases done: fail (aborted), pause-before-start, pause-before-handover
 	errs      []string
 	checks    int
 	violation error
@@ -128,15 +137,22 @@ type agentSeen struct {
 	adopted, ended   bool // ended: released or refused
 	long, lostByDisp bool
 	task             string // of a lost slot
+	last             string // its last report
 }
+
+// fixedCases are the spawn flags that every run of fleetUnderKills must
+// see done at least once: fail (answered aborted), and the pauses.
+var fixedCases = []string{"fail", "pause-before-start", "pause-before-handover"}
 
 func newFleetRun(t *testing.T, mode string, members []fleetMember, tasks int, seed uint64) *fleetRun {
 	f := &fleetRun{t: t, mode: mode, tasks: tasks, maxConc: 4, rng: rand.New(rand.NewPCG(seed, 7)),
-		dir: t.TempDir(), members: members,
-		agents: map[string]*agentSeen{}, killed: map[string]bool{}, answers: map[string]int{}, pairs: map[string]int{}, retried: map[string]string{}}
+		dir: t.TempDir(), members: members, docs: tasks + len(fixedCases),
+		agents: map[string]*agentSeen{}, killed: map[string]bool{}, answers: map[string]int{}, pairs: map[string]int{}, retried: map[string]string{},
+		caseSeen: map[string]int{}}
+	f.reported = sync.NewCond(&f.mu)
 	f.reg = filepath.Join(f.dir, "registry.json")
 	writeJSON(t, f.reg, fmt.Sprintf(`{"agents": [], "max_concurrent": %d, "max_depth": 2}`, f.maxConc))
-	for i := range tasks {
+	for i := range f.docs { // the tasks, then a spare task per fixed case
 		name := taskName(i)
 		if err := os.Mkdir(filepath.Join(f.dir, name), 0o755); err != nil {
 			t.Fatal(err)
@@ -164,18 +180,31 @@ func writeJSON(t *testing.T, path, text string) {
 
 // A dispatcherProc is one dispatcher process, driven by the test.
 type dispatcherProc struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Scanner
+	member string
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *os.File      // the read end of its stdout
+	lines  chan string   // its answers, until its stdout ends
+	exited chan struct{} // closed once the process has exited
+	done   chan struct{} // closed at the test's end: stop reading
+
+	last string // its last command and answer, for diagnose (under fleetRun.mu)
 }
 
-func (f *fleetRun) startDispatcher() *dispatcherProc {
+// startRandomDispatcher starts a dispatcher of a member drawn at random,
+// which starts agents of a member drawn at random.
+func (f *fleetRun) startRandomDispatcher() *dispatcherProc {
 	f.t.Helper()
 	m := f.members[f.intN(len(f.members))]
-	agentMember := f.members[f.intN(len(f.members))]
+	return f.startDispatcher(m, f.members[f.intN(len(f.members))])
+}
+
+func (f *fleetRun) startDispatcher(m, agentMember fleetMember) *dispatcherProc {
+	f.t.Helper()
 	agent, _ := json.Marshal(agentMember.agent)
+	name := m.name + " dispatcher, " + agentMember.name + " agents"
 	f.mu.Lock()
-	f.pairs[m.name+" dispatcher, "+agentMember.name+" agents"]++
+	f.pairs[name]++
 	f.mu.Unlock()
 	cmd := exec.Command(m.dispatcher.Argv[0], m.dispatcher.Argv[1:]...)
 	cmd.Env = append(os.Environ(), m.dispatcher.Env...)
@@ -186,32 +215,83 @@ func (f *fleetRun) startDispatcher() *dispatcherProc {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	out, err := cmd.StdoutPipe()
+	// A pipe of the test's own rather than StdoutPipe, whose end Wait
+	// closes: the answers are read until the pipe ends, but a process that
+	// inherited the dispatcher's stdout may keep it open after the
+	// dispatcher's death, so ask watches the process too.
+	r, w, err := os.Pipe()
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		r.Close()
 		f.t.Fatal(err)
 	}
-	d := &dispatcherProc{cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	d := &dispatcherProc{member: name, cmd: cmd, in: in, out: r,
+		lines: make(chan string), exited: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		close(d.exited)
+	}()
+	go d.read()
+	f.procsMu.Lock()
+	f.procs = append(f.procs, d)
+	f.procsMu.Unlock()
 	f.t.Cleanup(func() {
-		d.cmd.Process.Kill()
-		d.cmd.Wait()
+		d.kill()
+		<-d.exited
+		close(d.done)
+		d.out.Close()
 	})
 	return d
 }
 
-// ask sends one command and returns the answer ("" if the dispatcher died).
-func (d *dispatcherProc) ask(cmd string) string {
-	if _, err := io.WriteString(d.in, cmd+"\n"); err != nil {
-		return ""
+// read passes the dispatcher's answers to lines until its stdout ends.
+func (d *dispatcherProc) read() {
+	defer close(d.lines)
+	out := bufio.NewScanner(d.out)
+	for out.Scan() {
+		select {
+		case d.lines <- out.Text():
+		case <-d.done:
+			return
+		}
 	}
-	if !d.out.Scan() {
-		return ""
-	}
-	return d.out.Text()
 }
 
+// ask sends one command and returns the answer: "" if the dispatcher
+// died first (its answer, written the moment before, may then be lost:
+// the same as a kill a moment earlier), an error if ctx ended first.
+func (f *fleetRun) ask(ctx context.Context, d *dispatcherProc, cmd string) (string, error) {
+	answer, err := func() (string, error) {
+		if _, err := io.WriteString(d.in, cmd+"\n"); err != nil {
+			return "", nil
+		}
+		select {
+		case l := <-d.lines:
+			return l, nil // "" once lines is closed
+		case <-d.exited:
+			select { // an answer read already
+			case l := <-d.lines:
+				return l, nil
+			default:
+				return "", nil
+			}
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}()
+	f.mu.Lock()
+	d.last = fmt.Sprintf("%q answered %q", cmd, answer)
+	f.mu.Unlock()
+	return answer, err
+}
+
+// kill kills the dispatcher and closes its stdin (which its children, such
+// as the shell member's cat, may hold).
 func (d *dispatcherProc) kill() {
 	d.cmd.Process.Kill()
 	d.in.Close()
@@ -235,6 +315,8 @@ func (f *fleetRun) readReports(r io.Reader) {
 			a = &agentSeen{}
 			f.agents[w[1]] = a
 		}
+		a.last = lines.Text()
+		f.reported.Broadcast()
 		switch w[0] {
 		case "started":
 			a.pid, _ = strconv.Atoi(w[2])
@@ -252,12 +334,32 @@ func (f *fleetRun) readReports(r io.Reader) {
 	}
 }
 
+// awaitStarted waits until the agent of slot id has reported that it
+// started, or ctx ends, and returns its pid (0 then).
+func (f *fleetRun) awaitStarted(ctx context.Context, id string) int {
+	stop := context.AfterFunc(ctx, func() {
+		f.mu.Lock()
+		f.reported.Broadcast()
+		f.mu.Unlock()
+	})
+	defer stop()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for (f.agents[id] == nil || f.agents[id].pid == 0) && ctx.Err() == nil {
+		f.reported.Wait()
+	}
+	if a := f.agents[id]; a != nil {
+		return a.pid
+	}
+	return 0
+}
+
 // check reads the registry and every task under their locks, and returns
 // the first broken invariant.
 func (f *fleetRun) check(ctx context.Context) error {
 	reg := status.NewStore[slots.Registry](f.reg)
 	docs := []status.AnyStore{reg}
-	for i := range f.tasks {
+	for i := range f.docs {
 		docs = append(docs, status.NewStore[status.Status](filepath.Join(f.dir, taskName(i), "status.json")))
 	}
 	tx, err := status.LoadAll(ctx, docs...)
@@ -287,7 +389,7 @@ func (f *fleetRun) check(ctx context.Context) error {
 			return fmt.Errorf("slot %s without its parent %s", s.ID, s.Parent)
 		}
 	}
-	for i := range f.tasks {
+	for i := range f.docs {
 		task, err := docs[i+1].(*status.Store[status.Status]).In(tx)
 		if err != nil {
 			return err
@@ -300,30 +402,38 @@ func (f *fleetRun) check(ctx context.Context) error {
 	return nil
 }
 
+// plumb makes the pipes that dispatchers and agents inherit: the agents'
+// reports (fd 3), read by readReports, and the barrier (fd 4).
+func (f *fleetRun) plumb() {
+	rr, rw, err := os.Pipe()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	br, bw, err := os.Pipe()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.reports, f.barrier, f.barrierR = rw, bw, br
+	reportsDone := make(chan struct{})
+	go func() { f.readReports(rr); close(reportsDone) }()
+	f.t.Cleanup(func() {
+		f.killAgents()
+		rw.Close()
+		<-reportsDone
+		rr.Close()
+		bw.Close()
+		br.Close()
+	})
+}
+
 // run drives the fleet through every task and returns once it is quiet:
 // no dispatcher spawns, and every agent has released its slot, refused, or
 // adopted and keeps it.
 func (f *fleetRun) run(ctx context.Context, dispatchers int) {
 	t := f.t
-	rr, rw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	br, bw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.reports, f.barrier = rw, bw
-	reportsDone := make(chan struct{})
-	go func() { f.readReports(rr); close(reportsDone) }()
-	t.Cleanup(func() {
-		f.killAgents()
-		rw.Close()
-		<-reportsDone
-		rr.Close()
-	})
+	f.plumb()
 	quiet := make(chan struct{})
-	go func() { io.Copy(io.Discard, br); close(quiet) }()
+	go func() { io.Copy(io.Discard, f.barrierR); close(quiet) }()
 
 	stop := make(chan struct{})
 	var bg sync.WaitGroup
@@ -347,23 +457,26 @@ func (f *fleetRun) run(ctx context.Context, dispatchers int) {
 		}
 	})
 
+	if f.cases {
+		f.spawnCases(ctx)
+	}
 	commands := make(chan string)
-	var procsMu sync.Mutex
-	var procs []*dispatcherProc
 	var drivers sync.WaitGroup
 	for range dispatchers {
 		drivers.Go(func() {
 			var d *dispatcherProc
 			for cmd := range commands {
-				for {
+				for ctx.Err() == nil {
 					if d == nil {
-						procsMu.Lock()
-						d = f.startDispatcher()
-						procs = append(procs, d)
-						procsMu.Unlock()
+						d = f.startRandomDispatcher()
 					}
-					answer := d.ask(cmd)
+					answer, err := f.ask(ctx, d, cmd)
+					if err != nil {
+						f.fail(fmt.Sprintf("%s: %q has no answer: %v", d.member, cmd, err))
+						break
+					}
 					if answer == "" { // killed by the killer: a new one takes over
+						d.kill()
 						d = nil
 						continue
 					}
@@ -375,9 +488,9 @@ func (f *fleetRun) run(ctx context.Context, dispatchers int) {
 					break
 				}
 			}
-			if d != nil {
-				if d.ask("stop") != "stopped" {
-					t.Errorf("a dispatcher did not stop")
+			if d != nil && ctx.Err() == nil {
+				if answer, err := f.ask(ctx, d, "stop"); answer != "stopped" {
+					f.fail(fmt.Sprintf("%s did not stop: %q, %v", d.member, answer, err))
 				}
 			}
 		})
@@ -386,7 +499,7 @@ func (f *fleetRun) run(ctx context.Context, dispatchers int) {
 	// agents live at the end.
 	killStop := make(chan struct{})
 	if f.kill {
-		bg.Go(func() { f.killer(killStop, &procsMu, &procs) })
+		bg.Go(func() { f.killer(killStop) })
 	}
 	for i := range f.tasks {
 		if i == f.tasks*4/5 {
@@ -402,13 +515,15 @@ func (f *fleetRun) run(ctx context.Context, dispatchers int) {
 	drivers.Wait()
 	close(stop)
 	bg.Wait()
-	bw.Close()
+	f.barrier.Close()
+	if ctx.Err() != nil {
+		t.Fatalf("the fleet did not finish its spawns: %v\n%s", ctx.Err(), f.diagnose())
+	}
 	select { // every agent has decided; no dispatcher spawns
 	case <-quiet:
 	case <-ctx.Done():
-		t.Fatalf("the fleet did not quiet down: %v", ctx.Err())
+		t.Fatalf("the fleet did not quiet down: %v\n%s", ctx.Err(), f.diagnose())
 	}
-	br.Close()
 }
 
 // spawnCommand chooses the flags of task i's spawn; a few are fixed so that
@@ -455,9 +570,15 @@ func (f *fleetRun) record(cmd, answer string) {
 		}
 		f.exists++
 	case "aborted":
-		f.aborted = append(f.aborted, w[1]+" "+w[2])
+		f.aborted = append(f.aborted, strings.Join(w[1:], " "))
+		f.caseSeen["fail"]++
 	case "paused":
 		f.paused++
+		for _, pause := range fixedCases[1:] {
+			if len(c) == 4 && slices.Contains(strings.Split(c[3], ","), pause) {
+				f.caseSeen[pause]++
+			}
+		}
 	case "lost":
 		a := f.agents[w[1]]
 		if a == nil {
@@ -471,9 +592,102 @@ func (f *fleetRun) record(cmd, answer string) {
 	}
 }
 
+// fail records a failure of the harness's own, reported with the others.
+func (f *fleetRun) fail(msg string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errs = append(f.errs, msg)
+}
+
+// spawnCases spawns each of fixedCases once on its spare task, before the
+// fleet runs, each with a dispatcher of its own and room in the registry
+// (at most two slots stay: a paused reserver's and an agent's), so that no
+// run misses a case: the fleet's own spawns of them may all be refused
+// (full, no parent), or retried as exists after a kill.
+func (f *fleetRun) spawnCases(ctx context.Context) {
+	for k, c := range fixedCases {
+		d := f.startRandomDispatcher()
+		cmd := fmt.Sprintf("spawn %s - short,%s", taskName(f.tasks+k), c)
+		answer, err := f.ask(ctx, d, cmd)
+		d.kill() // paused (killed between Reserve and the hand-over), or done
+		if err != nil || answer == "" {
+			f.t.Fatalf("%s: %s: answer %q, %v\n%s", d.member, cmd, answer, err, f.diagnose())
+		}
+		f.record(cmd, answer)
+	}
+}
+
+// diagnose describes the fleet, for a failure: the processes that hold the
+// barrier (and so keep the test waiting), each dispatcher's state and last
+// exchange, each agent's last report, the harness's errors, the registry.
+func (f *fleetRun) diagnose() string {
+	var b strings.Builder
+	b.WriteString("processes holding the barrier (fd 4):\n")
+	for _, p := range pipeHolders(f.barrierR) {
+		fmt.Fprintf(&b, "  %s\n", p)
+	}
+	f.procsMu.Lock()
+	procs := slices.Clone(f.procs)
+	f.procsMu.Unlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b.WriteString("dispatchers:\n")
+	for _, d := range procs {
+		state := "running"
+		select {
+		case <-d.exited:
+			state = d.cmd.ProcessState.String()
+		default:
+		}
+		fmt.Fprintf(&b, "  pid %d (%s), %s: last %s\n", d.cmd.Process.Pid, d.member, state, d.last)
+	}
+	b.WriteString("agents (slot ID, pid, killed by the test: last report):\n")
+	for _, id := range slices.Sorted(maps.Keys(f.agents)) {
+		a := f.agents[id]
+		fmt.Fprintf(&b, "  %s %d %v: %q\n", id, a.pid, f.killed[id], a.last)
+	}
+	for _, e := range f.errs {
+		fmt.Fprintf(&b, "error: %s\n", e)
+	}
+	reg, err := os.ReadFile(f.reg)
+	fmt.Fprintf(&b, "registry (%v):\n%s", err, reg)
+	return b.String()
+}
+
+// pipeHolders lists the other processes that hold an end of the pipe r
+// is an end of, with their command line and state.
+func pipeHolders(r *os.File) []string {
+	var st syscall.Stat_t
+	if r == nil || syscall.Fstat(int(r.Fd()), &st) != nil {
+		return nil
+	}
+	pipe := fmt.Sprintf("pipe:[%d]", st.Ino)
+	fds, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	seen := map[string]bool{}
+	var out []string
+	for _, fd := range fds {
+		pid := strings.Split(fd, "/")[2]
+		if seen[pid] || pid == strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		if l, err := os.Readlink(fd); err != nil || l != pipe {
+			continue
+		}
+		seen[pid] = true
+		cmdline, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+		stat, _ := os.ReadFile("/proc/" + pid + "/stat")
+		state := ""
+		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+3 < len(stat) {
+			state = string(stat[i+2 : i+3])
+		}
+		out = append(out, fmt.Sprintf("pid %s, state %s: %s", pid, state, strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " ")))
+	}
+	return out
+}
+
 // killer kills agents (and, if killDis, dispatchers) at random moments
 // until stop.
-func (f *fleetRun) killer(stop <-chan struct{}, procsMu *sync.Mutex, procs *[]*dispatcherProc) {
+func (f *fleetRun) killer(stop <-chan struct{}) {
 	for {
 		select {
 		case <-stop:
@@ -481,11 +695,11 @@ func (f *fleetRun) killer(stop <-chan struct{}, procsMu *sync.Mutex, procs *[]*d
 		case <-time.After(time.Duration(50+f.intN(350)) * time.Millisecond): // when faults happen, not a synchronisation
 		}
 		if f.killDis && f.intN(5) == 0 {
-			procsMu.Lock()
-			if len(*procs) > 0 {
-				(*procs)[f.intN(len(*procs))].cmd.Process.Kill()
+			f.procsMu.Lock()
+			if len(f.procs) > 0 {
+				f.procs[f.intN(len(f.procs))].cmd.Process.Kill()
 			}
-			procsMu.Unlock()
+			f.procsMu.Unlock()
 			continue
 		}
 		f.mu.Lock()
@@ -579,7 +793,7 @@ func (f *fleetRun) finish(ctx context.Context) []string {
 		}
 	}
 	admitted := 0
-	for i := range f.tasks {
+	for i := range f.docs {
 		st, err := status.NewStore[status.Status](filepath.Join(f.dir, taskName(i), "status.json")).Load(ctx)
 		if err != nil {
 			f.t.Fatal(err)
@@ -609,7 +823,7 @@ func fleetUnderKills(t *testing.T, members []fleetMember, tasks int) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	f := newFleetRun(t, "handover", members, tasks, seed)
-	f.kill, f.killDis = true, true
+	f.kill, f.killDis, f.cases = true, true, true
 	f.run(ctx, 3)
 	for _, e := range f.errs {
 		t.Error(e)
@@ -635,8 +849,10 @@ func fleetUnderKills(t *testing.T, members []fleetMember, tasks int) {
 			t.Errorf("HandOver found slot %s released, but its agent adopted %v, was killed %v, its task is %s", id, a.adopted, f.killed[id], st.State)
 		}
 	}
-	if f.paused == 0 || f.answers["aborted"] == 0 {
-		t.Errorf("no dispatcher paused (%d) or aborted (%d): the run missed a case", f.paused, f.answers["aborted"])
+	for _, c := range fixedCases {
+		if f.caseSeen[c] == 0 {
+			t.Errorf("no spawn %s was done (answers %v): the run missed a case", c, f.answers)
+		}
 	}
 	released, live := 0, 0
 	for id, a := range f.agents {
@@ -707,4 +923,96 @@ func TestFleetControlNoHandover(t *testing.T) {
 		t.Fatalf("CONTROL: no slot of a killed agent was left (killed %d): %v", len(f.killed), diff)
 	}
 	t.Logf("CONTROL caught: %s", strings.Join(diff, "; "))
+}
+
+// TestDispatchersKeepTheirAnswers: the agents a member's dispatcher starts
+// do not hold its stdout, where it answers the test. An agent that held it
+// would keep the test waiting for the answer of a dispatcher killed
+// meanwhile, for as long as the agent lives.
+func TestDispatchersKeepTheirAnswers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	members := fleetMembers(t)
+	f := newFleetRun(t, "handover", members, len(members), 1)
+	f.plumb()
+	for i, m := range members {
+		d := f.startDispatcher(m, m)
+		cmd := fmt.Sprintf("spawn %s - long", taskName(i))
+		answer, err := f.ask(ctx, d, cmd)
+		w := strings.Fields(answer)
+		if err != nil || len(w) != 3 || w[0] != "ok" {
+			t.Fatalf("%s: %s: answer %q, %v", m.name, cmd, answer, err)
+		}
+		for _, h := range pipeHolders(d.out) {
+			if strings.HasPrefix(h, "pid "+w[2]+",") {
+				t.Errorf("%s: its agent holds the dispatcher's stdout: %s", m.name, h)
+			}
+		}
+		// Known to the test, so that its clean-up kills it.
+		if pid := f.awaitStarted(ctx, w[1]); strconv.Itoa(pid) != w[2] {
+			t.Fatalf("%s: agent %s reported pid %d, its dispatcher %s", m.name, w[1], pid, w[2])
+		}
+	}
+}
+
+// TestAskSeesDispatcherDeath: a dispatcher killed while a process it
+// started holds its stdout answers nothing, and ask says so at once rather
+// than wait for that process to end. CONTROL: the stdout is still held
+// after the dispatcher's death, so a reader that waits for its end waits
+// for the process that holds it.
+func TestAskSeesDispatcherDeath(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	f := newFleetRun(t, "handover", nil, 1, 1)
+	f.plumb()
+	leaky := fleetMember{name: "leaky", dispatcher: agentCmd{Argv: []string{"sh", "-c", `sleep 600 & read cmd; kill -KILL $$`}}}
+	d := f.startDispatcher(leaky, leaky)
+	t.Cleanup(func() { // the sleep, before the dispatcher's own clean-up
+		for _, h := range pipeHolders(d.out) {
+			if pid, err := strconv.Atoi(strings.TrimSuffix(strings.Fields(h)[1], ",")); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	answer, err := f.ask(ctx, d, "spawn t00 - long")
+	if answer != "" || err != nil {
+		t.Fatalf("ask: %q, %v; want no answer", answer, err)
+	}
+	<-d.exited
+	if holders := pipeHolders(d.out); len(holders) == 0 {
+		t.Fatal("CONTROL: nothing holds the dead dispatcher's stdout: the test shows nothing")
+	} else {
+		t.Logf("CONTROL: after the dispatcher's death its stdout is held by %v", holders)
+	}
+}
+
+// TestMembersAnswerRefusals: each member's dispatcher answers a spawn that
+// cannot be admitted as doc.go says, on one line: a task that is not
+// queued, a parent that holds no slot, a full registry.
+func TestMembersAnswerRefusals(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, m := range fleetMembers(t) {
+		t.Run(m.name, func(t *testing.T) {
+			f := newFleetRun(t, "handover", []fleetMember{m}, 3, 1)
+			f.plumb()
+			writeJSON(t, filepath.Join(f.dir, taskName(0), "status.json"), `{"status": "completed"}`)
+			d := f.startDispatcher(m, m)
+			for _, c := range []struct{ cmd, want string }{
+				{"spawn t00 - short", "conflict"},
+				{"spawn t01 no-such-slot short", "refused noparent"},
+				{"full", ""},
+				{"spawn t02 - short", "refused full"},
+				{"stop", "stopped"},
+			} {
+				if c.cmd == "full" {
+					writeJSON(t, f.reg, `{"agents": [], "max_concurrent": 0}`)
+					continue
+				}
+				if answer, err := f.ask(ctx, d, c.cmd); answer != c.want || err != nil {
+					t.Errorf("%s: answer %q, %v; want %q", c.cmd, answer, err, c.want)
+				}
+			}
+		})
+	}
 }

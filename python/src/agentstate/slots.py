@@ -18,8 +18,8 @@ registry and the slot's other documents, with the caller's change to them::
     except slots.Exists as e:
         s = e.slot                      # a retried spawn: its slot, no second agent
     # ... start the agent with s.id; if that fails:
-    s = slots.abort(registry, s.id, slots.transition(task, "queued", "running"))
-    os.remove(s.resources["prompt"])
+    slots.abort(registry, s.id, slots.transition(task, "queued", "running"))
+    os.remove(prompt_file)              # its own file; the resources a slot returns are for reapers
 
     # the agent, before it works, and when it is done
     slots.adopt(registry, slot_id)
@@ -63,9 +63,9 @@ import os
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from . import _files, _json, _lock, _store
+from . import _files, _json, _lock, _store, _txn
 from ._store import DEFAULT_MAX_SIZE, DEFAULT_PERM, DEFAULT_TIMEOUT, JSONObject, Path
 from .claim import Check, Liveness, Owner, _Cache, local, self_owner
 from .errors import ConflictError, CorruptError, Error, InvalidArgument
@@ -81,6 +81,7 @@ _FOLDED = {_json.fold(name): name for name in _REGISTRY_MEMBERS}
 _SLOT_MEMBERS = ("id", "key", "parent", "depth", "owner", "reserved_at", "adopted_at", "docs", "resources")
 
 _MAX_NAME = 256  # the longest id or key, in bytes
+_MAX_DOCS = _txn.MAX_DOCUMENTS - 1  # a slot's documents and its registry fit one transaction
 _INT64 = (-(1 << 63), 1 << 63)
 _UNIX_EPOCH_NS = _json.go_time_normal("1970-01-01T00:00:00Z")[1]
 
@@ -243,6 +244,10 @@ class _Registry:
     def has_children(self, id: str) -> bool:
         return any(s.parent == id for s in self.agents)
 
+    def parents(self) -> Set[str]:
+        """The ids that slots name as their parent."""
+        return {s.parent for s in self.agents if s.parent}
+
     def settle(self) -> None:
         """Writes the counts from the slots."""
         self.counts["active_count"] = len(self.agents)
@@ -272,6 +277,8 @@ class _Registry:
                 if s.key in keys:
                     raise invalid("two slots with the key %r" % s.key)
                 keys.add(s.key)
+            if len(s.docs) > _MAX_DOCS:
+                raise invalid("slot %s: %d documents, limit %d" % (s.id, len(s.docs), _MAX_DOCS))
             for d in s.docs:
                 problem = _doc_path_problem(d)
                 if problem:
@@ -514,14 +521,23 @@ def _doc_path_problem(p: str) -> str:
 def doc_path(registry: Path, name: str) -> str:
     """The path of a document that a slot of the registry names (an element
     of Slot.docs): name resolved against the registry's directory, after
-    checking that it has the shape docs/PROTOCOL.md requires, so that the
-    path stays lexically inside that directory. Use it to open a slot's
-    documents for :func:`reap`; raises InvalidRegistry for another shape."""
+    checking that it has the shape docs/PROTOCOL.md requires and that its
+    directory, if it exists, stays inside the registry's directory with its
+    symbolic links followed. Use it to open a slot's documents for
+    :func:`reap`; raises InvalidRegistry for another shape, or a name that
+    leads out through a link."""
     shown = _shown(registry)
     problem = _doc_path_problem(name)
     if problem:
         raise InvalidRegistry("doc path", shown, problem)
-    return os.path.join(os.path.dirname(shown), *name.split("/"))
+    base = os.path.dirname(shown)
+    path = os.path.join(base, *name.split("/"))
+    if "/" in name:
+        real_base = os.path.realpath(base or os.curdir)
+        real = os.path.realpath(os.path.dirname(path))
+        if os.path.commonpath([real_base, real]) != real_base:
+            raise InvalidRegistry("doc path", shown, "document %s leads out of %s through a symbolic link" % (name, base or os.curdir))
+    return path
 
 
 def _doc_name(registry: str, path: str) -> str:
@@ -635,6 +651,8 @@ def reserve(
             name = _doc_name(_shown(registry), _shown(p))
             if name not in s.docs:
                 s.docs.append(name)
+    if len(s.docs) > _MAX_DOCS:
+        raise InvalidArgument("agentstate: slots: reserve in %s: %d documents, limit %d" % (_shown(registry), len(s.docs), _MAX_DOCS), _shown(registry))
     s.reserved_at = _now()
 
     def admit(reg: _Registry, shown: str) -> Slot:
@@ -806,7 +824,8 @@ def reap(
     while True:
         reg = _load(registry, op, max_size)
         live = _Cache(check)
-        candidates = [s for s in reg.agents if not reg.has_children(s.id)]
+        parents = reg.parents()
+        candidates = [s for s in reg.agents if s.id not in parents]
         unknown = [_copy(s) for s in candidates if live.of(s.owner) == Liveness.UNKNOWN]
         dead = [s for s in candidates if live.of(s.owner) == Liveness.DEAD]
         if not dead:
@@ -839,16 +858,23 @@ def _reap_pass(
         released.clear()
         again = _Cache(check)  # decided again, under the locks
         candidates = {s.id for s in dead}
-        for s in [a for a in reg.agents if a.id in candidates]:
-            if reg.has_children(s.id) or again.of(s.owner) != Liveness.DEAD:
+        parents = reg.parents()
+        kept: List[Slot] = []
+        doomed: List[Tuple[Slot, Optional[Edit]]] = []
+        for s in reg.agents:
+            if s.id not in candidates or s.id in parents or again.of(s.owner) != Liveness.DEAD:
+                kept.append(s)
                 continue
             e = edit(_copy(s)) if edit is not None else None
             # A slot whose edit now needs a document outside this
             # transaction (released and reserved again meanwhile) waits for
             # the next reap.
             if e is not None and any(_files.doc_key(p, "reap") not in docs for p in e.docs):
+                kept.append(s)
                 continue
-            del reg.agents[reg.find(s.id)]
+            doomed.append((s, e))
+        reg.agents[:] = kept
+        for s, e in doomed:
             released.append(_copy(s))
             if e is not None and e.fn is not None:
                 mine = [docs[_files.doc_key(p, "reap")] for p in e.docs]

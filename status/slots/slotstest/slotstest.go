@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -300,6 +301,7 @@ func testInvalidRegistryRefused(t *testing.T, h Harness) {
 		{"absolute doc", `{"max_concurrent": 5, "agents": [{"id": "a", "depth": 0, "docs": ["/etc/passwd"]}]}`},
 		{"doc outside", `{"max_concurrent": 5, "agents": [{"id": "a", "depth": 0, "docs": ["x/../../y"]}]}`},
 		{"unnamed resource", `{"max_concurrent": 5, "agents": [{"id": "a", "depth": 0, "resources": {"": "/x"}}]}`},
+		{"more documents than a transaction takes", `{"max_concurrent": 5, "agents": [{"id": "a", "depth": 0, "docs": [` + manyDocs(1024) + `]}]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFleet(t, h, tc.doc)
@@ -322,6 +324,15 @@ func testInvalidRegistryRefused(t *testing.T, h Harness) {
 			}
 		})
 	}
+}
+
+// manyDocs is n distinct document paths, as JSON strings joined by commas.
+func manyDocs(n int) string {
+	docs := make([]string, n)
+	for i := range docs {
+		docs[i] = fmt.Sprintf("%q", fmt.Sprintf("d%d/status.json", i))
+	}
+	return strings.Join(docs, ", ")
 }
 
 // Members of the wrong type make the registry corrupt: refused, unchanged.

@@ -9,6 +9,9 @@ dir=$(dirname "$reg")
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
 
+# oneline joins its input's lines: an answer is one line.
+oneline() { tr '\n' ' '; }
+
 spawn() { # TASK PARENT FLAGS
 	task=$1 parent=$2 flags=,$3,
 	set --
@@ -21,7 +24,11 @@ spawn() { # TASK PARENT FLAGS
 			-- "$dir/$task/status.json" --if status=queued status=running 2>"$err")
 		rc=$?
 		if [ $rc = 8 ] && grep -q 'registry full' "$err" && [ $try -lt 20 ]; then
-			corestate slot reap "$reg" --if status=running status=failed >/dev/null || return 1
+			if ! corestate slot reap "$reg" --if status=running status=failed >/dev/null 2>"$err"; then
+				rm -f -- "$prompt"
+				echo "error reap: $(oneline <"$err")"
+				return
+			fi
 			try=$((try + 1))
 			continue
 		fi
@@ -35,9 +42,10 @@ spawn() { # TASK PARENT FLAGS
 		for w in 'registry full:full' 'total reached:total' 'parent holds no:noparent' 'deeper than:toodeep'; do
 			if grep -q "${w%:*}" "$err"; then echo "refused ${w#*:}"; return; fi
 		done
-		if grep -q 'state conflict' "$err"; then echo conflict; return; fi
-		echo "error $(cat "$err")"; return ;;
-	*) echo "error exit $rc: $(cat "$err")"; return ;;
+		# The task left queued (a guard, or a transition rule): its slot came and went.
+		if grep -q -e ': conflict: ' -e 'state conflict' "$err"; then echo conflict; return; fi
+		echo "error $(oneline <"$err")"; return ;;
+	*) echo "error exit $rc: $(oneline <"$err")"; return ;;
 	esac
 	id=$(printf '%s\n' "$slot" | jq -r .id)
 	case $flags in *,pause-before-start,*) echo "paused $id"; cat >/dev/null; exit 0 ;; esac

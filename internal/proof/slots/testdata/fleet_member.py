@@ -128,8 +128,10 @@ class Fleet:
         env = dict(os.environ)
         env.update(kv.split("=", 1) for kv in self.agent.get("env") or [])
         try:
+            # Not this dispatcher's stdout, its answers: an agent that held it
+            # would keep the test waiting for the answer of a dispatcher killed.
             child = subprocess.Popen(argv + [s.id, self.task(task), plan], env=env, stdin=subprocess.DEVNULL,
-                                     pass_fds=(REPORTS, BARRIER))
+                                     stdout=subprocess.DEVNULL, pass_fds=(REPORTS, BARRIER))
         except OSError:
             s = slots.abort(self.reg, s.id, slots.transition(self.task(task), "blocked", "running"))
             os.remove(s.resources["prompt"])  # this dispatcher created it; the slot says where

@@ -10,7 +10,10 @@
 // members go away and come back with their data.
 //
 // A test binary that uses this package calls Cleanup after its tests (in
-// TestMain) to delete the member program.
+// TestMain) to delete the member program. The environment variable
+// ETCDTEST_MEMBER names a member program built beforehand (make test
+// builds one for all the test binaries), used instead of a build per test
+// binary.
 package etcdtest
 
 import (
@@ -385,8 +388,12 @@ var built struct {
 }
 
 // program builds the member program (once per process; later builds of
-// other test binaries hit the build cache).
+// other test binaries hit the build cache), unless ETCDTEST_MEMBER names
+// one.
 func program() (string, error) {
+	if exe := os.Getenv("ETCDTEST_MEMBER"); exe != "" {
+		return exe, nil
+	}
 	built.once.Do(func() {
 		built.dir, built.err = os.MkdirTemp("", "etcdtest-")
 		if built.err != nil {

@@ -45,7 +45,7 @@ func askQuestion(wsDir string) error {
 	}
 	st.Runs++
 	st.Question = "which base branch?"
-	return writeStatus(wsDir, st) // want `read-modify-write of wsDir without a lock.*use status.Mutate`
+	return writeStatus(wsDir, st) // want `read-modify-write of filepath\.Join\(wsDir, "status\.json"\) without a lock: read at line 42.*use status\.Mutate`
 }
 
 func spawnAgent(ctx context.Context, wsDir string) (int, error) { return 4242, nil }
@@ -59,7 +59,7 @@ func startAgent(ctx context.Context, wsDir string) error {
 		return err
 	}
 	st.PID = pid
-	return writeStatus(wsDir, st) // want `read-modify-write of wsDir without a lock`
+	return writeStatus(wsDir, st) // want `read-modify-write of filepath\.Join\(wsDir, "status\.json"\) without a lock: read at line 55`
 }
 
 type serviceStatus struct {

@@ -94,7 +94,7 @@ func onAgentExit(dir string) core.Result {
 	}
 	st.Status = "completed"
 	st.PID = 0
-	return writeStatusResult(dir, st) // want `read-modify-write of dir without a lock`
+	return writeStatusResult(dir, st) // want `read-modify-write of status\.json in dir without a lock: read at line 90`
 }
 
 // Section 1b: the status tool marks a workspace whose process died.
@@ -118,7 +118,7 @@ func createWorkspace(dir, task string) core.Result {
 		return r // already there
 	}
 	st := &WorkspaceStatus{Status: "queued", Task: task, StartedAt: time.Now()}
-	return writeStatusResult(dir, st) // want `read-modify-write of dir without a lock`
+	return writeStatusResult(dir, st) // want `read-modify-write of status\.json in dir without a lock: read at line 117`
 }
 
 // Section 2a: read, sleep, spawn, write back the copy read before.
@@ -135,7 +135,7 @@ func spawn(dir string, delay time.Duration) error {
 	st.Status = "running"
 	st.PID = cmd.Process.Pid
 	st.Runs++
-	writeStatus(dir, st) // want `read-modify-write of dir without a lock`
+	writeStatus(dir, st) // want `read-modify-write of status\.json in dir without a lock: read at line 126`
 	return nil
 }
 
@@ -167,6 +167,6 @@ func drainQueue(dirs []string) {
 			continue
 		}
 		st.Status = "running"
-		writeRunnerStatus(dir, st) // want `read-modify-write of dir without a lock`
+		writeRunnerStatus(dir, st) // want `read-modify-write of dir \(status\.json\) without a lock: read at line 165`
 	}
 }

@@ -1,3 +1,5 @@
+//go:build !race
+
 // Command member runs one etcd member (etcd's embed package) for the tests
 // of status/etcdstore; package etcdtest builds and starts it. It is a
 // separate program, not a mode of the test binaries, so that the tests of
@@ -7,6 +9,12 @@
 // It prints "ready" on stdout once the member serves clients, and stops
 // cleanly when its stdin is closed (which is also what happens when the
 // test process dies).
+//
+// It is built without the race detector, which would slow etcd's server
+// (not the code under test) down: so the -race test build of the module
+// (go test -race ./...) leaves it out rather than compile etcd's server a
+// second time, and make test builds it once, with go build, for all the
+// test binaries (ETCDTEST_MEMBER: package etcdtest).
 package main
 
 import (

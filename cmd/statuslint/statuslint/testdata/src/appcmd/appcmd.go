@@ -21,7 +21,7 @@ func NewCmdSet(f *cmdutil.Factory, key, value string) error {
 	if err != nil {
 		return err
 	}
-	return setRun(&setOptions{Config: cfg, Key: key, Value: value}) // want `read-modify-write of filepath.Join\(os.Getenv\("HOME"\), ".app", "config.json"\) without a lock: read and decoded at line`
+	return setRun(&setOptions{Config: cfg, Key: key, Value: value}) // want `read-modify-write of filepath\.Join\(os\.Getenv\("HOME"\), "\.app", "config\.json"\) without a lock: read at line 20`
 }
 
 func setRun(opts *setOptions) error {
@@ -36,7 +36,7 @@ func SetInline(f *cmdutil.Factory, key, value string) error {
 		return err
 	}
 	cfg.Set(key, value)
-	return cfg.Write() // want `read-modify-write of filepath.Join\(os.Getenv\("HOME"\), ".app", "config.json"\) without a lock: read and decoded at line`
+	return cfg.Write() // want `read-modify-write of filepath\.Join\(os\.Getenv\("HOME"\), "\.app", "config\.json"\) without a lock: read at line 34`
 }
 
 // A configuration the command is given, not one it loaded: whoever loaded

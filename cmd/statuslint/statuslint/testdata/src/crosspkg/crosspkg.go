@@ -9,7 +9,7 @@ func Complete(ws string) error {
 		return err
 	}
 	d.Status = "completed"
-	return wsutil.Put(ws, d) // want `read-modify-write of ws without a lock`
+	return wsutil.Put(ws, d) // want `read-modify-write of filepath\.Join\(ws, "status\.json"\) without a lock: read at line 7`
 }
 
 func Reset(ws, other string) error {

@@ -16,7 +16,7 @@ func bump(d Docs, path string) error {
 		return err
 	}
 	m["runs"] = m["runs"].(float64) + 1
-	return d.Put(path, m) // want `read-modify-write of path without a lock: read and decoded at line 14`
+	return d.Put(path, m) // want `read-modify-write of path without a lock: read at line 14`
 }
 
 // Client keeps documents elsewhere (a remote service, say).

@@ -89,7 +89,7 @@ func loadIntoCache(p string) {
 
 func viaSideEffect(p string) {
 	loadIntoCache(p)
-	save(p, cache) // want `read-modify-write of p without a lock: read and decoded at line 91`
+	save(p, cache) // want `read-modify-write of p without a lock: read at line 91`
 }
 
 // FALSE NEGATIVE: the same file under two different expressions.
@@ -336,7 +336,7 @@ type makers struct{ fresh func(string) doc }
 
 func writeFresh(m *makers, p string) {
 	d := m.fresh(p)
-	save(p, d) // want `read-modify-write of p without a lock: read and decoded at line 338`
+	save(p, d) // want `read-modify-write of p without a lock: read at line 338`
 }
 
 // FALSE NEGATIVE: a document that keeps its own path is followed to it

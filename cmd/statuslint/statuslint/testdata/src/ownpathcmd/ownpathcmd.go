@@ -15,7 +15,7 @@ func SetAlias(dir, name, expansion string) error {
 		return err
 	}
 	cfg.Aliases[name] = expansion
-	return cfg.Save() // want `read-modify-write of dir without a lock: read and decoded at line 13`
+	return cfg.Save() // want `read-modify-write of filepath\.Join\(dir, "config\.json"\) without a lock: read at line 13`
 }
 
 // Exported elsewhere: a copy written to another file is not the file read.

@@ -54,7 +54,7 @@ func markCompleted(wsDir string) error {
 	}
 	st.Status = "completed"
 	st.PID = 0
-	return writeStatus(wsDir, st) // want `read-modify-write of wsDir without a lock: read and decoded at line 51, written back here.*use status.Mutate`
+	return writeStatus(wsDir, st) // want `read-modify-write of filepath\.Join\(wsDir, "status\.json"\) without a lock: read at line 51.*use status\.Mutate`
 }
 
 // Pattern 2: read, spawn a process, write back the stale copy (the spawner):
@@ -71,7 +71,7 @@ func spawnAgent(wsDir string) error {
 	st.Status = "running"
 	st.PID = cmd.Process.Pid
 	st.Runs++
-	return writeStatus(wsDir, st) // want `read-modify-write of wsDir`
+	return writeStatus(wsDir, st) // want `read-modify-write of filepath\.Join\(wsDir, "status\.json"\) without a lock: read at line 63`
 }
 
 // Pattern 2b: read, then write back later from a goroutine after a sleep.
@@ -80,7 +80,7 @@ func resumeLater(wsDir string, delay time.Duration) {
 	go func() {
 		time.Sleep(delay)
 		st.Status = "running"
-		_ = writeStatus(wsDir, st) // want `read-modify-write of wsDir`
+		_ = writeStatus(wsDir, st) // want `read-modify-write of filepath\.Join\(wsDir, "status\.json"\) without a lock: read at line 79`
 	}()
 }
 
@@ -100,7 +100,7 @@ func markDead(path string) error {
 	if err != nil {
 		return err
 	}
-	return fs.WriteAtomic(path, out, 0o644) // want `read-modify-write of path without a lock: read and decoded at line 90`
+	return fs.WriteAtomic(path, out, 0o644) // want `read-modify-write of path without a lock: read at line 90`
 }
 
 // Pattern 4: the second service's 11-field copy of the struct: the write
@@ -129,7 +129,7 @@ func drainQueue(root, org, repo, task string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(p, raw, 0o644) // want `not atomic: os.WriteFile truncates p in place` `read-modify-write of p`
+	return os.WriteFile(p, raw, 0o644) // want `not atomic: os.WriteFile truncates p in place` `read-modify-write of filepath\.Join\(root, org, repo, task, "status\.json"\) without a lock: read at line 116`
 }
 
 // The same path spelled twice as the same expression.
@@ -187,7 +187,7 @@ func setNote(dir, note string) error {
 		return err
 	}
 	st["note"] = note
-	w, err := os.Create(filepath.Join(dir, statusFile)) // want `not atomic: os.Create truncates` `read-modify-write of filepath.Join\(dir, statusFile\) without a lock: read and decoded at line 179`
+	w, err := os.Create(filepath.Join(dir, statusFile)) // want `not atomic: os.Create truncates` `read-modify-write of filepath\.Join\(dir, "status\.json"\) without a lock: read at line 179`
 	if err != nil {
 		return err
 	}
@@ -212,7 +212,7 @@ func setQuestion(path, q string) error {
 	}
 	st["question"] = q
 	out, _ := json.Marshal(st)
-	w, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0) // want `read-modify-write of path without a lock: read and decoded at line 200`
+	w, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0) // want `read-modify-write of path without a lock: read at line 200`
 	if err != nil {
 		return err
 	}
@@ -233,7 +233,7 @@ func (w *Workspace) Requeue() error {
 		return err
 	}
 	st.Status = "queued"
-	return w.WriteStatus(st) // want `read-modify-write of w without a lock`
+	return w.WriteStatus(st) // want `read-modify-write of filepath\.Join\(w\.Dir, "status\.json"\) without a lock: read at line 231`
 }
 
 // In-place writes of JSON files, with no read at all.
@@ -275,5 +275,5 @@ func setBranch(ws, branch string) error {
 	if err := os.WriteFile(p+".tmp", out, 0o644); err != nil {
 		return err
 	}
-	return os.Rename(p+".tmp", p) // want `read-modify-write of p without a lock`
+	return os.Rename(p+".tmp", p) // want `read-modify-write of filepath\.Join\(ws, "status\.json"\) without a lock: read at line 265`
 }

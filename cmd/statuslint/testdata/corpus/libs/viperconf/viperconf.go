@@ -3,7 +3,13 @@
 // Set, WriteConfig.
 package viperconf
 
-import "github.com/spf13/viper"
+import (
+	"io"
+	"os"
+
+	"github.com/spf13/viper"
+	"gopkg.in/yaml.v3"
+)
 
 func setTokenGlobal(p, token string) error {
 	viper.SetConfigFile(p)
@@ -65,7 +71,7 @@ func configure(dir, token string) error {
 	userConfig.SetConfigName("user")
 	_ = userConfig.ReadInConfig()
 	c.user = userConfig
-	return runConfigure(c, token) // want `read-modify-write of c without a lock`
+	return runConfigure(c, token) // want `read-modify-write of the configuration file viper read into viperconf.userConfig without a lock: read at line 72`
 }
 
 // runConfigure changes and saves the configuration it is given: the
@@ -100,4 +106,84 @@ func setTokenGlobalAs(p, token string) error {
 	_ = viper.ReadInConfig()
 	viper.Set("token", token)
 	return viper.WriteConfigAs(p + "/config.json") // want `read-modify-write of .* without a lock`
+}
+
+// The shape of a cobra and viper CLI: the configuration read once at
+// start-up (cobra.OnInitialize), by viper's own instance or by one kept in
+// a package-level variable; a command that only sets a value and writes
+// back the whole document read at start-up.
+
+var appViper = viper.New()
+
+func loadAtStartup(home string) {
+	viper.AddConfigPath(home)
+	_ = viper.ReadInConfig()
+	appViper.AddConfigPath(home)
+	_ = appViper.ReadInConfig()
+}
+
+func setRegion(region string) error {
+	viper.Set("region", region)
+	return viper.WriteConfig() // want `read-modify-write of viper's configuration file without a lock: read at viperconf.go:\d+ \(viper.ReadInConfig\) and kept, written back here \(viper.WriteConfig\).*use status.Transform on the file viper's ConfigFileUsed names`
+}
+
+func setProfile(profile string) error {
+	appViper.Set("profile", profile)
+	return appViper.WriteConfig() // want `read-modify-write of the configuration file viper read into viperconf.appViper without a lock: read at viperconf.go`
+}
+
+// CONTROL: an instance of the command's own, read nowhere, written as a
+// fresh document.
+func writeDefaults(p string) error {
+	v := viper.New()
+	v.Set("region", "eu-west-1")
+	return v.WriteConfigAs(p)
+}
+
+// The same with the document encoded by the program and written to a file
+// it opens through a function variable (a writer that tests replace).
+
+var cfgWriter = defaultWriter
+
+func defaultWriter() (io.WriteCloser, error) { return os.Create(viper.GetString("config")) }
+
+func writeSettings() error {
+	f, err := cfgWriter()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	b, err := yaml.Marshal(viper.AllSettings())
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b) // want `read-modify-write of viper's configuration file without a lock: read at viperconf.go:\d+ \(viper.ReadInConfig\) and kept, written back here \(f.Write\)`
+	return err
+}
+
+// CONTROL: a document the program makes, written the same way.
+func writeFresh() error {
+	f, err := cfgWriter()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	b, err := yaml.Marshal(map[string]string{"region": "eu-west-1"})
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	return err
+}
+
+// A default configuration written when viper finds none: not reported.
+func loadOrCreate(dir string) *viper.Viper {
+	v := viper.New()
+	v.AddConfigPath(dir)
+	v.SetConfigName("app")
+	if _, ok := v.ReadInConfig().(viper.ConfigFileNotFoundError); ok {
+		v.Set("region", "eu-west-1")
+		_ = v.WriteConfigAs(dir + "/app.toml")
+	}
+	return v
 }

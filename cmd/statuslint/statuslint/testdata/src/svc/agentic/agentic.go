@@ -41,7 +41,7 @@ func (s *PrepSubsystem) onAgentComplete(dir string, exitCode int) {
 	if ok {
 		st.Status = finalStatus
 		st.PID = 0
-		writeStatusResult(dir, st) // want `read-modify-write of dir without a lock: read and decoded at line 39`
+		writeStatusResult(dir, st) // want `read-modify-write of status\.json in dir without a lock: read at line 39`
 	}
 }
 
@@ -66,7 +66,7 @@ func (s *PrepSubsystem) drainOne(delay time.Duration) bool {
 		st.PID = pid
 		st.Runs++
 		preserveNote(dir, st)
-		if r := writeStatusResult(dir, st); !r.OK { // want `read-modify-write of dir without a lock: read and decoded at line 53`
+		if r := writeStatusResult(dir, st); !r.OK { // want `read-modify-write of dir \(status\.json\) without a lock: read at line 53`
 			core.Warn("agentic: failed to write workspace status", "reason", r.Value)
 		}
 		return true
@@ -90,7 +90,7 @@ func (s *PrepSubsystem) recordRuntime(dir, agent string) {
 		st = &WorkspaceStatus{Status: "running", Agent: agent, StartedAt: time.Now()}
 	}
 	st.Runtime = "vz"
-	if r := writeStatusResult(dir, st); !r.OK { // want `read-modify-write of dir without a lock: read and decoded at line 88`
+	if r := writeStatusResult(dir, st); !r.OK { // want `read-modify-write of status\.json in dir without a lock: read at line 88`
 		core.Warn("agentic: failed to record runtime", "reason", r.Error())
 	}
 }
@@ -105,7 +105,7 @@ func (s *PrepSubsystem) resumeLater(dir string, delay time.Duration) {
 	go func() {
 		time.Sleep(delay)
 		st.Status = "running"
-		_ = writeStatus(dir, st) // want `read-modify-write of dir without a lock: read and decoded at line 101`
+		_ = writeStatus(dir, st) // want `read-modify-write of status\.json in dir without a lock: read at line 101`
 	}()
 }
 
@@ -122,7 +122,7 @@ func (s *PrepSubsystem) ask(dir, question string) core.Result {
 	}
 	st.Question = question
 	st.Status = "blocked"
-	return fs.WriteAtomic(path, core.JSONMarshalString(st)) // want `read-modify-write of path without a lock: read and decoded at line 115`
+	return fs.WriteAtomic(path, core.JSONMarshalString(st)) // want `read-modify-write of path \(status\.json\) without a lock: read at line 115`
 }
 
 // Shape: the framework's Write, which writes in place, of the status file.

@@ -126,7 +126,7 @@ var status = func(s *PrepSubsystem, input StatusInput) (StatusOutput, error) {
 			} else {
 				st.Status = "failed"
 			}
-			writeStatusResult(dir, st) // want `read-modify-write of dir without a lock: read and decoded at line 116`
+			writeStatusResult(dir, st) // want `read-modify-write of dir \(status\.json\) without a lock: read at line 116`
 		}
 		out.Total++
 	}

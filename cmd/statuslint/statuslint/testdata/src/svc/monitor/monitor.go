@@ -27,7 +27,7 @@ func markDead(path string) core.Result {
 	}
 	m["status"] = "failed"
 	delete(m, "pid")
-	return fs.WriteAtomic(path, core.JSONMarshalString(m)) // want `read-modify-write of path without a lock: read and decoded at line 20`
+	return fs.WriteAtomic(path, core.JSONMarshalString(m)) // want `read-modify-write of path without a lock: read at line 20`
 }
 
 var (
@@ -58,7 +58,7 @@ func (mon *Monitor) sweep(dirs []string) {
 		}
 		if pid, _ := m["pid"].(float64); !mon.alive(int(pid)) {
 			m["status"] = "failed"
-			saveStatus(dir, m) // want `read-modify-write of dir without a lock: read and decoded at line 55`
+			saveStatus(dir, m) // want `read-modify-write of dir \(status\.json\) without a lock: read at line 55`
 		}
 	}
 }
@@ -80,7 +80,7 @@ func pause(dir string) error {
 	}
 	s.Paused = true
 	out, _ := yaml.Marshal(s)
-	return os.WriteFile(p, out, 0o644) // want `read-modify-write of p without a lock: read and decoded at line 73`
+	return os.WriteFile(p, out, 0o644) // want `read-modify-write of p \(monitor\.yaml\) without a lock: read at line 73`
 }
 
 // Read only, through map[string]any: not reported.

@@ -54,7 +54,7 @@ func drainQueue(dirs []string) {
 			continue
 		}
 		st.Status = "running"
-		_ = WriteStatus(dir, st) // want `read-modify-write of dir without a lock: read and decoded at line 51`
+		_ = WriteStatus(dir, st) // want `read-modify-write of dir \(status\.json\) without a lock: read at line 51`
 	}
 }
 
@@ -67,7 +67,7 @@ func retry(dir string, backoff time.Duration) error {
 		return err
 	}
 	st.Runs++
-	return WriteStatus(dir, st) // want `read-modify-write of dir`
+	return WriteStatus(dir, st) // want `read-modify-write of status\.json in dir without a lock: read at line 63`
 }
 
 // Shape: agentic's helpers, from another package: the exported read
@@ -78,7 +78,7 @@ func requeue(dir string) error {
 		return err
 	}
 	st.Status = "queued"
-	return agentic.Save(dir, st) // want `read-modify-write of dir without a lock: read and decoded at line 76`
+	return agentic.Save(dir, st) // want `read-modify-write of status\.json in dir without a lock: read at line 76`
 }
 
 // A different workspace: not reported.

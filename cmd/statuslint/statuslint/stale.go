@@ -1,0 +1,197 @@
+package statuslint
+
+import (
+	"fmt"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/tools/go/ssa"
+)
+
+// A document that a program loads once (at start-up: in main, an init
+// function, cobra.OnInitialize, a PersistentPreRun) into a package-level
+// variable or a library's own instance, and that a handler later changes
+// and saves, is a read-modify-write whose read and write share no call
+// chain: two runs of the program lose one run's change. Such a write is
+// found where it is made: a write of a file that the function does not
+// read before it, of a document the program reads elsewhere, is a stale
+// write-back when what it writes carries that document (a value decoded
+// from it, kept in a package-level variable, or the library instance that
+// read it), or when the document is a viper instance's, whose every write
+// puts back the whole document it read.
+
+// A readSite is where a package reads a file.
+type readSite struct {
+	fn    *ssa.Function
+	pos   token.Pos
+	instr ssa.CallInstruction
+}
+
+// programKey reports whether a key names the same file wherever in the
+// program it is used: it depends on no parameter and nothing local.
+func programKey(k string) bool {
+	_, via := viaIndex(k)
+	if inst, ok := strings.CutSuffix(k, ".configFile"); ok && strings.Contains(inst, "(") {
+		return false // an instance a call made (viper.New()): one of many
+	}
+	return isTemplate(k) && !via && !strings.Contains(k, paramDelim)
+}
+
+// libraryDoc reports whether k is the document of a viper instance: a
+// write of it writes back everything the instance read.
+func libraryDoc(k string) bool {
+	return k == viperGlobal || strings.HasSuffix(k, ".configFile")
+}
+
+// checkStale reports the function's stale write-backs: writes of a file
+// that the function does not read (done: files already reported), read
+// elsewhere in the program.
+func (s *fnState) checkStale(order *order, reads, writes []event, done map[string]bool) {
+	var found []finding
+	var docs []event
+	for _, w := range writes {
+		// a viper document encoded and written to a file of the
+		// program's own choosing (yaml.Marshal(viper.AllSettings()))
+		for _, k := range s.libraryDocsGiven(w) {
+			if k != w.key {
+				d := w
+				d.key, d.desc = k, ""
+				docs = append(docs, d)
+			}
+		}
+	}
+	for _, w := range append(writes, docs...) {
+		if done[w.key] || !programKey(w.key) || !s.concurrent(order, w) {
+			continue
+		}
+		// a read here, before or after the write or in the same call,
+		// makes it this function's own cycle, reported (or locked) as such
+		readHere := false
+		for _, r := range reads {
+			readHere = readHere || r.key == w.key
+		}
+		if readHere || !libraryDoc(w.key) && !s.carries(w) {
+			continue
+		}
+		site, ok := s.c.readSites[w.key]
+		where := ""
+		switch {
+		case ok && site.fn == s.fn:
+			continue // read after the write, here
+		case !ok:
+			if where = s.c.importedRead(w.key); where == "" {
+				continue
+			}
+		}
+		done[w.key] = true
+		found = append(found, finding{r: event{kind: evRead, key: w.key, instr: site.instr, pos: site.pos, desc: where}, w: w})
+	}
+	s.reportStale(found)
+}
+
+// carries reports whether the write w's call is given the document it
+// writes: a value decoded from it, or a handle on it (a library instance
+// that read it).
+func (s *fnState) carries(w event) bool {
+	for _, a := range callArgs(w.instr.Common()) {
+		for _, at := range s.atomsOf(a) {
+			if (at.Kind == aDecoded || at.Kind == aHandle || at.Kind == aContent) && at.Key == w.key {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// libraryDocsGiven returns the viper documents that the write w's call is
+// given, decoded, other than in its receiver (a handle's Close is given
+// only the handle).
+func (s *fnState) libraryDocsGiven(w event) []string {
+	var out []string
+	args := callArgs(w.instr.Common())
+	if isMethodCall(w.instr.Common()) && len(args) > 0 {
+		args = args[1:]
+	}
+	for _, a := range args {
+		for _, at := range s.atomsOf(a) {
+			if at.Kind == aDecoded && libraryDoc(at.Key) && !slices.Contains(out, at.Key) {
+				out = append(out, at.Key)
+			}
+		}
+	}
+	return out
+}
+
+// A readsFact is a package's fact: the files, named the same in the whole
+// program (see programKey), that its functions read, and where (a
+// function's fact reaches other packages only for exported functions and
+// methods; a configuration is most often read by an unexported one).
+type readsFact struct {
+	Keys  []string
+	Sites []string // Sites[i]: where Keys[i] is read, "file.go:line (call)"
+}
+
+func (*readsFact) AFact() {}
+
+func (f *readsFact) String() string { return fmt.Sprintf("reads %d files", len(f.Keys)) }
+
+// exportReads records the package's readsFact.
+func (c *checker) exportReads() {
+	f := &readsFact{}
+	for k := range c.readSites {
+		f.Keys = append(f.Keys, k)
+	}
+	if len(f.Keys) == 0 {
+		return
+	}
+	slices.Sort(f.Keys)
+	for _, k := range f.Keys {
+		site := c.readSites[k]
+		where := c.pass.Fset.Position(site.pos)
+		f.Sites = append(f.Sites, filepath.Base(where.Filename)+":"+strconv.Itoa(where.Line)+c.callNameAt(site.pos, site.instr))
+	}
+	c.pass.ExportPackageFact(f)
+}
+
+// importedRead returns where a package this one imports reads file k
+// ("file.go:line (call)"), or "".
+func (c *checker) importedRead(k string) string {
+	if c.importedReads == nil {
+		c.importedReads = make(map[string]string)
+		for _, pf := range c.pass.AllPackageFacts() {
+			f, ok := pf.Fact.(*readsFact)
+			if !ok || pf.Package == c.pass.Pkg {
+				continue
+			}
+			for i, key := range f.Keys {
+				if _, seen := c.importedReads[key]; !seen && i < len(f.Sites) {
+					c.importedReads[key] = f.Sites[i]
+				}
+			}
+		}
+	}
+	return c.importedReads[k]
+}
+
+// reportStale reports stale write-backs, like reportRMW, naming where the
+// document was read.
+func (s *fnState) reportStale(found []finding) {
+	if len(found) == 0 {
+		return
+	}
+	several := len(found) > 1
+	for _, f := range found {
+		read := f.r.desc // in a package this one imports
+		if read == "" {
+			where := s.c.pass.Fset.Position(f.r.pos)
+			read = filepath.Base(where.Filename) + ":" + strconv.Itoa(where.Line) + s.c.callNameAt(f.r.pos, f.r.instr)
+		}
+		s.c.reportf(s.c.eventPos(f.w), "read-modify-write of %s without a lock: read at %s and kept, "+
+			"written back here%s; an update made in between by another goroutine or process "+
+			"is lost (use %s)", s.fileName(f.w.key, f.w.desc), read,
+			s.c.callNameAt(s.c.eventPos(f.w), f.w.instr), s.format(f).fix(several))
+	}
+}
