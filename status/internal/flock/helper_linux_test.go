@@ -283,8 +283,9 @@ func bellSleepers(pid int) int {
 	return n
 }
 
-// waitFor polls an observable condition until it holds; the test's
-// deadline bounds it.
+// waitFor polls an observable condition until it holds; go test's
+// -timeout bounds it (t.Context ends only when the test does), so a
+// condition must not be one that can pass unseen.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	for !cond() {

@@ -612,7 +612,14 @@ func timedOutRound(t *testing.T, control bool) (aWoken, bWoken, ok bool) {
 			f.Close()
 		}
 	}()
-	waitFor(t, "A sleeps on the bell", func() bool { return sleeps.Load() == 1 && bellSleepers(os.Getpid()) == 1 })
+	// On a loaded machine A's first timeout can pass before this goroutine
+	// looks: the count is then past 1 for good, and the round is run again.
+	waitFor(t, "A sleeps on the bell", func() bool {
+		return sleeps.Load() > 1 || sleeps.Load() == 1 && bellSleepers(os.Getpid()) == 1
+	})
+	if sleeps.Load() > 1 {
+		return false, false, false
+	}
 	bb, err := readerBell(name)
 	if err != nil {
 		t.Fatal(err)
@@ -636,8 +643,9 @@ func timedOutRound(t *testing.T, control bool) (aWoken, bWoken, ok bool) {
 		bWoke()
 		return false, false, false
 	}
+	// Every sleep of A after its first is behind B, in a higher class.
 	waitFor(t, "A timed out and sleeps again, behind B", func() bool {
-		return sleeps.Load() == 2 && bellSleepers(os.Getpid()) == 2
+		return sleeps.Load() >= 2 && bellSleepers(os.Getpid()) == 2
 	})
 	release()
 	if control {
