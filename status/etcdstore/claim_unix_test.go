@@ -7,9 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -136,7 +134,7 @@ func TestLeaseClaimsEndWithClient(t *testing.T) {
 	cli := newClient(t, endpoint)
 	dir := t.TempDir()
 	f := openClaimFleet(cli, dir)
-	owners := map[string]*claimChild{}
+	owners := map[string]*child{}
 	leases := map[string]claim.Owner{}
 	for _, name := range []string{"dead", "live"} {
 		c := startClaimChild(t, endpoint, dir, name)
@@ -291,49 +289,14 @@ func TestLease(t *testing.T) {
 	}
 }
 
-// A claimChild is a client process (TestClaimHelperProcess) that registers
+// startClaimChild starts a client process (TestClaimHelperProcess) that registers
 // agents NAME-0..2 owned by its lease, and NAME-host owned by its process
 // as seen from another host. It prints its lease owner, then "ready"; on
 // "finish" it finishes its lease's agents and prints "finished".
-type claimChild struct {
-	t   *testing.T
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Scanner
-}
-
-func startClaimChild(t *testing.T, endpoint, dir, name string) *claimChild {
+func startClaimChild(t *testing.T, endpoint, dir, name string) *child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestClaimHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "ETCDSTORE_HELPER=claim", "ETCDSTORE_ENDPOINT="+endpoint, "ETCDSTORE_PATH="+dir, "ETCDSTORE_NAME="+name)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c := &claimChild{t: t, cmd: cmd, in: in, out: bufio.NewScanner(out)}
-	t.Cleanup(func() { c.kill() })
-	return c
-}
-
-func (c *claimChild) line() string { return readLine(c.out) }
-
-func (c *claimChild) send(s string) { fmt.Fprintln(c.in, s) }
-
-func (c *claimChild) kill() {
-	if c.cmd.ProcessState == nil {
-		c.cmd.Process.Kill()
-		for c.out.Scan() {
-		}
-		c.cmd.Wait()
-	}
+	return startChild(t, "TestClaimHelperProcess",
+		"ETCDSTORE_HELPER=claim", "ETCDSTORE_ENDPOINT="+endpoint, "ETCDSTORE_PATH="+dir, "ETCDSTORE_NAME="+name)
 }
 
 // TestClaimHelperProcess is the child side of TestLeaseClaimsEndWithClient.

@@ -7,9 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -92,44 +90,16 @@ func (f *slotsFleet) check(ctx context.Context) error {
 // lease, then "adopted", "refused" or "reserved", and waits; on "release"
 // an agent releases its slot and prints "released".
 type slotsChild struct {
-	cmd   *exec.Cmd
-	in    io.WriteCloser
-	out   *bufio.Scanner
+	*child
 	lease claim.Owner
 }
 
 func startSlotsChild(t *testing.T, endpoint, dir, role, slot string) *slotsChild {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSlotsHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "ETCDSTORE_HELPER=slots", "ETCDSTORE_ENDPOINT="+endpoint, "ETCDSTORE_PATH="+dir,
-		"ETCDSTORE_ROLE="+role, "ETCDSTORE_SLOT="+slot)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c := &slotsChild{cmd: cmd, in: in, out: bufio.NewScanner(out)}
-	t.Cleanup(c.kill)
+	c := &slotsChild{child: startChild(t, "TestSlotsHelperProcess", "ETCDSTORE_HELPER=slots",
+		"ETCDSTORE_ENDPOINT="+endpoint, "ETCDSTORE_PATH="+dir, "ETCDSTORE_ROLE="+role, "ETCDSTORE_SLOT="+slot)}
 	c.lease.Lease = c.line()
 	return c
-}
-
-func (c *slotsChild) line() string { return readLine(c.out) }
-
-func (c *slotsChild) kill() {
-	if c.cmd.ProcessState == nil {
-		c.cmd.Process.Kill()
-		for c.out.Scan() {
-		}
-		c.cmd.Wait()
-	}
 }
 
 // TestSlotsHelperProcess is the child side of TestSlotsLeases. Run
@@ -334,7 +304,7 @@ func TestSlotsLeases(t *testing.T) {
 		t.Log("CONTROL: the killed agent that did not adopt leaves its slot with the live dispatcher's lease")
 	}
 	for _, name := range []string{"t3", "t4", "t5"} {
-		fmt.Fprintln(agents[name].in, "release")
+		agents[name].send("release")
 		if got := agents[name].line(); got != "released" {
 			t.Errorf("agent %s said %q", name, got)
 		}

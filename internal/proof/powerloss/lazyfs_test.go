@@ -146,14 +146,17 @@ func isMounted(mi *os.File, mnt string) (bool, error) {
 // cut. The writer must be dead and reaped already.
 func (l *lazyFS) clearCache(t *testing.T) {
 	t.Helper()
-	// O_NONBLOCK: fail rather than hang if LazyFS does not read the FIFO.
-	f, err := os.OpenFile(l.faults, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	// LazyFS's fault worker opens the FIFO for reading some time after the
+	// mount appears (under load a non-blocking open for writing found no
+	// reader yet: ENXIO). Opened read-write, the FIFO needs no reader: the
+	// command waits in the pipe until LazyFS reads it, and the deadline on
+	// "finished" below bounds a LazyFS that never does.
+	f, err := os.OpenFile(l.faults, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatalf("open the faults FIFO: %v: %s", err, l.logTail())
 	}
-	_, err = f.WriteString("lazyfs::clear-cache\n")
-	f.Close()
-	if err != nil {
+	defer f.Close()
+	if _, err := f.WriteString("lazyfs::clear-cache\n"); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.done.SetReadDeadline(time.Now().Add(stuck)); err != nil {
