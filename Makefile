@@ -164,9 +164,9 @@ cross:
 # (passed, failed, skipped), failed tests with their output, every skip with its
 # reason, and a last line "total: N passed, N failed, N skipped". With CI=true
 # (.ci/run) a skipped test not listed in .ci/allowed-skips fails the run. The
-# crashhooks tag builds the commit's crash-injection points (package
-# status/internal/journal, HooksBuilt), which the crash tests need. The
-# go test -json events are kept in .bin/unit.json: `go run
+# crashhooks tag builds the test switches (each package's TestSeams: crash
+# points, the controls' switches), which the tests that need one skip without.
+# The go test -json events are kept in .bin/unit.json: `go run
 # ./internal/cmd/timings report .bin/unit.json` lists the slowest tests.
 #
 # go vet runs inside the test build (-vet=all: every check, not go test's
@@ -207,7 +207,7 @@ unit:
 
 BENCHTIME ?= 1s
 bench:
-	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...
+	$(GO) test -tags crashhooks -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...
 	@for m in $(NESTED); do (cd $$m && $(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...) || exit 1; done
 
 # The peer benchmark (nested module bench/): status.Mutate next to SQLite,

@@ -20,8 +20,7 @@ func TestConcurrentReplacesShareSyncs(t *testing.T) {
 	dir := t.TempDir()
 	const files, writes = 16, 15
 	var rounds atomic.Int64
-	orig := syncshare.SyncFS
-	setSyncFS(t, func(fd int) error { rounds.Add(1); return orig(fd) })
+	setSyncFS(t, func(fd int, syncfs func(int) error) error { rounds.Add(1); return syncfs(fd) })
 	var wg sync.WaitGroup
 	for i := range files {
 		sub := filepath.Join(dir, fmt.Sprint("task", i))

@@ -56,15 +56,6 @@ type WatchBackend interface {
 	Watch(ctx context.Context) iter.Seq2[[]byte, error]
 }
 
-// quarantiner is the file backend's method for [Store.Quarantine]: moving
-// a document aside leaves it on disk under a new name, which only a file
-// has.
-type quarantiner interface {
-	// quarantine moves the document aside unless usable(doc) holds for it,
-	// and returns its new name ("" if it was left in place).
-	quarantine(ctx context.Context, usable func(doc []byte) bool) (moved string, err error)
-}
-
 // ErrUnsupported is matched ([errors.Is]) by the error of a [Store] method
 // whose backend lacks the optional method it needs (see [Backend]); the
 // error names what is missing. It also matches [errors.ErrUnsupported].

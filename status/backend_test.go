@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/agentstate/core/status/internal/filestore"
 )
 
 // A Store method that needs an optional method reaches it through its
@@ -82,7 +84,6 @@ func (b *capBackend) Watch(context.Context) iter.Seq2[[]byte, error] {
 var (
 	_ RemoveBackend = (*capBackend)(nil)
 	_ WatchBackend  = (*capBackend)(nil)
-	_ RemoveBackend = (*fileBackend)(nil)
-	_ WatchBackend  = (*fileBackend)(nil)
-	_ quarantiner   = (*fileBackend)(nil)
+	_ RemoveBackend = (*filestore.Doc)(nil)
+	_ WatchBackend  = (*filestore.Doc)(nil)
 )

@@ -224,14 +224,12 @@ func BenchmarkContended64(b *testing.B) {
 // and the mean time of a write.
 func timeWrites(b *testing.B) (report func()) {
 	var writes, writeNanos atomic.Int64
-	orig := writeFile
-	writeFile = func(path string, data []byte, perm os.FileMode) error {
+	setWriteFile(b, func(path string, data []byte, perm os.FileMode) error {
 		writes.Add(1)
 		t0 := time.Now()
 		defer func() { writeNanos.Add(int64(time.Since(t0))) }()
-		return orig(path, data, perm)
-	}
-	b.Cleanup(func() { writeFile = orig })
+		return writeFile(path, data, perm)
+	})
 	return func() {
 		b.ReportMetric(float64(b.N)/float64(writes.Load()), "calls/write")
 		b.ReportMetric(float64(writeNanos.Load())/float64(writes.Load())/1e6, "ms/write")

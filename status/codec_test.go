@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/agentstate/core/status/internal/filestore"
 )
 
 // fnSees runs one no-op Mutate and returns the document its fn was given.
@@ -43,7 +45,7 @@ func TestLastEncodingReuse(t *testing.T) {
 			if _, err := Mutate(context.Background(), path, func(s *Status) error { tc.set(s); return nil }); err != nil {
 				t.Fatal(err)
 			}
-			cur, _ := readDoc(path, path, 0)
+			cur, _ := filestore.Read(path, path, 0)
 			if _, _, _, hit := lookup[Status](c, cur); hit != tc.reused {
 				t.Errorf("last encoding reused = %v, want %v", hit, tc.reused)
 			}

@@ -75,9 +75,9 @@ func itoa(n int) string {
 func BenchmarkJoin(b *testing.B) {
 	for _, on := range []bool{true, false} {
 		b.Run("join="+map[bool]string{true: "on", false: "off"}[on], func(b *testing.B) {
-			old := joinTxs
-			joinTxs = on
-			defer func() { joinTxs = old }()
+			s := fileSeams(b)
+			s.NoJoin = !on
+			defer func() { s.NoJoin = false }()
 			BenchmarkEngine(b)
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentstate/core/status/internal/filestore"
 	"github.com/agentstate/core/status/internal/flock"
 	"github.com/agentstate/core/status/internal/journal"
 )
@@ -16,7 +17,7 @@ var ErrCorrupt = errors.New("corrupt document")
 // ErrNameTooLong is matched ([errors.Is]) by the error of a document whose
 // lock file name (its name plus [LockSuffix]) is too long for its file
 // system: usually a name over 250 bytes. It matches syscall.ENAMETOOLONG too.
-var ErrNameTooLong = errors.New("document name too long for its lock file")
+var ErrNameTooLong = filestore.ErrNameTooLong
 
 var (
 	// ErrTxUntrusted is matched ([errors.Is]) by the error, naming the file,

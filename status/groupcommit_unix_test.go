@@ -41,7 +41,7 @@ func holdLock(t *testing.T, path string) (release func()) {
 // condition, polled; the test's own deadline bounds it).
 func waitQueue(t *testing.T, path string, n int) {
 	t.Helper()
-	for queueLen(path) < n {
+	for queueLen(t, path) < n {
 		time.Sleep(50 * time.Microsecond)
 	}
 }
@@ -357,7 +357,7 @@ func TestFnGoexitReleasesLock(t *testing.T) {
 	if err != nil || got.Count != 1 {
 		t.Fatalf("Mutate after Goexit = %+v, %v; want count 1", got, err)
 	}
-	if n := registrySize(); n != 0 {
+	if n := registrySize(t); n != 0 {
 		t.Errorf("registry holds %d entries after all calls returned", n)
 	}
 }
@@ -426,7 +426,7 @@ func TestRegistryEntriesReleased(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := registrySize(); n != 0 {
+	if n := registrySize(t); n != 0 {
 		t.Errorf("registry holds %d entries after all calls returned, want 0", n)
 	}
 	for _, p := range paths {
@@ -473,12 +473,10 @@ func TestGatherWaitsOnlyForLiveOwners(t *testing.T) {
 	release := holdLock(t, path)
 	writing, proceed := make(chan struct{}), make(chan struct{})
 	var first sync.Once
-	orig := writeFile
-	writeFile = func(p string, data []byte, perm os.FileMode) error {
+	setWriteFile(t, func(p string, data []byte, perm os.FileMode) error {
 		first.Do(func() { close(writing); <-proceed })
-		return orig(p, data, perm)
-	}
-	t.Cleanup(func() { writeFile = orig })
+		return writeFile(p, data, perm)
+	})
 
 	type call struct {
 		ret    chan error

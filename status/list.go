@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentstate/core/fs"
+	"github.com/agentstate/core/status/internal/filestore"
 )
 
 // StatusFile is the name of a workspace's status document, the one that
@@ -70,7 +71,7 @@ func (d *Dir[T]) All() iter.Seq2[Entry[T], error] {
 		d.walk(filepath.Clean(d.root), walker[T]{
 			enter: func(string) error { return nil },
 			doc: func(path string) bool {
-				data, err := readDoc(path, path, d.maxSize)
+				data, err := filestore.Read(path, path, d.maxSize)
 				if data == nil && err == nil {
 					return true // removed since the listing
 				}
@@ -162,9 +163,5 @@ func (d *Dir[T]) walk(dir string, w walker[T]) bool {
 
 // listError names dir once: the os error's own path is dropped.
 func listError(dir string, err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	return pathError("list", dir, err)
+	return pathError("list", dir, filestore.Cause(err))
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/agentstate/core/status/internal/filestore"
 )
 
 // An Observer receives a [CallReport] of each call the file backend serves
@@ -53,92 +55,15 @@ func (c CallReport) LogValue() slog.Value {
 	return slog.GroupValue(attrs...)
 }
 
-type observerKey struct{}
-
 // WithObserver returns a copy of ctx that carries o, to which calls made
 // with it report (see [Observer]); a nil o, or one without Done, does not.
 func WithObserver(ctx context.Context, o *Observer) context.Context {
-	return context.WithValue(ctx, observerKey{}, o)
-}
-
-func observerFrom(ctx context.Context) *Observer {
-	o, _ := ctx.Value(observerKey{}).(*Observer)
-	if o == nil || o.Done == nil {
-		return nil
-	}
-	return o
-}
-
-// A trace records, for an observed request, what its [CallReport] reports. It is
-// allocated only for observed requests, and the engine reads clocks only
-// while its entry has observed requests in flight (entry.observed).
-type trace struct {
-	obs    *Observer
-	called time.Time // when the call began
-	fnAt   time.Time // when its fn began
-	batch  int
-	lock   time.Duration
-	write  time.Duration
-	leader bool
-}
-
-// observe starts the trace of r if its context carries an [Observer], and
-// returns the function that ends it.
-func (e *entry) observe(r *request) (done func()) {
-	o := observerFrom(r.ctx)
 	if o == nil {
-		return func() {}
+		return filestore.WithObserver(ctx, nil)
 	}
-	r.tr = &trace{obs: o, called: time.Now()}
-	e.observed.Add(1)
-	return func() { e.observed.Add(-1) }
-}
-
-// report sends r's [CallReport] to its [Observer].
-func (r *request) report() {
-	t := r.tr
-	if t == nil {
-		return
-	}
-	end := t.fnAt
-	if end.IsZero() {
-		end = time.Now()
-	}
-	t.obs.Done(CallReport{
-		Path: r.b.path, Op: r.op, Wait: end.Sub(t.called), Lock: t.lock,
-		Batch: t.batch, Write: t.write, Leader: t.leader, Err: r.err,
-	})
-}
-
-// clock returns the time if the entry has observed requests, else zero.
-func (e *entry) clock() time.Time {
-	if e.observed.Load() == 0 {
-		return time.Time{}
-	}
-	return time.Now()
-}
-
-// since returns the time since t, or 0 for a zero t.
-func since(t time.Time) time.Duration {
-	if t.IsZero() {
-		return 0
-	}
-	return time.Since(t)
-}
-
-// joined records, in each observed request of a batch, what the batch
-// reports.
-func joined(leader *request, batch []*request, lock time.Duration) {
-	for _, q := range batch {
-		if q.tr != nil {
-			q.tr.batch, q.tr.lock, q.tr.leader = len(batch), lock, q == leader
+	return filestore.WithObserver(ctx, func(r filestore.Report) {
+		if o.Done != nil {
+			o.Done(CallReport(r))
 		}
-	}
-}
-
-// started records when r's fn starts, for an observed r.
-func (r *request) started() {
-	if r.tr != nil {
-		r.tr.fnAt = time.Now()
-	}
+	})
 }

@@ -2,21 +2,14 @@ package status
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
-	"syscall"
-	"time"
 
-	"github.com/agentstate/core/fs"
+	"github.com/agentstate/core/status/internal/filestore"
 )
 
 // QuarantineSuffix, the time in UTC and, if that name is taken, "-2",
 // "-3"..., name the file that [Quarantine] moves a document to:
 // status.json.corrupt-20260102T150405Z.
-const QuarantineSuffix = ".corrupt-"
+const QuarantineSuffix = filestore.QuarantineSuffix
 
 // Quarantine moves the status document at path aside if it cannot be used;
 // see [Store.Quarantine].
@@ -32,123 +25,14 @@ func Quarantine(ctx context.Context, path string) (moved string, err error) {
 // [os.ErrNotExist], [fs.ErrNotRegular], or, off the file backend, [ErrUnsupported].
 func (s *Store[T]) Quarantine(ctx context.Context) (moved string, err error) {
 	name := s.b.Name()
-	q, ok := s.b.(quarantiner)
 	switch {
 	case ctx == nil:
 		return "", pathError("quarantine", name, errNilContext)
-	case !ok:
+	case s.file == nil:
 		return "", pathError("quarantine", name, unsupported("only the file backend quarantines"))
 	}
-	return q.quarantine(ctx, func(doc []byte) bool {
+	return s.file.Quarantine(ctx, func(doc []byte) bool {
 		_, _, err := decode[T](s.codec, name, doc)
 		return err == nil
 	})
-}
-
-// quarantine implements [Store.Quarantine].
-func (b *fileBackend) quarantine(ctx context.Context, usable func(doc []byte) bool) (moved string, err error) {
-	name := b.path
-	if err := ctx.Err(); err != nil {
-		return "", pathError("quarantine", name, err)
-	}
-	key, err := docPath(b.path)
-	if err != nil {
-		return "", pathError("quarantine", name, err)
-	}
-	// A flock on a descriptor of its own excludes this process's Mutate
-	// leaders too: they lock through descriptors of their own.
-	unlock, err := lockFile(ctx, key+LockSuffix, b.perm)
-	if err != nil {
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		return "", pathError("quarantine", name, err)
-	}
-	defer unlock()
-	// Like every locker: a transaction a crash left completes (and may make
-	// the document usable) or is undone first.
-	if _, err := recoverDoc(ctx, key, b.maxSize); err != nil {
-		return "", pathError("quarantine", name, err)
-	}
-	data, err := readDoc(name, key, b.maxSize)
-	switch {
-	case errors.Is(err, fs.ErrTooLarge):
-	case err != nil:
-		return "", err
-	case data == nil:
-		return "", pathError("quarantine", name, os.ErrNotExist)
-	case usable(data):
-		return "", nil
-	}
-	moved, err = moveAside(key, time.Now())
-	if err != nil {
-		return "", pathError("quarantine", name, err)
-	}
-	if key != name {
-		moved = name + moved[len(key):] // named as the caller named the document
-	}
-	return moved, nil
-}
-
-// moveAside renames the file at key to a new name beside it (see
-// [QuarantineSuffix]) and makes the move durable. The new name is reserved
-// first with O_EXCL, so the rename never replaces another file.
-func moveAside(key string, now time.Time) (string, error) {
-	if err := syncFile(key); err != nil {
-		return "", err
-	}
-	base := key + QuarantineSuffix + now.UTC().Format("20060102T150405Z")
-	for i := 1; i <= 1000; i++ {
-		name := base
-		if i > 1 {
-			name = fmt.Sprintf("%s-%d", base, i)
-		}
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, os.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		f.Close()
-		if err := os.Rename(key, name); err != nil {
-			os.Remove(name)
-			return "", err
-		}
-		return name, syncDir(filepath.Dir(key))
-	}
-	return "", fmt.Errorf("%w: %s-2 to -1000 are all taken", os.ErrExist, base)
-}
-
-// syncFile makes the document's bytes durable before they move: a
-// document written without fsync by another program may have none yet.
-// It opens without blocking and syncs only a regular file (something else
-// planted meanwhile is refused, and not moved).
-func syncFile(path string) error {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return err
-	} else if !fi.Mode().IsRegular() {
-		return fs.ErrNotRegular
-	}
-	return f.Sync()
-}
-
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil // a directory cannot be synced there (see package fs)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("%w: %w", fs.ErrDurabilityUnknown, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("%w: %w", fs.ErrDurabilityUnknown, err)
-	}
-	return nil
 }

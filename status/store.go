@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/agentstate/core/status/internal/filestore"
 )
 
 // An Option configures a [Store].
@@ -31,6 +33,10 @@ func WithPerm(perm os.FileMode) Option {
 	return func(o *options) { o.perm = perm.Perm() }
 }
 
+// LockSuffix (".lock") is appended to a document's path to name its lock
+// file.
+const LockSuffix = filestore.LockSuffix
+
 // DefaultMaxSize is the size of the largest document file that the file
 // backend reads (16 MiB; a status document is about 1 KiB); see [WithMaxSize].
 const DefaultMaxSize = 16 << 20
@@ -52,14 +58,30 @@ type Stamper interface{ Stamp(now time.Time) }
 // A Store is cheap (create one per call if convenient) and safe for
 // concurrent use; Stores for the same path share one lock.
 type Store[T any] struct {
-	b     Backend
+	store
 	codec *codec
+}
+
+// A store is what a Store of any type holds: its backend, and the same
+// document as a file when it is kept by the file backend.
+type store struct {
+	b    Backend
+	file *filestore.Doc // b, or nil for another backend
+}
+
+// storeFor returns the store of the document at path.
+func storeFor(path string, o options) store {
+	if o.backend != nil {
+		return store{b: o.backend(path)}
+	}
+	f := filestore.New(path, o.perm, o.maxSize)
+	return store{b: f, file: f}
 }
 
 // NewStore returns a [Store] for the document at path, a file kept by the
 // file backend unless [WithBackend] selects another.
 func NewStore[T any](path string, opts ...Option) *Store[T] {
-	return &Store[T]{b: backendFor(path, collect(opts)), codec: codecFor[T]()}
+	return &Store[T]{store: storeFor(path, collect(opts)), codec: codecFor[T]()}
 }
 
 // Mutate runs fn on the current document under the document's lock and
@@ -164,3 +186,7 @@ var (
 	errNilFunc    = errors.New("nil mutate function")
 	errNilContext = errors.New("nil context")
 )
+
+// pathError reports a failed operation on the document at path, naming
+// path once (see [filestore.Error]).
+func pathError(op, path string, err error) error { return filestore.Error(op, path, err) }

@@ -23,7 +23,7 @@ func Transform(ctx context.Context, path string, fn func(cur []byte) ([]byte, er
 	case ctx == nil:
 		return pathError("transform", path, errNilContext)
 	}
-	return backendFor(path, collect(opts)).Update(ctx, func(cur []byte) ([]byte, error) {
+	return storeFor(path, collect(opts)).b.Update(ctx, func(cur []byte) ([]byte, error) {
 		out, err := fn(cur)
 		if err != nil {
 			return nil, err
@@ -40,11 +40,12 @@ func Transform(ctx context.Context, path string, fn func(cur []byte) ([]byte, er
 func TransformAll(ctx context.Context, paths []string, fn func(cur [][]byte) ([][]byte, error), opts ...Option) error {
 	const op = "transform all"
 	o := collect(opts)
-	docs := make([]Backend, len(paths))
+	docs := make([]*store, len(paths))
 	for i, p := range paths {
-		docs[i] = backendFor(p, o)
+		s := storeFor(p, o)
+		docs[i] = &s
 	}
-	names := backendNames(docs)
+	names := storeNames(docs)
 	switch {
 	case fn == nil:
 		return pathError(op, names, errNilFunc)
@@ -53,11 +54,11 @@ func TransformAll(ctx context.Context, paths []string, fn func(cur [][]byte) ([]
 	case len(docs) == 0:
 		return nil
 	}
-	tb, ok := docs[0].(TxBackend)
-	if !ok {
-		return pathError(op, names, unsupported("the backend is not a status.TxBackend"))
+	update, err := commitAll(op, docs)
+	if err != nil {
+		return pathError(op, names, err)
 	}
-	return tb.UpdateAll(ctx, docs, func(cur [][]byte) ([][]byte, error) {
+	return update(ctx, func(cur [][]byte) ([][]byte, error) {
 		out, err := fn(cur)
 		if err != nil {
 			return nil, err
@@ -81,12 +82,4 @@ func keptDoc(cur, out []byte) []byte {
 		return []byte{}
 	}
 	return out
-}
-
-// backendFor returns the backend of the document at path.
-func backendFor(path string, o options) Backend {
-	if o.backend != nil {
-		return o.backend(path)
-	}
-	return newFileBackend(path, o.perm, o.maxSize)
 }

@@ -10,20 +10,22 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentstate/core/status/internal/filestore"
 )
 
 // An AnyStore is a *Store of any document type, as [MutateAll] and [LoadAll]
 // take several of them. Only Stores implement it.
 type AnyStore interface {
 	Name() string
-	isNil() bool
-	backend() Backend
+	base() *store // nil for a nil Store
 	open(cur []byte) (txValue, error)
 }
 
 // A TxBackend is a [Backend] that can also change several of its documents
-// in one all-or-nothing step. [MutateAll] and [LoadAll] use it; the file
-// backend and the etcd backend (status/etcdstore) implement it.
+// in one all-or-nothing step. [MutateAll], [LoadAll] and [TransformAll]
+// use it, with the etcd backend (status/etcdstore); the file backend has
+// its own.
 type TxBackend interface {
 	Backend
 	// UpdateAll is Update over docs, Backends of the receiver's kind with
@@ -157,7 +159,7 @@ func LoadAll(ctx context.Context, docs ...AnyStore) (*Tx, error) {
 
 // updateAll is [MutateAll], and [LoadAll] when fn is nil.
 func updateAll(ctx context.Context, op string, docs []AnyStore, fn func(*Tx) error) (*Tx, error) {
-	bs, err := txBackends(docs)
+	update, err := txUpdate(docs, op)
 	if err == nil && ctx == nil {
 		err = errNilContext
 	}
@@ -165,7 +167,7 @@ func updateAll(ctx context.Context, op string, docs []AnyStore, fn func(*Tx) err
 		return nil, pathError(op, docNames(docs), err)
 	}
 	var result *Tx
-	err = updateAllAs(ctx, op, bs, func(cur [][]byte) ([][]byte, error) {
+	err = update(ctx, func(cur [][]byte) ([][]byte, error) {
 		tx := &Tx{docs: docs, vals: make([]txValue, len(docs))}
 		for i, d := range docs {
 			v, err := d.open(cur[i])
@@ -203,49 +205,84 @@ func updateAll(ctx context.Context, op string, docs []AnyStore, fn func(*Tx) err
 	return result, nil
 }
 
-// updateAllAs calls UpdateAll of the first backend, telling the file
-// backend which call it serves, for its errors.
-func updateAllAs(ctx context.Context, op string, bs []Backend, apply func(cur [][]byte) ([][]byte, error)) error {
-	if b, ok := bs[0].(*fileBackend); ok {
-		return b.updateAllAs(ctx, op, bs, apply)
-	}
-	return bs[0].(TxBackend).UpdateAll(ctx, bs, apply)
-}
-
-// txBackends checks the documents of a transaction and returns their
-// backends.
-func txBackends(docs []AnyStore) ([]Backend, error) {
+// txUpdate checks the documents of a transaction and returns the call
+// that commits it (see commitAll).
+func txUpdate(docs []AnyStore, op string) (func(ctx context.Context, apply func(cur [][]byte) ([][]byte, error)) error, error) {
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("%w: no documents", os.ErrInvalid)
 	}
-	bs := make([]Backend, len(docs))
+	ss := make([]*store, len(docs))
 	for i, d := range docs {
-		if d == nil || d.isNil() {
+		if ss[i] = anyBase(d); ss[i] == nil {
 			return nil, fmt.Errorf("%w: document %d is nil", os.ErrInvalid, i)
 		}
-		bs[i] = d.backend()
 	}
-	if _, ok := bs[0].(TxBackend); !ok {
+	return commitAll(op, ss)
+}
+
+// commitAll returns the call that commits a transaction over ss, which
+// are not empty: filestore.UpdateAll for files, else the first backend's
+// UpdateAll.
+func commitAll(op string, ss []*store) (func(ctx context.Context, apply func(cur [][]byte) ([][]byte, error)) error, error) {
+	if ss[0].file != nil {
+		files := make([]*filestore.Doc, len(ss))
+		for i, s := range ss {
+			if files[i] = s.file; s.file == nil {
+				return nil, fmt.Errorf("%w: %s is not a file (one transaction cannot mix backends)", os.ErrInvalid, s.b.Name())
+			}
+		}
+		return func(ctx context.Context, apply func(cur [][]byte) ([][]byte, error)) error {
+			return filestore.UpdateAll(ctx, op, files, apply)
+		}, nil
+	}
+	tb, ok := ss[0].b.(TxBackend)
+	if !ok {
 		return nil, unsupported("it is not a status.TxBackend")
 	}
-	return bs, nil
+	bs := make([]Backend, len(ss))
+	for i, s := range ss {
+		bs[i] = s.b
+	}
+	return func(ctx context.Context, apply func(cur [][]byte) ([][]byte, error)) error {
+		return tb.UpdateAll(ctx, bs, apply)
+	}, nil
+}
+
+// anyBase returns d's store, or nil for a nil d.
+func anyBase(d AnyStore) *store {
+	if d == nil {
+		return nil
+	}
+	return d.base()
 }
 
 // docNames names the documents of a transaction in errors.
 func docNames(docs []AnyStore) string {
-	names := make([]string, 0, len(docs))
-	for _, d := range docs {
-		if d == nil || d.isNil() {
-			names = append(names, "<nil>")
-			continue
+	ss := make([]*store, len(docs))
+	for i, d := range docs {
+		ss[i] = anyBase(d)
+	}
+	return storeNames(ss)
+}
+
+// storeNames is docNames for stores (nil for a nil document).
+func storeNames(ss []*store) string {
+	names := make([]string, len(ss))
+	for i, s := range ss {
+		names[i] = "<nil>"
+		if s != nil {
+			names[i] = s.b.Name()
 		}
-		names = append(names, d.Name())
 	}
 	return strings.Join(names, ", ")
 }
 
-func (s *Store[T]) isNil() bool      { return s == nil }
-func (s *Store[T]) backend() Backend { return s.b }
+func (s *Store[T]) base() *store {
+	if s == nil {
+		return nil
+	}
+	return &s.store
+}
 
 // A txValue is one document of a transaction, decoded.
 type txValue interface {

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -32,9 +33,9 @@ import (
 func crashCommitted(t *testing.T, reg *Store[txReg], task *Store[Status]) {
 	t.Helper()
 	needHooks(t)
-	journal.Seams.Crash = func(step string) bool { return step == "committed" }
+	txSeams(t).Crash = func(step string) bool { return step == "committed" }
 	_, err := MutateAll(context.Background(), []AnyStore{reg, task}, spawn(reg, task))
-	journal.Seams.Crash = nil
+	txSeams(t).Crash = nil
 	if !errors.Is(err, errCrashed) {
 		t.Fatalf("MutateAll: %v, want the simulated crash", err)
 	}
@@ -119,6 +120,7 @@ func TestRecoveryKeepsBasicClientsWrites(t *testing.T) {
 					t.Skipf("%s not found: make deps installs it", tool)
 				}
 			}
+			noCheck := false // the control's conflict check is off
 			increments := func(t *testing.T) (acked, lost int) {
 				dir := t.TempDir()
 				reg, task := txDocs(t, dir)
@@ -126,7 +128,7 @@ func TestRecoveryKeepsBasicClientsWrites(t *testing.T) {
 				crashCommitted(t, reg, task)
 				acked = c.incr(t, task.Name(), n)
 				_, err := task.Mutate(context.Background(), func(*Status) error { return nil })
-				if !journal.Seams.NoConflictCheck && (!errors.Is(err, ErrTxConflict) || !errNames(err, task.Name(), task.Name()+journal.ConflictSuffix)) {
+				if !noCheck && (!errors.Is(err, ErrTxConflict) || !errNames(err, task.Name(), task.Name()+journal.ConflictSuffix)) {
 					t.Fatalf("the next Mutate: %v, want ErrTxConflict naming the document and its copy", err)
 				}
 				got, err := task.Mutate(context.Background(), func(*Status) error { return nil })
@@ -142,7 +144,7 @@ func TestRecoveryKeepsBasicClientsWrites(t *testing.T) {
 				crashCommitted(t, reg, task)
 				c.remove(t, task.Name())
 				_, err := LoadAll(context.Background(), reg, task)
-				if !journal.Seams.NoConflictCheck && !errors.Is(err, ErrTxConflict) {
+				if !noCheck && !errors.Is(err, ErrTxConflict) {
 					t.Fatalf("LoadAll: %v, want ErrTxConflict", err)
 				}
 				_, serr := os.Lstat(task.Name())
@@ -150,7 +152,8 @@ func TestRecoveryKeepsBasicClientsWrites(t *testing.T) {
 			}
 			acked, lost := increments(t)
 			back := removal(t)
-			setSeam(t, &journal.Seams.NoConflictCheck)
+			setSeam(t, &txSeams(t).NoConflictCheck)
+			noCheck = true
 			cacked, clost := increments(t)
 			cback := removal(t)
 			t.Logf("%s: %d of %d acknowledged increments lost, removed document back %v; without the conflict check: %d of %d lost, back %v",
@@ -217,8 +220,7 @@ func TestWorkspaceDeletionCompletesTransaction(t *testing.T) {
 			if c.taskDir == "task" {
 				useLegacyRecovery(t, nil)
 			} else {
-				removeCompletes = false
-				t.Cleanup(func() { removeCompletes = true })
+				setSeam(t, &fileSeams(t).NoPendingCheck)
 			}
 			cbroken, _ := run(t, c.taskDir)
 			t.Logf("CONTROL: %d of %d registries broken or without their half", cbroken, rounds)
@@ -232,26 +234,33 @@ func TestWorkspaceDeletionCompletesTransaction(t *testing.T) {
 // Failure 7: two lockers recover two documents of one committed
 // transaction at once. Each first looks at the other's marker (a barrier
 // holds both there); neither may leave the journal behind for good. The
-// control keeps the earlier order (look, keep the journal, remove our
-// marker, never look again): both keep it.
+// control checks that the barrier holds each recoverer after a first look
+// that found the other's marker still there: the state in which a recovery
+// that never looks again keeps the journal.
 func TestConcurrentRecoveriesOrphanNoJournal(t *testing.T) {
 	needHooks(t)
 	const rounds = 30
+	var held atomic.Int64 // recoverers held at the barrier with the other's marker in place
 	run := func(t *testing.T, barrier bool) (orphans int) {
 		for range rounds {
 			dir := t.TempDir()
 			docs, stores := crashDocs(t, dir, 2)
-			journal.Seams.Crash = func(step string) bool { return step == "committed" }
+			txSeams(t).Crash = func(step string) bool { return step == "committed" }
 			_, err := MutateAll(context.Background(), docs, bumpAll(docs))
-			journal.Seams.Crash = nil
+			txSeams(t).Crash = nil
 			if !errors.Is(err, errCrashed) {
 				t.Fatal(err)
 			}
 			var at sync.WaitGroup
 			if barrier {
 				at.Add(2)
-				journal.Seams.Hook = func(event, name string) {
+				txSeams(t).Hook = func(event, name string) {
 					if event == "cleanup" {
+						for _, s := range stores {
+							if _, err := os.Lstat(s.Name() + markerSuffix); s.Name() != name && err == nil {
+								held.Add(1)
+							}
+						}
 						at.Done()
 						at.Wait()
 					}
@@ -266,7 +275,7 @@ func TestConcurrentRecoveriesOrphanNoJournal(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			journal.Seams.Hook = nil
+			txSeams(t).Hook = nil
 			if l := leftovers(t, dir); len(l) > 0 {
 				orphans++
 			}
@@ -275,16 +284,13 @@ func TestConcurrentRecoveriesOrphanNoJournal(t *testing.T) {
 	}
 	barrier := run(t, true)
 	free := run(t, false)
-	setSeam(t, &journal.Seams.OldCleanup)
-	cbarrier := run(t, true)
-	cfree := run(t, false)
-	t.Logf("journals left after %d rounds of two concurrent recoveries: %d with both looking first, %d free; the earlier order: %d and %d",
-		rounds, barrier, free, cbarrier, cfree)
+	t.Logf("journals left after %d rounds of two concurrent recoveries: %d with both looking first, %d free",
+		rounds, barrier, free)
 	if barrier+free > 0 {
 		t.Errorf("journals orphaned")
 	}
-	if cbarrier == 0 {
-		t.Errorf("CONTROL: the earlier order orphaned no journal: the harness cannot see it")
+	if n := held.Load(); n != 2*rounds {
+		t.Errorf("CONTROL: %d of %d recoverers were held after finding the other's marker: the harness does not reach the race", n, 2*rounds)
 	}
 }
 
@@ -293,6 +299,7 @@ func TestConcurrentRecoveriesOrphanNoJournal(t *testing.T) {
 func TestMutateAllRefusesHardLinks(t *testing.T) {
 	const rounds = 10
 	ctx := context.Background()
+	splitLinks := false // the control's check of hard links is off
 	run := func(t *testing.T) (split int) {
 		for i := range rounds {
 			dir := t.TempDir()
@@ -315,15 +322,15 @@ func TestMutateAllRefusesHardLinks(t *testing.T) {
 				split++
 				continue
 			}
-			if refuseLinks && (!errors.Is(err, os.ErrInvalid) || !errNames(err, a, b)) {
+			if !splitLinks && (!errors.Is(err, os.ErrInvalid) || !errNames(err, a, b)) {
 				t.Fatalf("MutateAll over two links = %v, want os.ErrInvalid naming both", err)
 			}
 		}
 		return split
 	}
 	split := run(t)
-	refuseLinks = false
-	t.Cleanup(func() { refuseLinks = true })
+	setSeam(t, &fileSeams(t).SplitLinks)
+	splitLinks = true
 	control := run(t)
 	t.Logf("%d of %d hard-linked pairs split; without the check %d", split, rounds, control)
 	if split > 0 {

@@ -21,8 +21,8 @@ func commitSteps(t *testing.T, n int) []string {
 	dir := t.TempDir()
 	docs, _ := crashDocs(t, dir, n)
 	var steps []string
-	journal.Seams.Crash = func(step string) bool { steps = append(steps, step); return false }
-	defer func() { journal.Seams.Crash = nil }()
+	txSeams(t).Crash = func(step string) bool { steps = append(steps, step); return false }
+	defer func() { txSeams(t).Crash = nil }()
 	if _, err := MutateAll(context.Background(), docs, bumpAll(docs)); err != nil {
 		t.Fatal(err)
 	}
@@ -90,9 +90,9 @@ func crashThenRecover(t *testing.T, n int, step string, committed bool, first st
 	dir := t.TempDir()
 	docs, stores := crashDocs(t, dir, n)
 	ctx := context.Background()
-	journal.Seams.Crash = func(s string) bool { return s == step }
+	txSeams(t).Crash = func(s string) bool { return s == step }
 	_, err := MutateAll(ctx, docs, bumpAll(docs))
-	journal.Seams.Crash = nil
+	txSeams(t).Crash = nil
 	if !errors.Is(err, errCrashed) {
 		t.Fatalf("MutateAll: %v, want the simulated crash", err)
 	}
@@ -144,8 +144,8 @@ func crashThenRecover(t *testing.T, n int, step string, committed bool, first st
 
 // The recovery's decisions on markers that no complete commit of this
 // package would leave: a torn marker (a crash between its creation and its
-// write) and a marker of the earlier one-line format are recovered; every
-// other odd state is an error that names the file and changes nothing.
+// write) is recovered; every other odd state is an error that names the
+// file and changes nothing.
 func TestRecoverOddMarkers(t *testing.T) {
 	ctx := context.Background()
 	setup := func(t *testing.T) (string, *Store[txReg], string) {
@@ -191,13 +191,6 @@ func TestRecoverOddMarkers(t *testing.T) {
 		if _, err := os.Lstat(key + txTempSuffix); !errors.Is(err, os.ErrNotExist) {
 			t.Fatal("new content left")
 		}
-	})
-	t.Run("earlier format, committed", func(t *testing.T) {
-		_, s, key := setup(t)
-		j := journalIn(filepath.Dir(key))
-		os.WriteFile(j, []byte(`{"documents": ["`+key+`"]}`), 0o644)
-		os.WriteFile(key+markerSuffix, []byte(j+"\n"), 0o644)
-		recovered(t, s, 9)
 	})
 	t.Run("not a journal name", func(t *testing.T) {
 		_, s, key := setup(t)

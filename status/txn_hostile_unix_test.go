@@ -145,7 +145,7 @@ func TestRecoveryNoTakeoverInStickyDirectory(t *testing.T) {
 	}
 	shapes := []shape{
 		{"member's file", `printf '{"runs":666}' > s.json.txn.tmp && chmod 666 s.json.txn.tmp`, func(t *testing.T) bool {
-			setSeam(t, &journal.Seams.TrustAnyOwner)
+			setSeam(t, &txSeams(t).TrustAnyOwner)
 			return false
 		}},
 		{"link to another file", `ln -s "$PWD/../other.json" s.json.txn.tmp`, func(t *testing.T) bool {
@@ -153,7 +153,7 @@ func TestRecoveryNoTakeoverInStickyDirectory(t *testing.T) {
 			return true
 		}},
 		{"garbage", `printf 'garbage' > s.json.txn.tmp`, func(t *testing.T) bool {
-			setSeam(t, &journal.Seams.TrustAnyOwner)
+			setSeam(t, &txSeams(t).TrustAnyOwner)
 			return false
 		}},
 	}
@@ -279,12 +279,12 @@ func TestRecoveryHonoursContext(t *testing.T) {
 	t.Run("over the limits", func(t *testing.T) {
 		doc, _ := plant(t, journal.MaxDocuments+1, false, false)
 		synced := 0
-		journal.Seams.Hook = func(event, name string) {
+		txSeams(t).Hook = func(event, name string) {
 			if event == "sync" {
 				synced++
 			}
 		}
-		t.Cleanup(func() { journal.Seams.Hook = nil })
+		t.Cleanup(func() { txSeams(t).Hook = nil })
 		_, err := Mutate(ctx, doc, bumpRuns)
 		if !errors.Is(err, ErrTxUntrusted) || synced > 0 {
 			t.Fatalf("Mutate = %v after %d syncs, want ErrTxUntrusted and none", err, synced)
@@ -298,7 +298,7 @@ func TestRecoveryHonoursContext(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		after := 0
-		journal.Seams.Hook = func(event, name string) {
+		txSeams(t).Hook = func(event, name string) {
 			if event == "open" && strings.HasSuffix(name, "x.json"+markerSuffix) {
 				if cctx.Err() != nil {
 					after++
@@ -306,9 +306,9 @@ func TestRecoveryHonoursContext(t *testing.T) {
 				cancel()
 			}
 		}
-		t.Cleanup(func() { journal.Seams.Hook = nil })
+		t.Cleanup(func() { txSeams(t).Hook = nil })
 		_, err := Mutate(cctx, doc, bumpRuns)
-		journal.Seams.Hook = nil
+		txSeams(t).Hook = nil
 		t.Logf("recovery read %d markers after its ctx ended; Mutate: %v", after, err)
 		if !errors.Is(err, context.Canceled) || after > 0 {
 			t.Fatalf("Mutate = %v after %d reads past the end of ctx, want context.Canceled and none", err, after)
@@ -365,7 +365,7 @@ func TestRecoveryTrustsGroupWorkspace(t *testing.T) {
 	if err := run(t); err != nil {
 		t.Fatalf("root's recovery of the member's committed transaction: %v", err)
 	}
-	setSeam(t, &journal.Seams.StrictOwner)
+	setSeam(t, &txSeams(t).StrictOwner)
 	err := run(t)
 	t.Logf("with the stricter owner rule: %v", err)
 	if !errors.Is(err, ErrTxUntrusted) {

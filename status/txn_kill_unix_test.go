@@ -18,7 +18,7 @@ import (
 )
 
 // Go children SIGKILLed at every step of a commit, through the commit hook
-// (journal.Seams.Crash), and at the moment between the two Mutate calls of the
+// (the journal's Crash switch), and at the moment between the two Mutate calls of the
 // CONTROL. After each kill the next locker — LoadAll here, or the Python
 // agent that follows the documented protocol for one document and then
 // LoadAll for the other — must find the registry's count equal to the
@@ -55,7 +55,7 @@ func txnKillChild() {
 		os.Stdout.WriteString("between\n")
 		select {} // the parent kills us here
 	}
-	journal.Seams.Crash = func(s string) bool {
+	journal.TestSeams().Crash = func(s string) bool { // the parent skipped in a build without them
 		if s == step {
 			os.Stdout.WriteString("dying\n")
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
@@ -81,7 +81,7 @@ func killAt(t *testing.T, dir, step, want string) {
 func killAtCmd(t *testing.T, cmd *exec.Cmd, dir, step, want string) {
 	t.Helper()
 	if step != "two" {
-		needHooks(t) // the child dies at a commit step through journal.Seams.Crash
+		needHooks(t) // the child dies at a commit step through the Crash switch
 	}
 	cmd.Env = append(os.Environ(), txnKillStep+"="+step, txnKillDir+"="+dir)
 	out, err := cmd.StdoutPipe()

@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agentstate/core/fs"
@@ -30,10 +32,10 @@ const (
 // until tb ends. onSync, if not nil, is told of each file or directory it
 // syncs.
 func useLegacyRecovery(tb testing.TB, onSync func(name string)) {
-	orig := recoverDoc
+	s := fileSeams(tb)
 	legacySynced, legacyInUse = onSync, true
-	recoverDoc = func(_ context.Context, key string, _ int64) ([]string, error) { return nil, legacyRecoverDoc(key) }
-	tb.Cleanup(func() { recoverDoc, legacySynced, legacyInUse = orig, nil, false })
+	s.Recover = func(_ context.Context, key string, _ int64) ([]string, error) { return nil, legacyRecoverDoc(key) }
+	tb.Cleanup(func() { s.Recover, legacySynced, legacyInUse = nil, nil, false })
 }
 
 var (
@@ -67,20 +69,42 @@ func legacyLexists(name string) (bool, error) {
 }
 
 // legacySyncFile and legacySyncDir are the earlier recovery's syncs (the
-// package's syncFile and syncDir: a plain open, following links, blocking
-// for a directory), told to legacySynced first.
+// file backend's own: an open that follows links, of any file but without
+// blocking, and a plain open of a directory, which blocks on a named
+// pipe), told to legacySynced first.
 func legacySyncFile(path string) error {
 	if legacySynced != nil {
 		legacySynced(path)
 	}
-	return syncFile(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return err
+	} else if !fi.Mode().IsRegular() {
+		return fs.ErrNotRegular
+	}
+	return f.Sync()
 }
 
 func legacySyncDir(dir string) error {
 	if legacySynced != nil {
 		legacySynced(dir)
 	}
-	return syncDir(dir)
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %w", fs.ErrDurabilityUnknown, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("%w: %w", fs.ErrDurabilityUnknown, err)
+	}
+	return nil
 }
 
 // legacyRecoverDoc completes or undoes the transaction that a process which died

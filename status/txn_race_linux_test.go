@@ -10,8 +10,6 @@ import (
 	"sort"
 	"syscall"
 	"testing"
-
-	"github.com/agentstate/core/status/internal/journal"
 )
 
 // A member of a group workspace plants a marker on a root service's
@@ -24,7 +22,7 @@ import (
 // removes it at the end. It must act only in the directory it checked
 // (through its descriptor): root's directory is never changed, and root's
 // transaction completes whole. The CONTROL reaches the files by path again
-// (journal.Seams.ByPath, as before): a flip between the check and the
+// (txSeams(t).ByPath, as before): a flip between the check and the
 // removal deletes root's journal, and root's transaction is left half
 // applied.
 func TestRecoveryActsInTheDirectoryItChecked(t *testing.T) {
@@ -40,9 +38,9 @@ func TestRecoveryActsInTheDirectoryItChecked(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		journal.Seams.Crash = func(step string) bool { return step == "renamed 0" } // a installed, b not yet
+		txSeams(t).Crash = func(step string) bool { return step == "renamed 0" } // a installed, b not yet
 		_, err := MutateAll(context.Background(), stores, bumpEach(stores))
-		journal.Seams.Crash = nil
+		txSeams(t).Crash = nil
 		if !errors.Is(err, errCrashed) {
 			t.Fatalf("root's transaction: %v, want it crashed after its commit point", err)
 		}
@@ -63,7 +61,7 @@ func TestRecoveryActsInTheDirectoryItChecked(t *testing.T) {
 		}
 		defer func() { flipper.Process.Kill(); flipper.Wait() }()
 
-		setSeamTo(t, &journal.Seams.ByPath, byPath)
+		setSeamTo(t, &txSeams(t).ByPath, byPath)
 		for range rounds {
 			asMember(t, ws, `[ -e "$1" ] || printf '%s' "$2" > "$1"; printf '%s' "$3" > doc.json.txn`,
 				filepath.Join(mdir, filepath.Base(victim)), journalJSON(filepath.Join(link, "x.json"), doc), markerOf(t, named, doc, false))
@@ -77,7 +75,7 @@ func TestRecoveryActsInTheDirectoryItChecked(t *testing.T) {
 		}
 		flipper.Process.Kill()
 		flipper.Wait()
-		journal.Seams.ByPath = false
+		txSeams(t).ByPath = false
 		if !byPath {
 			if after := listing(t, priv); after != before {
 				t.Errorf("root's directory changed:\n%s\nnow:\n%s", before, after)
@@ -174,14 +172,14 @@ func TestRecoveryRefusesJournalDirectoryThatMoved(t *testing.T) {
 			if err := os.WriteFile(doc+markerSuffix, []byte(markerOf(t, named, doc, false)), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			setSeamTo(t, &journal.Seams.ByPath, byPath)
-			journal.Seams.Hook = func(event, name string) {
+			setSeamTo(t, &txSeams(t).ByPath, byPath)
+			txSeams(t).Hook = func(event, name string) {
 				if event == "open" && name == named {
 					os.Remove(link)
 					os.Symlink(m2, link)
 				}
 			}
-			t.Cleanup(func() { journal.Seams.Hook = nil })
+			t.Cleanup(func() { txSeams(t).Hook = nil })
 			_, err := Mutate(context.Background(), doc, func(*Status) error { return nil })
 			_, e1 := os.Lstat(journalName(m1))
 			_, e2 := os.Lstat(journalName(m2))

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentstate/core/status/internal/filestore"
 )
 
 // txReg is a registry document: a count of running tasks and their names.
@@ -326,7 +328,7 @@ func TestMutateAllHonoursContext(t *testing.T) {
 // timer: each check yields).
 func waitQueued(t *testing.T, path string, n int) {
 	t.Helper()
-	for queueLen(path) < n {
+	for queueLen(t, path) < n {
 		if t.Context().Err() != nil {
 			t.Fatal("test ended")
 		}
@@ -521,16 +523,11 @@ func TestMutateAllConcurrentOverlapping(t *testing.T) {
 func TestMutateAllWrongResultLength(t *testing.T) {
 	dir := t.TempDir()
 	reg, task := txDocs(t, dir)
-	b := reg.b.(*fileBackend)
-	err := b.UpdateAll(context.Background(), []Backend{reg.b, task.b}, func(cur [][]byte) ([][]byte, error) {
+	err := filestore.UpdateAll(context.Background(), "mutate all", []*filestore.Doc{reg.file, task.file}, func(cur [][]byte) ([][]byte, error) {
 		return [][]byte{[]byte("{}\n")}, nil
 	})
 	if err == nil {
 		t.Fatal("an apply that returned one document for two was accepted")
-	}
-	err = b.UpdateAll(context.Background(), []Backend{task.b}, func(cur [][]byte) ([][]byte, error) { return cur, nil })
-	if !errors.Is(err, os.ErrInvalid) {
-		t.Fatalf("UpdateAll without its receiver: %v", err)
 	}
 	if _, err := os.Stat(reg.Name()); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("a refused apply wrote")
@@ -694,13 +691,9 @@ func TestMutateAllJoinedPanic(t *testing.T) {
 func TestUpdateAllNilBackend(t *testing.T) {
 	dir := t.TempDir()
 	reg, _ := txDocs(t, dir)
-	b := reg.b.(*fileBackend)
-	var nilFile *fileBackend
-	for _, docs := range [][]Backend{{b, nil}, {b, nilFile}} {
-		err := b.UpdateAll(context.Background(), docs, func(cur [][]byte) ([][]byte, error) { return cur, nil })
-		if !errors.Is(err, os.ErrInvalid) {
-			t.Fatalf("UpdateAll with a nil document: %v", err)
-		}
+	err := filestore.UpdateAll(context.Background(), "mutate all", []*filestore.Doc{reg.file, nil}, func(cur [][]byte) ([][]byte, error) { return cur, nil })
+	if !errors.Is(err, os.ErrInvalid) {
+		t.Fatalf("UpdateAll with a nil document: %v", err)
 	}
 }
 

@@ -3,20 +3,15 @@ package status
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
-	"fmt"
 	"iter"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/agentstate/core/internal/watch"
+	"github.com/agentstate/core/status/internal/filestore"
 )
-
-// errDirGone ends a watch whose directory was removed or moved.
-var errDirGone = fmt.Errorf("directory removed or moved: %w", os.ErrNotExist)
 
 // Watch follows the status document at path: NewStore[Status](path).Watch.
 func Watch(ctx context.Context, path string) iter.Seq2[Entry[Status], error] {
@@ -58,47 +53,6 @@ func (s *Store[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 	}
 }
 
-// Watch implements [WatchBackend]: it reads the document again whenever
-// its directory reports a change to its name.
-func (b *fileBackend) Watch(ctx context.Context) iter.Seq2[[]byte, error] {
-	return func(yield func([]byte, error) bool) {
-		fail := func(err error) { yield(nil, pathError("watch", b.path, err)) }
-		key, err := docPath(b.path)
-		if err != nil {
-			fail(err)
-			return
-		}
-		dir, base := filepath.Dir(key), filepath.Base(key)
-		w := watch.New(watchPoll)
-		defer w.Close()
-		// Watch first, then read: a change in between is seen twice at
-		// worst (and yielded once), never missed.
-		if err := w.Add(dir); err != nil {
-			fail(unwrapPath(err))
-			return
-		}
-		if !yield(readDoc(b.path, key, b.maxSize)) {
-			return
-		}
-		for {
-			gone, err := w.WaitFor(ctx, func(n string) bool { return n == base })
-			if err != nil {
-				if ctx.Err() == nil {
-					fail(err)
-				}
-				return
-			}
-			if !yield(readDoc(b.path, key, b.maxSize)) {
-				return
-			}
-			if gone {
-				fail(errDirGone)
-				return
-			}
-		}
-	}
-}
-
 // Watch yields every document under the root (as All does), then each
 // change (see the package doc's Listing and watching documents). Each
 // directory costs one inotify watch.
@@ -117,10 +71,10 @@ func (d *Dir[T]) Watch(ctx context.Context) iter.Seq2[Entry[T], error] {
 			fail(err)
 			return
 		}
-		w := watch.New(watchPoll)
+		w := filestore.NewWatcher()
 		defer w.Close()
 		if err := w.Add(root); err != nil {
-			fail(pathError("watch", root, unwrapPath(err)))
+			fail(pathError("watch", root, filestore.Cause(err)))
 			return
 		}
 		dw := &dirWatch[T]{d: d, w: w, t: newTracker[T](d.codec), root: root, yield: yield}
@@ -163,7 +117,7 @@ func (dw *dirWatch[T]) apply(ev watch.Event) bool {
 			return false
 		}
 		if ev.Dir == dw.root {
-			dw.yield(Entry[T]{Path: dw.root}, pathError("watch", dw.root, errDirGone))
+			dw.yield(Entry[T]{Path: dw.root}, pathError("watch", dw.root, filestore.ErrDirGone))
 			return false
 		}
 		return true
@@ -241,7 +195,7 @@ func under(path, dir string) bool {
 // look reads the document at path and reports it if it changed; it
 // returns false when the sequence must end.
 func (dw *dirWatch[T]) look(path string) bool {
-	data, err := readDoc(path, path, dw.d.maxSize)
+	data, err := filestore.Read(path, path, dw.d.maxSize)
 	e, err, changed := dw.t.report(path, data, err)
 	return !changed || dw.yield(e, err)
 }
@@ -286,18 +240,3 @@ func (t *tracker[T]) report(name string, data []byte, err error) (e Entry[T], _ 
 	}
 	return Entry[T]{Path: name, Value: v}, nil, true
 }
-
-// unwrapPath drops an *os.PathError's own path, so that the caller names
-// the path once.
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// watchPoll > 0 makes watches poll at that interval instead of using
-// inotify. Production leaves it 0; tests set it (setWatchPoll in
-// export_test.go) to run the polling fallback on systems that have inotify.
-var watchPoll time.Duration

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentstate/core/fs"
 	"github.com/agentstate/core/internal/watch"
+	"github.com/agentstate/core/status/internal/filestore"
 )
 
 // watchModes runs a test with the native watch (inotify on Linux) and with
@@ -758,7 +759,7 @@ func TestTrackerReportsOnlyChanges(t *testing.T) {
 	step := func(what string, change func(), want string) {
 		t.Helper()
 		change()
-		data, err := readDoc(path, path, DefaultMaxSize)
+		data, err := filestore.Read(path, path, DefaultMaxSize)
 		e, err, changed := tr.report(path, data, err)
 		got := "nothing"
 		switch {

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/agentstate/core/status/txfile"
 )
 
 // A transaction file that blocks a document must never pass for healthy.
@@ -140,8 +138,7 @@ func TestFsckListsBlockingTransactionFiles(t *testing.T) {
 		return blocked, passed
 	}
 	blocked, passed := run(t)
-	checkTxFile = func(string, int64) error { return nil }
-	t.Cleanup(func() { checkTxFile = defaultCheckTxFile })
+	setSeam(t, &seamsFor(t).noTxCheck)
 	cblocked, cpassed := run(t)
 	t.Logf("%d shapes block their document; fsck passed %d of them; without its check of transaction files %d of %d", blocked, passed, cpassed, cblocked)
 	if passed > 0 {
@@ -151,8 +148,6 @@ func TestFsckListsBlockingTransactionFiles(t *testing.T) {
 		t.Errorf("CONTROL: fsck without the check failed every shape: the harness cannot see a pass")
 	}
 }
-
-var defaultCheckTxFile = checkTxFile
 
 // States a crash leaves and the next writer finishes: fsck lists them as
 // txn and exits 0.
@@ -236,8 +231,7 @@ func TestFsckFollowsRootLink(t *testing.T) {
 	if !strings.Contains(r.stdout, "checked 1 documents") {
 		t.Errorf("fsck:\n%s", r.stdout)
 	}
-	followRoot = false
-	t.Cleanup(func() { followRoot = true })
+	setSeam(t, &seamsFor(t).rootAsLink)
 	r = corestate(t, "fsck", link)
 	t.Logf("CONTROL, the link walked as itself: exit %d, %s", r.code, strings.TrimSpace(r.stdout))
 	if r.code != exitOK {
@@ -272,9 +266,25 @@ func TestFsckListsForeignLockFile(t *testing.T) {
 	if !strings.Contains(r.stdout, "refused\t"+doc+".lock\tlock file cannot be trusted: owned by uid 65534") {
 		t.Errorf("fsck:\n%s\nwant the lock file refused", r.stdout)
 	}
-	checkLockFile = func(string) error { return nil }
-	t.Cleanup(func() { checkLockFile = txfile.CheckLock })
+	setSeam(t, &seamsFor(t).noLockCheck)
 	if r := corestate(t, "fsck", root); r.code != exitOK {
 		t.Errorf("CONTROL: fsck without its check of lock files exited %d:\n%s", r.code, r.stdout)
 	}
+}
+
+// seamsFor returns the switches of the tests, skipping t in a build
+// without them (go test -tags crashhooks; make test sets it).
+func seamsFor(t *testing.T) *seams {
+	t.Helper()
+	s := testSeams()
+	if s == nil {
+		t.Skip("needs the test switches: go test -tags crashhooks")
+	}
+	return s
+}
+
+// setSeam turns a switch on until t ends.
+func setSeam(t *testing.T, p *bool) {
+	*p = true
+	t.Cleanup(func() { *p = false })
 }

@@ -58,10 +58,23 @@ var openSeq atomic.Uint64
 // sync (see [Share.Sync]).
 func NextSeq() uint64 { return openSeq.Add(1) }
 
-// SyncFS is syncfs. It is a variable because tests (here and in package
-// fs) must count the rounds and make one fail, which a real file system
-// does not do on demand.
-var SyncFS = syncfs
+// Seams are the switches of the tests. They exist only in builds with the
+// crashhooks tag (make test sets it): [TestSeams] returns nil in other
+// builds, where every use compiles to nothing.
+type Seams struct {
+	// SyncFS, if set, runs each shared sync in place of syncfs(2), which
+	// it may call: tests (here and in package fs) count the rounds and make
+	// one fail, which a real file system does not do on demand.
+	SyncFS func(fd int, syncfs func(fd int) error) error
+}
+
+// syncFS is syncfs(2), or the tests' SyncFS.
+func syncFS(fd int) error {
+	if s := TestSeams(); s != nil && s.SyncFS != nil {
+		return s.SyncFS(fd, syncfs)
+	}
+	return syncfs(fd)
+}
 
 // Enter registers a replace on the file system of f (its new temp file)
 // and returns its Share, or nil when syncs of that file system are not
@@ -152,7 +165,7 @@ func (s *Share) Sync(fd int, seq uint64, own func() error) error {
 // write-back error recorded on the file system since that descriptor was
 // opened, so it covers every member's writes.
 func (s *Share) run(r *round) {
-	r.err = SyncFS(r.fd)
+	r.err = syncFS(r.fd)
 	close(r.done)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -11,11 +11,16 @@ import (
 )
 
 // setSyncFS makes shared syncs call sync instead of syncfs(2) until tb
-// ends. To call through to the real one, capture SyncFS before.
-func setSyncFS(tb testing.TB, sync func(fd int) error) {
-	orig := SyncFS
-	SyncFS = sync
-	tb.Cleanup(func() { SyncFS = orig })
+// ends, skipping tb in a build without the test switches. sync may call
+// through to the real one.
+func setSyncFS(tb testing.TB, sync func(fd int, syncfs func(int) error) error) {
+	tb.Helper()
+	s := TestSeams()
+	if s == nil {
+		tb.Skip("needs the test switches: go test -tags crashhooks")
+	}
+	s.SyncFS = sync
+	tb.Cleanup(func() { s.SyncFS = nil })
 }
 
 // syncLog records, on one logical clock, when each member of a shared sync
@@ -107,7 +112,7 @@ func runShareHarness(t *testing.T, l *syncLog, syncOf func(*Share) syncFunc) (un
 // call returns before a sync that started after its write has ended.
 func TestSharedSyncCoversEveryWrite(t *testing.T) {
 	l := &syncLog{}
-	setSyncFS(t, l.fakeSyncfs)
+	setSyncFS(t, func(fd int, _ func(int) error) error { return l.fakeSyncfs(fd) })
 	uncovered, shared := runShareHarness(t, l, func(s *Share) syncFunc { return s.Sync })
 	if uncovered != 0 {
 		t.Errorf("%d of %d shared syncs returned without a sync that started after their write", uncovered, shared)
@@ -157,7 +162,7 @@ func TestSharedSyncError(t *testing.T) {
 	errBoom := errors.New("injected syncfs failure")
 	var fail atomic.Bool
 	fail.Store(true)
-	setSyncFS(t, func(int) error {
+	setSyncFS(t, func(int, func(int) error) error {
 		if fail.Load() {
 			return errBoom
 		}

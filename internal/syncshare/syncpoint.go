@@ -92,7 +92,7 @@ func (p *SyncPoint) Sync(files ...*os.File) error {
 	}
 	for _, d := range shared {
 		fd := int(d.f.Fd())
-		errs = append(errs, d.sh.Sync(fd, d.seq, func() error { return SyncFS(fd) }))
+		errs = append(errs, d.sh.Sync(fd, d.seq, func() error { return syncFS(fd) }))
 	}
 	return errors.Join(errs...)
 }

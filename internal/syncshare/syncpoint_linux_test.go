@@ -16,8 +16,7 @@ import (
 func TestSyncPointOneSyncPerStep(t *testing.T) {
 	root := t.TempDir()
 	var rounds atomic.Int64
-	orig := SyncFS
-	setSyncFS(t, func(fd int) error { rounds.Add(1); return orig(fd) })
+	setSyncFS(t, func(fd int, syncfs func(int) error) error { rounds.Add(1); return syncfs(fd) })
 	dirs := []string{filepath.Join(root, "a"), filepath.Join(root, "b")}
 	for _, d := range dirs {
 		if err := os.Mkdir(d, 0o755); err != nil {
@@ -78,8 +77,7 @@ func TestSyncPointsShareRounds(t *testing.T) {
 	_, shareable := sharedSyncKey(f)
 	f.Close()
 	var rounds atomic.Int64
-	orig := SyncFS
-	setSyncFS(t, func(fd int) error { rounds.Add(1); return orig(fd) })
+	setSyncFS(t, func(fd int, syncfs func(int) error) error { rounds.Add(1); return syncfs(fd) })
 	const workers, steps = 8, 10
 	var wg sync.WaitGroup
 	for w := range workers {

@@ -71,6 +71,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentstate/core/internal/ctxtime"
 )
 
 // An Op is a set of things that happened to an entry.
@@ -265,7 +267,7 @@ func (w *Watcher) WaitFor(ctx context.Context, match func(name string) bool) (go
 // is due, or until ctx ends.
 func (w *Watcher) wait(ctx context.Context) error {
 	if w.in == nil || w.polled > 0 && len(w.byWD) == 0 {
-		return sleep(ctx, w.interval())
+		return ctxtime.Sleep(ctx, w.interval())
 	}
 	var deadline time.Time // none
 	if w.polled > 0 {
@@ -454,18 +456,6 @@ func rank(e Event) int {
 		return 0
 	}
 	return 1
-}
-
-// sleep waits for d, or returns ctx's error when ctx ends first.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // Path is the entry's path: Dir joined with Name.

@@ -13,20 +13,18 @@ import unittest
 from typing import Dict, List, Optional
 
 import agentstate
-from agentstate import _seams
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 
 
 class TempDirTest(unittest.TestCase):
-    """A test with its own directory, and the seams reset after it."""
+    """A test with its own directory."""
 
     def setUp(self) -> None:
         self.fds_before = _open_fds()
         self.addCleanup(self._check_fds)  # runs last: after the test's own cleanups
         self.dir = os.path.realpath(tempfile.mkdtemp(prefix="agentstate-test-"))
         self.addCleanup(shutil.rmtree, self.dir, True)
-        self.addCleanup(_reset_seams)
 
     def _check_fds(self) -> None:
         leaked = _open_fds() - self.fds_before
@@ -57,14 +55,6 @@ class TempDirTest(unittest.TestCase):
                 if f.endswith((".txn", ".txn.tmp", ".journal", ".tmp")) and not re.fullmatch(r"\.\.txn-[0-9a-f]{16}\.journal\.[0-9a-f]{16}\.tmp", f):
                     found.append(os.path.join(root, f))
         return sorted(found)
-
-
-def _reset_seams() -> None:
-    _seams.crash = None
-    _seams.hook = None
-    _seams.skip_recovery = False
-    _seams.no_conflict_check = False
-    _seams.trust_any_owner = False
 
 
 def _open_fds() -> set:  # type: ignore[type-arg]

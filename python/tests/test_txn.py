@@ -12,11 +12,50 @@ import sys
 import tempfile
 import threading
 import unittest
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Iterator, List, Optional, Tuple
+from unittest import mock
 
 import agentstate
-from agentstate import _seams, _txn
+from agentstate import _txn
 from helpers import TempDirTest
+
+
+class Crashed(BaseException):
+    """A commit stopped at a step, as if its process had died there."""
+
+
+@contextlib.contextmanager
+def stop_at(step: str) -> Iterator[None]:
+    """Makes commits stop at step as their process's death would: raising
+    Crashed, with every file left in place (no abort)."""
+
+    def reached(s: str) -> None:
+        if s == step:
+            raise Crashed(s)
+
+    with mock.patch.object(_txn, "_step", reached), mock.patch.object(_txn, "_abort", lambda *a: None):
+        yield
+
+
+@contextlib.contextmanager
+def basic_client() -> Iterator[None]:
+    """Makes lockers skip recovery, as a basic client (lock, read, replace,
+    unlock) does."""
+    with mock.patch.object(_txn, "recover", lambda *a: []):
+        yield
+
+
+def trusts_any_owner(d: _txn._Dir, role: str, name: str, st: os.stat_result, doc_uid: int) -> None:
+    """The trust rule without its owner check (as in a directory without
+    the sticky bit)."""
+    sticky, d.sticky = d.sticky, False
+    try:
+        _TRUSTS(d, role, name, st, doc_uid)
+    finally:
+        d.sticky = sticky
+
+
+_TRUSTS = _txn._Dir.trusts
 
 
 def bump(docs: List[agentstate.JSONObject]) -> None:
@@ -34,16 +73,13 @@ class _Docs(TempDirTest):
     def steps(self, n: int = 2) -> List[str]:
         seen: List[str] = []
         paths = self.docs(n)
-        _seams.crash = lambda s: seen.append(s) is not None
-        agentstate.mutate_all(paths, bump)
-        _seams.crash = None
+        with mock.patch.object(_txn, "_step", seen.append):
+            agentstate.mutate_all(paths, bump)
         return seen
 
     def crash_at(self, paths: List[str], step: str, fn: Callable[[List[agentstate.JSONObject]], None] = bump) -> None:
-        _seams.crash = lambda s: s == step
-        with self.assertRaises(_seams.Crashed):
+        with stop_at(step), self.assertRaises(Crashed):
             agentstate.mutate_all(paths, fn)
-        _seams.crash = None
 
     def seqs(self, paths: List[str]) -> List[int]:
         return [d["seq"] for d in agentstate.load_all(paths)]
@@ -70,8 +106,8 @@ class TxTest(_Docs):
     def test_one_change_is_a_plain_write(self) -> None:
         paths = self.docs()
         seen: List[str] = []
-        _seams.crash = lambda s: seen.append(s) is not None
-        agentstate.mutate_all(paths, lambda ds: ds[1].update(seq=5))
+        with mock.patch.object(_txn, "_step", seen.append):
+            agentstate.mutate_all(paths, lambda ds: ds[1].update(seq=5))
         self.assertEqual([], seen)
         self.assertEqual([0, 5], self.seqs(paths))
 
@@ -159,9 +195,8 @@ class RecoveryTest(_Docs):
         self.crash_at(paths, "committed")
         # A basic client (lock, read, replace, unlock; no recovery) writes
         # doc 1 after the commit point.
-        _seams.skip_recovery = True
-        agentstate.mutate(paths[1], lambda d: d.update(seq=7, basic=True))
-        _seams.skip_recovery = False
+        with basic_client():
+            agentstate.mutate(paths[1], lambda d: d.update(seq=7, basic=True))
         with self.assertRaises(agentstate.TxConflictError) as cm:
             agentstate.mutate(paths[1], lambda d: None)
         e = cm.exception
@@ -180,11 +215,10 @@ class RecoveryTest(_Docs):
         # client's acknowledged write: it is lost.
         paths = self.docs()
         self.crash_at(paths, "committed")
-        _seams.skip_recovery = True
-        agentstate.mutate(paths[1], lambda d: d.update(seq=7))
-        _seams.skip_recovery = False
-        _seams.no_conflict_check = True
-        self.assertEqual(1, agentstate.load_all(paths)[1]["seq"])
+        with basic_client():
+            agentstate.mutate(paths[1], lambda d: d.update(seq=7))
+        with mock.patch.object(_txn._Recovery, "_current", lambda r, *a: r.mk.before):
+            self.assertEqual(1, agentstate.load_all(paths)[1]["seq"])
 
     def test_removed_document_is_a_conflict(self) -> None:
         paths = self.docs()
@@ -201,16 +235,6 @@ class RecoveryTest(_Docs):
             self.write(paths[0] + ".txn.tmp", b'{"seq": 9}')
             self.assertEqual(0, agentstate.mutate(paths[0], lambda d: None)["seq"])
             self.assertEqual([], self.leftovers())
-
-    def test_earlier_marker_format(self) -> None:
-        # "J\n" only: recovered without the conflict check.
-        paths = self.docs()
-        self.crash_at(paths, "committed")
-        for p in paths:
-            m = self.read(p + ".txn")
-            self.write(p + ".txn", m.split(b"\n")[0] + b"\n")
-        self.assertEqual([1, 1], self.seqs(paths))
-        self.assertEqual([], self.leftovers())
 
     def untrusted(self, paths: List[str], role: str) -> None:
         def snapshot() -> List[object]:
@@ -288,8 +312,8 @@ class RecoveryTest(_Docs):
                     self.assertEqual([1, 1], self.seqs(paths))
                 else:
                     self.untrusted(paths, "marker")
-                    _seams.trust_any_owner = True  # control: the planted file is installed
-                    self.assertEqual([1, 1], self.seqs(paths))
+                    with mock.patch.object(_txn._Dir, "trusts", trusts_any_owner):  # control: the planted file is installed
+                        self.assertEqual([1, 1], self.seqs(paths))
 
     def test_two_recoverers_leave_no_journal(self) -> None:
         # Each document of one transaction recovered by its own locker at
@@ -298,15 +322,18 @@ class RecoveryTest(_Docs):
         self.crash_at(paths, "committed")
         done = threading.Event()
 
-        def hook(event: str, name: str) -> None:
-            if event == "cleanup" and name == paths[0]:
-                _seams.hook = None
+        fired = False
+
+        def looked(name: str) -> None:
+            nonlocal fired
+            if name == paths[0] and not fired:
+                fired = True
                 t = threading.Thread(target=lambda: (agentstate.mutate(paths[1], lambda d: None), done.set()))
                 t.start()
                 t.join()
 
-        _seams.hook = hook
-        agentstate.mutate(paths[0], lambda d: None)
+        with mock.patch.object(_txn, "_looked", looked):
+            agentstate.mutate(paths[0], lambda d: None)
         self.assertTrue(done.is_set())
         self.assertEqual([], self.leftovers())
         self.assertEqual([1, 1], self.seqs(paths))
@@ -323,11 +350,10 @@ class RecoveryTest(_Docs):
     def test_parse_marker_as_go(self) -> None:
         j = "/d/.txn-0123456789abcdef.journal"
         self.assertEqual((_txn.Marker(j, "none"), False), _txn.parse_marker((j + "\nnone\n").encode()))
-        self.assertEqual((_txn.Marker(j, ""), False), _txn.parse_marker((j + "\n").encode()))
         self.assertEqual((_txn.Marker(j, "a" * 64), False), _txn.parse_marker((j + "\n" + "a" * 64 + "\n").encode()))
         for torn in (b"", b"/", b"/d/.txn-01"):
             self.assertEqual((None, True), _txn.parse_marker(torn))
-        for bad in (b"x", (j + "\nnone").encode(), (j + "\nA" * 64 + "\n").encode(), (j + "\nnone\nx").encode(),
+        for bad in (b"x", (j + "\n").encode(), (j + "\nnone").encode(), (j + "\nA" * 64 + "\n").encode(), (j + "\nnone\nx").encode(),
                     b"/d/x.journal\nnone\n", b"/d/../.txn-0123456789abcdef.journal\nnone\n"):
             self.assertEqual((None, False), _txn.parse_marker(bad))
 
@@ -444,10 +470,10 @@ class TxLimitsTest(TempDirTest):
 
         child = (
             "import os, signal, sys, agentstate\n"
-            "from agentstate import _seams, _txn\n"
+            "from agentstate import _txn\n"
             "if sys.argv[2] == 'control':\n"
             "    _txn.check_limits = lambda *a: None\n"
-            "_seams.crash = lambda s: s == 'committed' and os.kill(os.getpid(), signal.SIGKILL)\n"
+            "_txn._step = lambda s: s == 'committed' and os.kill(os.getpid(), signal.SIGKILL)\n"
             "docs = open(sys.argv[1]).read().split('\\n')\n"
             "try:\n"
             "    agentstate.mutate_all(docs, lambda ds: [d.update(seq=1) for d in ds])\n"
@@ -534,10 +560,8 @@ class RaceTest(TempDirTest):
         a, b = os.path.join(priv, "a.json"), os.path.join(priv, "b.json")
         for p in (a, b):
             self.write(p, b'{"n": 0}', 0o600)
-        _seams.crash = lambda s: s == "renamed 0"  # a installed, b not yet
-        with self.assertRaises(_seams.Crashed):
+        with stop_at("renamed 0"), self.assertRaises(Crashed):  # a installed, b not yet
             agentstate.mutate_all([a, b], lambda ds: [d.update(n=1) for d in ds])
-        _seams.crash = None
         victims = [f for f in os.listdir(priv) if _txn.is_journal_name(f)]
         self.assertEqual(1, len(victims))
         victim = os.path.join(priv, victims[0])

@@ -6,12 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentstate/core/status/internal/groupcommit"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
-
-// maxBatch caps how many Updates one transaction carries.
-const maxBatch = groupcommit.Max
 
 // Group commit. Updates of one key through the Backends of one With are
 // queued; a driver goroutine takes up to maxBatch of them at a time, reads
@@ -21,7 +17,7 @@ const maxBatch = groupcommit.Max
 // marker. On conflict the whole batch re-runs on the new value. Each caller
 // waits for its batch — or leaves when its ctx ends (see depart) — and runs
 // its apply on its own goroutine each time the driver gives it the document
-// (groupcommit.Call), so that a panic or runtime.Goexit in it stays with
+// (handoff), so that a panic or runtime.Goexit in it stays with
 // its caller.
 //
 // The driver exists while the key has pending Updates; it is not owned by
@@ -45,9 +41,9 @@ type queue struct {
 // A call is one Update waiting in a queue or running in a batch.
 type call struct {
 	ctx   context.Context
-	fn    groupcommit.Call // runs apply on the caller's goroutine; holds its latest run's outcome
-	done  chan struct{}    // closed when the result below is final
-	batch *batch           // set (under queues.mu) when a driver takes the call
+	fn    handoff       // runs apply on the caller's goroutine; holds its latest run's outcome
+	done  chan struct{} // closed when the result below is final
+	batch *batch        // set (under queues.mu) when a driver takes the call
 
 	// Guarded by batch.mu until done is closed.
 	departed bool
@@ -60,9 +56,9 @@ type call struct {
 // result returns the call's outcome in the caller's goroutine, re-raising
 // its apply's panic there.
 func (c *call) result() error {
-	c.fn.Raise()
-	if c.fn.Err != nil {
-		return c.fn.Err
+	c.fn.raise()
+	if c.fn.err != nil {
+		return c.fn.err
 	}
 	return c.err
 }
@@ -201,11 +197,11 @@ func (b *Backend) depart(c *call) error {
 	default:
 	}
 	bt.leave(c)
-	skipped := c.fn.Skip()
+	skipped := c.fn.skip()
 	c.declined = skipped
 	marker, lease := c.marker, c.lease
 	bt.mu.Unlock()
-	if !skipped && c.fn.Failed() { // its change is in no attempt: nothing to resolve
+	if !skipped && c.fn.failed() { // its change is in no attempt: nothing to resolve
 		return c.result()
 	}
 	if skipped || marker == "" { // no attempt with this call's change was sent
@@ -246,11 +242,11 @@ func (bt *batch) run(b *Backend, cur []byte, marker string, lease clientv3.Lease
 			continue
 		}
 		c.marker, c.lease = marker, lease
-		c.fn.Give(next)
+		c.fn.give(next)
 		bt.mu.Unlock()
 		for ran := false; !ran; {
 			select {
-			case <-c.fn.Ran():
+			case <-c.fn.ran():
 				ran = true
 			case <-renew.C:
 				b.turnLease.keep(bt.ctx, b.cli)
@@ -260,15 +256,15 @@ func (bt *batch) run(b *Backend, cur []byte, marker string, lease clientv3.Lease
 		bt.mu.Lock()
 		switch {
 		case c.departed && c.declined:
-		case c.fn.Exited:
+		case c.fn.exited:
 			bt.leave(c)
 		default:
 			// A caller that departed after its function ran was told this
 			// attempt's marker (see depart): its change stays in the attempt,
 			// so that Resolve's answer matches what is stored.
 			live++
-			if !c.fn.Failed() {
-				next = c.fn.Out
+			if !c.fn.failed() {
+				next = c.fn.out
 			}
 		}
 		bt.mu.Unlock()

@@ -79,15 +79,15 @@ func (b *Backend) Update(ctx context.Context, apply func(cur []byte) ([]byte, er
 		return err
 	}
 	c := &call{ctx: ctx, done: make(chan struct{})}
-	c.fn.Init()
+	c.fn.init()
 	b.enqueue(c)
 	defer b.leave()
 	renew := time.NewTicker(b.turnLease.period())
 	defer renew.Stop()
 	for {
 		select {
-		case cur := <-c.fn.Ready():
-			c.fn.Apply(apply, cur)
+		case cur := <-c.fn.readyDoc():
+			c.fn.apply(apply, cur)
 		case <-c.done:
 			return c.result()
 		case <-ctx.Done():

@@ -584,8 +584,20 @@ func List(ctx context.Context, reg *status.Store[Registry], opts ...Option) ([]L
 }
 
 // now is the time recorded in slots: UTC, in microseconds, which every
-// language's clock and time type can hold. Tests replace it.
-var now = func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+// language's clock and time type can hold.
+func now() time.Time {
+	if s := testSeams(); s != nil && s.now != nil {
+		return s.now()
+	}
+	return time.Now().UTC().Truncate(time.Microsecond)
+}
+
+// seams are the switches of the tests. They exist only in builds with the
+// crashhooks tag (make test sets it): testSeams returns nil in other
+// builds, where every use compiles to nothing.
+type seams struct {
+	now func() time.Time // the time recorded in slots
+}
 
 // newID returns 16 random lowercase hex digits.
 func newID() string {

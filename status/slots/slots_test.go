@@ -24,7 +24,7 @@ func TestSuite(t *testing.T) {
 // Reserve records the slot as docs/PROTOCOL.md lays it out, and keeps the
 // registry's and the slots' members it does not declare.
 func TestLayout(t *testing.T) {
-	defer slots.SetClock(time.Date(2026, 11, 30, 9, 14, 3, 118220000, time.UTC))()
+	slots.SetClock(t, time.Date(2026, 11, 30, 9, 14, 3, 118220000, time.UTC))
 	dir := t.TempDir()
 	reg := status.NewStore[slots.Registry](filepath.Join(dir, "registry.json"))
 	writeFile(t, reg.Name(), `{"max_concurrent": 4, "max_depth": 1, "hierarchy": {"x": ["y"]}, "agents": [

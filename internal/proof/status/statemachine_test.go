@@ -3,6 +3,7 @@ package status_test
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -216,7 +217,12 @@ func crashedCommit(t *rapid.T, m *txModel, idx []int, delta, stage int) bool {
 		}
 	}
 	for k, p := range paths {
-		write(p+".txn", []byte(journal+"\n"))
+		before := "none" // the marker's BEFORE line: the document as the committer read it
+		if data, err := os.ReadFile(p); err == nil {
+			sum := sha256.Sum256(data)
+			before = hex.EncodeToString(sum[:])
+		}
+		write(p+".txn", []byte(journal+"\n"+before+"\n"))
 		if stage == 0 {
 			return false
 		}

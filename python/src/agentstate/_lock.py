@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from . import _bell, _files, _seams
+from . import _bell, _files
 from .errors import Error, InvalidArgument, LockTimeout, NestedError, NotRegularError, Unsupported, UntrustedLockError
 
 # flock(2) through fcntl: every system Python runs on but Windows.
@@ -236,7 +236,7 @@ class Handle:
         polite, first = _courtesy(self.name, start)
         if not polite and self.try_lock():
             return
-        bell = None if _seams.no_bell else _bell.open_bell(self.fd, self.name, grow=True)
+        bell = _bell.open_bell(self.fd, self.name, grow=True)
         if bell is not None:
             try:
                 if self._sleep(bell, deadline, start, first):
@@ -306,7 +306,7 @@ class Handle:
         waiter that has slept longest on it wakes."""
         if self.fd < 0:
             return
-        bell = _bell.open_bell(self.fd, self.name) if self.locked and not _seams.no_ring else None
+        bell = _bell.open_bell(self.fd, self.name) if self.locked else None
         os.close(self.fd)
         self.fd = -1
         self.locked = False

@@ -8,7 +8,7 @@ import os
 import stat
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
-from . import _files, _json, _lock, _seams, _txn
+from . import _files, _json, _lock, _txn
 from .errors import ExistsError, InvalidArgument, InvalidNameError, NotFoundError, TransitionConflict
 
 Path = Union[str, "os.PathLike[str]"]
@@ -69,8 +69,7 @@ class _Locked:
     def read(self, deadline: _lock.Deadline, decode: bool = True) -> JSONObject:
         """Step 4: completes or undoes a transaction a crash left on the
         document, then reads it (and decodes it, unless told not to)."""
-        if not _seams.skip_recovery:
-            self.pending = _txn.recover(self.key, self.max_size, deadline, self.op, self.shown)
+        self.pending = _txn.recover(self.key, self.max_size, deadline, self.op, self.shown)
         self.data = _files.read_regular(self.key, self.max_size, self.op, self.shown)
         if decode and self.data is not None:
             self.parsed = _json.decode(self.data, self.shown, self.op, self.kind)

@@ -27,7 +27,7 @@ import stat
 import sys
 from typing import Any, List, NamedTuple, Optional, Tuple
 
-from . import _files, _seams
+from . import _files
 from ._lock import Deadline
 from .errors import (
     DurabilityUnknown,
@@ -79,7 +79,7 @@ def before(data: Optional[bytes]) -> str:
 
 class Marker(NamedTuple):
     journal: str
-    before: str  # NONE, 64 hex digits, or "" for the earlier one-line format
+    before: str  # NONE, or 64 hex digits
 
 
 def parse_marker(data: bytes) -> Tuple[Optional[Marker], bool]:
@@ -95,8 +95,6 @@ def parse_marker(data: bytes) -> Tuple[Optional[Marker], bool]:
         return None, torn
     if not valid_path(line) or not is_journal_name(os.path.basename(line)):
         return None, False
-    if rest == "":
-        return Marker(line, ""), False  # the earlier format: J and a newline
     b, sep, tail = rest.partition("\n")
     if not sep or tail != "" or b != NONE and _HEX64.fullmatch(b) is None:
         return None, False
@@ -342,7 +340,7 @@ class _Dir:
             raise NotImplementedError
         if st.st_nlink != 1:
             raise UntrustedError(role, name, "it has %d hard links" % st.st_nlink)
-        if not self.sticky or _seams.trust_any_owner:
+        if not self.sticky:
             return
         euid = os.geteuid()
         if st.st_uid in (doc_uid, euid, self.uid):
@@ -446,8 +444,7 @@ class _Recovery:
         except FileNotFoundError:
             return  # installed already
         d.trusts("new content", tmp.name, tmp.st, self.doc_uid)
-        if mk.before != "" and not _seams.no_conflict_check:
-            self.conflict = self._current(doc, max_size) != mk.before
+        self.conflict = self._current(doc, max_size) != mk.before
 
     def _open_journal(self) -> None:
         """Opens, checks and reads the journal the marker names. A journal
@@ -607,7 +604,7 @@ class _Recovery:
         assert d is not None and jd is not None
         jbase = os.path.basename(self.mk.journal)
         others = self._others(deadline, op)
-        _seams.tell("cleanup", self.path)
+        _looked(self.path)
         if not others:
             jd.unlink(jbase, "journal", missing_ok=True)
             d.unlink(self.base + MARKER_SUFFIX, "marker")
@@ -818,6 +815,43 @@ def check_limits(ws: List[Write], jpath: str, op: str, shown: str) -> None:
             raise refuse("%s: new content of %d bytes, limit %d" % (w.path, len(w.data), w.limit))
 
 
+def _abort(prepared: List[Write], jtemp: str, journal: Optional[str], jdir: str) -> None:
+    """Undoes a commit that failed before its commit point (journal: J if
+    it was renamed into place): the journal goes first, and durably, so that
+    a crash during the rest leaves markers that undo; then the markers and
+    new contents of the prepared documents."""
+    for name in [jtemp] + ([journal] if journal else []):
+        try:
+            os.unlink(name)
+        except OSError:
+            pass
+    if journal:
+        try:
+            _files.sync_dir(jdir)
+        except OSError:
+            pass
+    for w in prepared:
+        for name in (w.path + TEMP_SUFFIX, w.path + MARKER_SUFFIX):
+            try:
+                os.unlink(name)
+            except OSError:
+                pass
+
+
+def _step(step: str) -> None:
+    """A commit has done step ("marker 0", "temp 0", ..., "prepared",
+    "journal", "committed", "renamed 0", ..., "installed", "forgotten",
+    "unmarked 0", ...: the steps the Go package's tests name). It does
+    nothing; the tests replace it to list the steps, or to stop a commit
+    there as its process's death would (with _abort replaced too)."""
+
+
+def _looked(path: str) -> None:
+    """The recovery of path has looked at the other documents' markers and
+    removed nothing yet. It does nothing; the tests replace it to make two
+    recoveries meet there."""
+
+
 def commit(ws: List[Write], op: str, shown: str) -> None:
     """Stores ws (two or more documents, whose locks the caller holds) all
     or nothing, by the protocol of docs/PROTOCOL.md in the repository
@@ -840,26 +874,6 @@ def commit(ws: List[Write], op: str, shown: str) -> None:
     prepared = 0
     renamed = False
 
-    def abort() -> None:
-        # The journal goes first, and durably: once it is gone, a crash
-        # during the rest leaves markers that undo.
-        for name in [jtemp] + ([jpath] if renamed else []):
-            try:
-                os.unlink(name)
-            except OSError:
-                pass
-        if renamed:
-            try:
-                _files.sync_dir(dirs[0])
-            except OSError:
-                pass
-        for w in ws[:prepared]:
-            for name in (w.path + TEMP_SUFFIX, w.path + MARKER_SUFFIX):
-                try:
-                    os.unlink(name)
-                except OSError:
-                    pass
-
     # The file each step works on, named by its error (a full disk, too
     # many open files).
     doing = ""
@@ -881,14 +895,14 @@ def commit(ws: List[Write], op: str, shown: str) -> None:
             names.append(w.path + MARKER_SUFFIX)
             doing = "write " + w.path + MARKER_SUFFIX
             _files.write_all(fd, format_marker(jpath, before(w.before)))
-            _seams.crash_at("marker %d" % i)
+            _step("marker %d" % i)
             doing = "create " + w.path + TEMP_SUFFIX
             fd = _create_temp(w)
             fds.append(fd)
             names.append(w.path + TEMP_SUFFIX)
             doing = "write " + w.path + TEMP_SUFFIX
             _files.write_all(fd, w.data)
-            _seams.crash_at("temp %d" % i)
+            _step("temp %d" % i)
         doing = "create " + jtemp
         fd = _create_excl(jtemp, 0o644)
         fds.append(fd)
@@ -901,19 +915,17 @@ def commit(ws: List[Write], op: str, shown: str) -> None:
         for d in synced:
             doing = "sync " + d
             _files.sync_dir(d)
-        _seams.crash_at("prepared")
+        _step("prepared")
         # Step 2: the journal in place, durable: the commit point.
         doing = "rename " + jtemp
         os.rename(jtemp, jpath)
         renamed = True
-        _seams.crash_at("journal")
+        _step("journal")
         doing = "sync " + dirs[0]
         _files.sync_dir(dirs[0])
-        _seams.crash_at("committed")
-    except _seams.Crashed:
-        raise
+        _step("committed")
     except BaseException as e:
-        abort()
+        _abort(ws[:prepared], jtemp, jpath if renamed else None, dirs[0])
         raise failed(e) from None
     finally:
         for fd in fds:
@@ -927,7 +939,7 @@ def commit(ws: List[Write], op: str, shown: str) -> None:
             os.rename(w.path + TEMP_SUFFIX, w.path)
         except OSError as e:
             errs.append("rename %s: %s" % (w.path + TEMP_SUFFIX, e.strerror or e))
-        _seams.crash_at("renamed %d" % i)
+        _step("renamed %d" % i)
     for d in synced:
         try:
             _files.sync_dir(d)
@@ -935,7 +947,7 @@ def commit(ws: List[Write], op: str, shown: str) -> None:
             errs.append("sync %s: %s" % (d, e.strerror or e))
     if errs:
         raise DurabilityUnknown("agentstate: %s %s: committed, but %s; the next locker completes it" % (op, shown, "; ".join(errs)), shown)
-    _seams.crash_at("installed")
+    _step("installed")
 
     # Step 4: clean up, the journal first (see _Recovery._cleanup). No sync
     # is needed: a marker that comes back after a power loss undoes
@@ -944,10 +956,10 @@ def commit(ws: List[Write], op: str, shown: str) -> None:
         os.unlink(jpath)
     except OSError:
         pass
-    _seams.crash_at("forgotten")
+    _step("forgotten")
     for i, w in enumerate(ws):
         try:
             os.unlink(w.path + MARKER_SUFFIX)
         except OSError:
             pass
-        _seams.crash_at("unmarked %d" % i)
+        _step("unmarked %d" % i)

@@ -42,7 +42,7 @@ var _ = func() bool {
 			return 0
 		}
 		first := true
-		testHookSleep = func() {
+		TestSeams().sleep = func() {
 			if first {
 				first = false
 				fmt.Println("sleeping")
@@ -243,16 +243,18 @@ func handoff(b *testing.B, c string, wait time.Duration) time.Duration {
 
 // pythonWaiterScript waits for the lock of the document argv[2] with the
 // repository's Python package (its source tree, argv[1]), on the bell, or
-// polling if argv[3] is "poll" (the package's test seam), reporting
+// polling if argv[3] is "poll" (a waiter opens no bell), reporting
 // "sleeping" after its first failed try, then "got <CLOCK_MONOTONIC ns>"
 // if argv[4] is "clock", else "got rungs=N" (its sleeps a ring ended;
 // then it has no timeouts of its own, so that only a ring wakes it).
 const pythonWaiterScript = `
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from agentstate import _bell, _lock, _seams
+from agentstate import _bell, _lock
 key = sys.argv[2]
-_seams.no_bell = sys.argv[3] == "poll"
+if sys.argv[3] == "poll":
+    open_bell = _bell.open_bell
+    _bell.open_bell = lambda fd, name, grow=False: None if grow else open_bell(fd, name)
 rungs = []
 sleep = _bell.Bell.sleep
 def counted(b, *a):
@@ -282,6 +284,7 @@ type benchChild struct {
 }
 
 func newBenchChild(b *testing.B, cmd *exec.Cmd) *benchChild {
+	seamsFor(b) // the helpers report through them
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -381,7 +384,7 @@ func BenchmarkUncontendedNextToMarks(b *testing.B) {
 				old := c == "CONTROL_old_queue"
 				replacedQueue(b, old)
 				if c == "CONTROL_no_keep" {
-					setSeam(b, &testNoKeep, true)
+					setSeam(b, &seamsFor(b).noKeep, true)
 				}
 				var with, without, expiry time.Duration
 				for b.Loop() {
@@ -521,9 +524,11 @@ var _ = func() bool {
 const pythonLoopScript = `
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from agentstate import _lock, _seams
+from agentstate import _bell, _lock
 key = sys.argv[2]
-_seams.no_bell = sys.argv[3] == "poll"
+if sys.argv[3] == "poll":
+    open_bell = _bell.open_bell
+    _bell.open_bell = lambda fd, name, grow=False: None if grow else open_bell(fd, name)
 n, worst, end = 0, 0, time.monotonic() + float(sys.argv[4])
 while time.monotonic() < end:
     t0 = time.monotonic_ns()

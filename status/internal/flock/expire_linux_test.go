@@ -36,10 +36,11 @@ func TestIdleProcessPinsNoMount(t *testing.T) {
 	for _, forever := range []bool{false, true} {
 		t.Run(map[bool]string{false: "bounded", true: "CONTROL_kept_forever"}[forever], func(t *testing.T) {
 			dropKept(t)
-			setSeam(t, &Seams.KeepForever, forever)
+			setSeam(t, &seamsFor(t).KeepForever, forever)
 			expired := make(chan int, 16)
-			testHookExpired = func(n int) { expired <- n }
-			t.Cleanup(func() { testHookExpired = nil })
+			s := seamsFor(t)
+			s.expired = func(n int) { expired <- n }
+			t.Cleanup(func() { s.expired = nil })
 
 			dir := t.TempDir()
 			os.Chmod(filepath.Dir(dir), 0o755)

@@ -13,6 +13,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/agentstate/core/internal/ctxtime"
 )
 
 // An ID identifies a lock file: device and inode (on Windows, volume and
@@ -24,14 +26,6 @@ type ID struct{ Dev, Ino uint64 }
 // directory, one owned by someone other than the document's owner, the
 // caller or the directory's owner (docs/PROTOCOL.md, Files).
 var ErrUntrusted = errors.New("lock file cannot be trusted")
-
-// Seams switch off one rule each, so that a test's CONTROL can show the
-// failure it prevents. They take effect only in builds with the
-// crashhooks tag (hooksBuilt), which make test sets.
-var Seams struct {
-	TrustAnyOwner bool // take a lock file in a sticky directory whoever owns it
-	KeepForever   bool // kept descriptors stay until taken or displaced (no time bound)
-}
 
 const (
 	// A waiter that sleeps on the lock file's bell tries the lock after
@@ -58,18 +52,8 @@ const (
 )
 
 // A waiter rung this many times in a row without getting the lock (someone
-// rings for nothing) ignores the bell until its next timeout. A variable
-// for the tests' control only.
-var maxFalseRings = 4
-
-// Test seams: testHookTry is called before every try of the lock,
-// testHookSleep before every sleep, testHookRung after a sleep the bell
-// ended; testNoBell makes waiters poll, testNoTimeouts makes them sleep on
-// the bell until it rings.
-var (
-	testHookTry, testHookSleep, testHookRung func()
-	testNoBell, testNoTimeouts               bool
-)
+// rings for nothing) ignores the bell until its next timeout.
+const maxFalseRings = 4
 
 // Lock takes f's lock, waiting until it is free or ctx ends. On failure f
 // is closed.
@@ -82,7 +66,7 @@ func (f *File) Lock(ctx context.Context) error {
 			return f.acquired(err)
 		}
 	}
-	if !testNoBell {
+	if s := TestSeams(); s == nil || !s.noBell {
 		f.bell = f.openBell(true)
 	}
 	if f.bell == nil {
@@ -96,23 +80,27 @@ func (f *File) Lock(ctx context.Context) error {
 		}
 	}()
 	val := f.bell.word()
-	falseRings := 0
+	falseRings, limit := 0, maxFalseRings
+	if t := TestSeams(); t != nil && t.falseRings > 0 {
+		limit = t.falseRings
+	}
 	for d := first; ; d = min(max(time.Since(start), first), maxSleep) {
 		w := timedOut
-		if testHookSleep != nil {
-			testHookSleep()
+		t := TestSeams()
+		if t != nil && t.sleep != nil {
+			t.sleep()
 		}
-		if testNoTimeouts {
+		if t != nil && t.noTimeouts {
 			d = time.Hour
 		}
-		if falseRings < maxFalseRings {
+		if falseRings < limit {
 			w = s.sleep(val, d)
-			if w == rung && testHookRung != nil {
-				testHookRung()
+			if w == rung && t != nil && t.rung != nil {
+				t.rung()
 			}
 		} else {
 			falseRings = 0
-			sleepCtx(ctx, d)
+			ctxtime.Sleep(ctx, d)
 		}
 		if err := ctx.Err(); err != nil {
 			f.Close()
@@ -147,11 +135,11 @@ func (f *File) poll(ctx context.Context, start time.Time, polite bool) error {
 		d = firstSleep
 	}
 	for {
-		if testHookSleep != nil {
-			testHookSleep()
+		if s := TestSeams(); s != nil && s.sleep != nil {
+			s.sleep()
 		}
 		// Full jitter: processes polling the same lock spread out.
-		if err := sleepCtx(ctx, d/2+rand.N(d/2+1)); err != nil {
+		if err := ctxtime.Sleep(ctx, d/2+rand.N(d/2+1)); err != nil {
 			f.Close()
 			return err
 		}
@@ -163,8 +151,8 @@ func (f *File) poll(ctx context.Context, start time.Time, polite bool) error {
 }
 
 func (f *File) try() (bool, error) {
-	if testHookTry != nil {
-		testHookTry()
+	if s := TestSeams(); s != nil && s.try != nil {
+		s.try()
 	}
 	return f.tryLock()
 }
@@ -245,16 +233,4 @@ func courtesy(name string, now time.Time) (polite bool, first time.Duration) {
 		return false, firstSleep
 	}
 	return true, min(max(2*r.waited, firstSleep), maxSleep)
-}
-
-// sleepCtx waits for d, or returns ctx's error when ctx ends first.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

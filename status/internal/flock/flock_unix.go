@@ -119,7 +119,7 @@ func Check(name, doc string) error {
 // it is the caller's, or the document's owner's when root gave it away.
 func trusted(st *syscall.Stat_t, name, doc string) error {
 	uid := st.Uid
-	if int(uid) == os.Geteuid() || hooksBuilt && Seams.TrustAnyOwner {
+	if s := TestSeams(); int(uid) == os.Geteuid() || s != nil && s.TrustAnyOwner {
 		return nil
 	}
 	var d syscall.Stat_t
@@ -246,7 +246,7 @@ func (f *File) tryLock() (bool, error) {
 // current reports whether the descriptor's file is still the one named
 // f.name (same device and inode).
 func (f *File) current() (bool, error) {
-	if testNoRecheck {
+	if s := TestSeams(); s != nil && s.noRecheck {
 		return true, nil
 	}
 	var fd, byName syscall.Stat_t

@@ -29,7 +29,8 @@ var _ = func() bool {
 // did), reporting "sleeping" before its first sleep, then "got tries=N
 // rungs=N" or "err ...". It holds the lock until its stdin closes.
 func helperWait(a helperArgs) int {
-	testNoKeep = a.Old // the replaced queue closed on every release
+	s := TestSeams()
+	s.noKeep = a.Old // the replaced queue closed on every release
 	f, err := Open(a.Name, a.Name+".doc", 0o644)
 	if err != nil {
 		fmt.Println("err", err)
@@ -37,9 +38,9 @@ func helperWait(a helperArgs) int {
 	}
 	var tries, rungs atomic.Int64
 	var once sync.Once
-	testHookTry = func() { tries.Add(1) }
-	testHookRung = func() { rungs.Add(1) }
-	testHookSleep = func() { once.Do(func() { fmt.Println("sleeping") }) }
+	s.try = func() { tries.Add(1) }
+	s.rung = func() { rungs.Add(1) }
+	s.sleep = func() { once.Do(func() { fmt.Println("sleeping") }) }
 	ctx, cancel := context.WithTimeout(context.Background(), a.Timeout)
 	defer cancel()
 	if a.Old {
@@ -107,6 +108,7 @@ type child struct {
 // after wrap (a command that runs another, such as unshare).
 func helperCmd(t *testing.T, a helperArgs, wrap ...string) *exec.Cmd {
 	t.Helper()
+	seamsFor(t) // the helpers report through them
 	env, err := json.Marshal(a)
 	if err != nil {
 		t.Fatal(err)
@@ -281,8 +283,9 @@ func bellSleepers(pid int) int {
 	return n
 }
 
-// waitFor polls an observable condition until it holds; the test's
-// deadline bounds it.
+// waitFor polls an observable condition until it holds; go test's
+// -timeout bounds it (t.Context ends only when the test does), so a
+// condition must not be one that can pass unseen.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	for !cond() {
@@ -327,7 +330,7 @@ func hook(t *testing.T, p *func(), fn func()) {
 // did, if old: by closing the descriptor (its waiters woke on the close).
 func replacedQueue(tb testing.TB, old bool) {
 	if old {
-		setSeam(tb, &testNoKeep, true)
+		setSeam(tb, &seamsFor(tb).noKeep, true)
 	}
 }
 
@@ -358,6 +361,6 @@ func lockAsync(ctx context.Context, name string, old bool) <-chan error {
 func asleepHook(t *testing.T) <-chan struct{} {
 	asleep := make(chan struct{})
 	var once sync.Once
-	hook(t, &testHookSleep, func() { once.Do(func() { close(asleep) }) })
+	hook(t, &seamsFor(t).sleep, func() { once.Do(func() { close(asleep) }) })
 	return asleep
 }

@@ -4,8 +4,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"testing"
 	"time"
 )
+
+// seamsFor returns the switches of the tests, skipping tb in a build
+// without them (go test -tags crashhooks; make test sets it).
+func seamsFor(tb testing.TB) *Seams {
+	tb.Helper()
+	s := TestSeams()
+	if s == nil {
+		tb.Skip("needs the test switches: go test -tags crashhooks")
+	}
+	return s
+}
 
 // The liveness tests need other processes: the test binary re-executes
 // itself with helperEnv set to a JSON helperArgs (the standard library's
@@ -32,6 +44,10 @@ func runHelper(env string) {
 		os.Exit(2)
 	}
 	run := helperModes[a.Mode]
+	if TestSeams() == nil {
+		fmt.Fprintln(os.Stderr, "helper: needs the test switches: go test -tags crashhooks")
+		os.Exit(2)
+	}
 	if run == nil {
 		fmt.Fprintln(os.Stderr, "helper: unknown mode", a.Mode)
 		os.Exit(2)

@@ -45,7 +45,7 @@ func keptFor(name string) int {
 // keeps them without a time bound (in builds with crashhooks), so that a
 // slow machine cannot make one expire between two steps of a test.
 func dropKept(t *testing.T) {
-	setSeam(t, &Seams.KeepForever, true)
+	setSeam(t, &seamsFor(t).KeepForever, true)
 	t.Cleanup(closeKept)
 }
 
@@ -98,7 +98,7 @@ func TestKeptNotShared(t *testing.T) {
 	for _, share := range []bool{false, true} {
 		t.Run(map[bool]string{false: "checkout", true: "CONTROL_shared"}[share], func(t *testing.T) {
 			dropKept(t)
-			setSeam(t, &testShareKept, share)
+			setSeam(t, &seamsFor(t).shareKept, share)
 			name := lockName(t)
 			holdRangeLock(t, name)
 			lockFree(t, name).Close()
@@ -153,7 +153,7 @@ func TestKeptFileReplaced(t *testing.T) {
 			when := map[bool]string{false: "between", true: "during"}[during]
 			t.Run(when+map[bool]string{true: "", false: "/CONTROL_no_recheck"}[recheck], func(t *testing.T) {
 				dropKept(t)
-				setSeam(t, &testNoRecheck, !recheck)
+				setSeam(t, &seamsFor(t).noRecheck, !recheck)
 				name := lockName(t)
 				holdRangeLock(t, name)
 				lockFree(t, name).Close()
@@ -168,7 +168,7 @@ func TestKeptFileReplaced(t *testing.T) {
 				}
 				if during {
 					replaced := false
-					hook(t, &testHookTry, func() {
+					hook(t, &seamsFor(t).try, func() {
 						if !replaced {
 							replaced = true
 							replace()
@@ -221,8 +221,8 @@ func TestKeptClosesNone(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dropKept(t)
-			setSeam(t, &testNoKeep, c.noKeep)
-			setSeam(t, &testKeepAlways, c.keepAlways)
+			setSeam(t, &seamsFor(t).noKeep, c.noKeep)
+			setSeam(t, &seamsFor(t).keepAlways, c.keepAlways)
 			name := lockName(t)
 			if err := os.WriteFile(name, nil, 0o644); err != nil {
 				t.Fatal(err)
@@ -231,7 +231,7 @@ func TestKeptClosesNone(t *testing.T) {
 				holdRangeLock(t, name)
 			}
 			var closes atomic.Int64
-			hook(t, &testHookCloseLock, func() { closes.Add(1) })
+			hook(t, &seamsFor(t).closeLock, func() { closes.Add(1) })
 			for range n {
 				lockFree(t, name).Close()
 			}
@@ -246,7 +246,7 @@ func TestKeptClosesNone(t *testing.T) {
 // TestKeptBellSameFile: a waiter made the lock file's bell; the releases
 // keep the bell with the descriptor, and in the next round the holder's
 // release rings through the kept bell and wakes the waiter (a ring, not
-// its timeout: testHookRung counts).
+// its timeout: the rung hook counts).
 func TestKeptBellSameFile(t *testing.T) {
 	dropKept(t)
 	name := lockName(t)
@@ -254,8 +254,8 @@ func TestKeptBellSameFile(t *testing.T) {
 	for round := range 2 {
 		holder := lockFree(t, name)
 		var slept, rungs atomic.Int64
-		hook(t, &testHookSleep, func() { slept.Add(1) })
-		hook(t, &testHookRung, func() { rungs.Add(1) })
+		hook(t, &seamsFor(t).sleep, func() { slept.Add(1) })
+		hook(t, &seamsFor(t).rung, func() { rungs.Add(1) })
 		got := lockAsync(t.Context(), name, false)
 		waitFor(t, "the waiter sleeps on the bell", func() bool { return slept.Load() > 0 && bellSleepers(os.Getpid()) == 1 })
 		holder.Close()
@@ -286,7 +286,7 @@ func TestNoMountPinned(t *testing.T) {
 	for _, always := range []bool{false, true} {
 		t.Run(map[bool]string{false: "keep_if_costly", true: "CONTROL_keep_always"}[always], func(t *testing.T) {
 			dropKept(t)
-			setSeam(t, &testKeepAlways, always)
+			setSeam(t, &seamsFor(t).keepAlways, always)
 			mnt := t.TempDir()
 			if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m"); err != nil {
 				t.Skip("cannot mount a tmpfs here:", err)

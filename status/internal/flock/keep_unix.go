@@ -40,18 +40,6 @@ var keptFiles struct {
 	timer *time.Timer
 }
 
-// Test seams: testNoKeep closes every released descriptor, testKeepAlways
-// keeps it whatever the file carries, testShareKept hands a kept
-// descriptor out without taking it from the list (the CONTROL of
-// exclusive checkout), testNoRecheck skips both identity checks (the
-// CONTROL of a lock file replaced meanwhile), testHookCloseLock is called
-// for every close of a lock file's descriptor.
-var (
-	testNoKeep, testKeepAlways, testShareKept, testNoRecheck bool
-	testHookCloseLock                                        func()
-	testHookExpired                                          func(closed int) // after each run of expire (crashhooks builds only)
-)
-
 // takeKept returns the descriptor kept last for name, taken from the list,
 // if the name still names its file. A kept file that a tool deleted or
 // replaced is closed.
@@ -63,7 +51,7 @@ func takeKept(name string) (kept, bool) {
 	}
 	if i >= 0 {
 		k = keptFiles.list[i]
-		if !testShareKept {
+		if s := TestSeams(); s == nil || !s.shareKept {
 			keptFiles.list = append(keptFiles.list[:i], keptFiles.list[i+1:]...)
 		}
 	}
@@ -71,7 +59,7 @@ func takeKept(name string) (kept, bool) {
 	if i < 0 {
 		return kept{}, false
 	}
-	if testNoRecheck || names(k.fd, name) {
+	if s := TestSeams(); s != nil && s.noRecheck || names(k.fd, name) {
 		return k, true
 	}
 	k.close()
@@ -95,7 +83,7 @@ func keep(k kept) {
 		old = append(old, keptFiles.list[:n]...)
 		keptFiles.list = append(keptFiles.list[:0], keptFiles.list[n:]...)
 	}
-	if keptFiles.timer == nil && !(hooksBuilt && Seams.KeepForever) {
+	if s := TestSeams(); keptFiles.timer == nil && (s == nil || !s.KeepForever) {
 		keptFiles.timer = time.AfterFunc(keepFor, expire)
 	}
 	keptFiles.Unlock()
@@ -124,8 +112,8 @@ func expire() {
 	for _, o := range old {
 		o.close()
 	}
-	if hooksBuilt && testHookExpired != nil {
-		testHookExpired(len(old))
+	if s := TestSeams(); s != nil && s.expired != nil {
+		s.expired(len(old))
 	}
 }
 
@@ -138,8 +126,8 @@ func (k kept) close() {
 
 // closeLock closes a descriptor of a lock file.
 func closeLock(fd int) {
-	if testHookCloseLock != nil {
-		testHookCloseLock()
+	if s := TestSeams(); s != nil && s.closeLock != nil {
+		s.closeLock()
 	}
 	syscall.Close(fd)
 }
@@ -150,10 +138,11 @@ func closeLock(fd int) {
 // descriptor would keep its directory's entry busy.
 func (f *File) worthKeeping() bool {
 	var st syscall.Stat_t
+	s := TestSeams()
 	switch {
-	case f.fd < 0 || testNoKeep:
+	case f.fd < 0 || s != nil && s.noKeep:
 		return false
-	case testKeepAlways:
+	case s != nil && s.keepAlways:
 		return true
 	case syscall.Fstat(f.fd, &st) != nil || st.Nlink == 0:
 		return false

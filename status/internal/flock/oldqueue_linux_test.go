@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/agentstate/core/internal/ctxtime"
 )
 
 // The CONTROL of the liveness tests: the waiting strategy this package
@@ -27,7 +29,7 @@ const (
 )
 
 // oldLock waits for f's lock as the replaced queue did. It calls the test
-// hooks as Lock does (testHookRung when a close of the lock file woke it).
+// hooks as Lock does (the rung hook when a close of the lock file woke it).
 func oldLock(ctx context.Context, f *File) error {
 	if !oldWaitersAhead(f.fd, 0) {
 		if ok, err := f.try(); err != nil || ok {
@@ -60,13 +62,13 @@ func oldLock(ctx context.Context, f *File) error {
 				return got(err)
 			}
 		}
-		if testHookSleep != nil {
-			testHookSleep()
+		if s := TestSeams(); s != nil && s.sleep != nil {
+			s.sleep()
 		}
 		d := backoff/2 + rand.N(backoff/2+1)
 		backoff = min(2*backoff, 25*time.Millisecond)
 		if events == nil {
-			if err := sleepCtx(ctx, d); err != nil {
+			if err := ctxtime.Sleep(ctx, d); err != nil {
 				f.Close()
 				return err
 			}
@@ -82,8 +84,8 @@ func oldLock(ctx context.Context, f *File) error {
 			f.Close()
 			return err
 		}
-		if err == nil && testHookRung != nil {
-			testHookRung()
+		if s := TestSeams(); err == nil && s != nil && s.rung != nil {
+			s.rung()
 		}
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			f.Close()

@@ -16,15 +16,17 @@ import (
 // repository's Python package (its source tree, argv[1]), reports "locked",
 // releases it when a line arrives on stdin, reporting "released woke=N"
 // (how many of the package's rings woke a sleeper), and waits for stdin to
-// close. argv[3] "ring" or "no-ring" (the ring turned off by the
-// package's test seam); "clock" and "no-ring-clock" report "released
+// close. argv[3] "ring" or "no-ring" (a release opens no bell, so it rings
+// none); "clock" and "no-ring-clock" report "released
 // at=<CLOCK_MONOTONIC ns>", taken just before the release, instead.
 const pythonHolderScript = `
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from agentstate import _bell, _lock, _seams
+from agentstate import _bell, _lock
 key, mode = sys.argv[2], sys.argv[3]
-_seams.no_ring = mode.startswith("no-ring")
+if mode.startswith("no-ring"):
+    open_bell = _bell.open_bell
+    _bell.open_bell = lambda fd, name, grow=False: open_bell(fd, name, grow) if grow else None
 woke = []
 ring = _bell.Bell.ring
 def counted(b):
@@ -85,9 +87,8 @@ func TestPythonReleaseRings(t *testing.T) {
 			holder.expect(t, "locked")
 
 			var rungs atomic.Int64
-			hook(t, &testHookRung, func() { rungs.Add(1) })
-			testNoTimeouts = true
-			t.Cleanup(func() { testNoTimeouts = false })
+			hook(t, &seamsFor(t).rung, func() { rungs.Add(1) })
+			setSeam(t, &seamsFor(t).noTimeouts, true)
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			got := lockAsync(ctx, name, false)

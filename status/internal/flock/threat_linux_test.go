@@ -72,7 +72,7 @@ func TestSilentRelease(t *testing.T) {
 		t.Run(map[bool]string{true: "timeouts", false: "CONTROL_no_timeouts"}[timeouts], func(t *testing.T) {
 			name := lockName(t)
 			release := holdLock(t, name) // a plain flock: its release rings nothing
-			setSeam(t, &testNoTimeouts, !timeouts)
+			setSeam(t, &seamsFor(t).noTimeouts, !timeouts)
 			asleep := asleepHook(t)
 			ctx := deadlineCtx(t, !timeouts)
 			got := lockAsync(ctx, name, false)

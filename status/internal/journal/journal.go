@@ -131,7 +131,7 @@ func Before(data []byte) string {
 // A marker is a parsed PATH.txn.
 type marker struct {
 	journal string
-	before  string // none, 64 hex digits, or "" for the earlier one-line format
+	before  string // none, or 64 hex digits
 }
 
 // parseMarker parses a marker's content. torn: the content is a prefix of a
@@ -150,9 +150,6 @@ func parseMarker(data []byte) (m marker, torn bool, ok bool) {
 		return marker{}, false, false
 	}
 	m.journal = line
-	if rest == "" {
-		return m, false, true // the earlier format: J and a newline
-	}
 	before, tail, found := strings.Cut(rest, "\n")
 	if !found || tail != "" || before != none && (len(before) != 64 || !isHex(before)) {
 		return marker{}, false, false

@@ -15,7 +15,7 @@ var testBefore = Before([]byte(`{"runs":1}`))
 
 // Every prefix of a marker that a commit writes, cut before its first
 // newline, is torn (undone); a prefix cut after it is not a marker that
-// recovery acts on as complete unless it is the earlier one-line format.
+// recovery acts on as complete.
 func TestParseMarkerPrefixes(t *testing.T) {
 	full := string(formatMarker(testJournal, testBefore))
 	for i := 0; i <= len(full); i++ {
@@ -25,10 +25,6 @@ func TestParseMarkerPrefixes(t *testing.T) {
 		case i <= nl:
 			if !torn || ok {
 				t.Fatalf("prefix %q: torn %v ok %v, want torn", full[:i], torn, ok)
-			}
-		case i == nl+1:
-			if torn || !ok || m.journal != testJournal || m.before != "" {
-				t.Fatalf("one line %q: %+v torn %v ok %v, want the earlier format", full[:i], m, torn, ok)
 			}
 		case i < len(full):
 			if torn || ok {

@@ -149,7 +149,7 @@ func plan(ctx context.Context, path string, maxSize int64) (*recovery, error) {
 	if err := r.d.trusts("new content", r.tmp.f.Name(), r.tmp.info, r.docUID); err != nil {
 		return r, err
 	}
-	if r.mk.before != "" && !Seams.NoConflictCheck {
+	if s := TestSeams(); s == nil || !s.NoConflictCheck {
 		now, err := r.current(docExists, doc, maxSize)
 		if err != nil {
 			return r, err
@@ -369,9 +369,6 @@ func (r *recovery) cleanup(ctx context.Context) ([]string, error) {
 	}
 	if err := r.d.unlink(r.base + MarkerSuffix); err != nil {
 		return others, err
-	}
-	if Seams.OldCleanup {
-		return others, nil
 	}
 	if others, err = r.others(ctx); err != nil || len(others) > 0 {
 		return others, err

@@ -5,13 +5,13 @@ import (
 	"fmt"
 )
 
-// Seams are for tests only: each switches off or changes one rule, so that
-// a test's control can show the failure the rule prevents, or stops a
-// commit at a step no outside fault hits reliably. Production code leaves
-// them zero; tests set them before the calls they cover and reset them
-// after. Crash and Hook are called only in builds with the crashhooks tag
-// (see HooksBuilt).
-var Seams struct {
+// Seams are the switches of the tests: each turns off one rule, so that a
+// test's control can show the failure the rule prevents, stops a commit at
+// a step no outside fault hits reliably, or tells a test what recovery
+// opens. They exist only in builds with the crashhooks tag (make test sets
+// it): [TestSeams] returns nil in other builds, where every use compiles
+// to nothing.
+type Seams struct {
 	// Crash is called after each step of a commit ("marker 0", "temp 0",
 	// ..., "prepared", "journal", "committed", "renamed 0", ...,
 	// "installed", "forgotten", "unmarked 0", ...); when it returns true
@@ -26,28 +26,26 @@ var Seams struct {
 	TrustAnyOwner   bool // no owner check in sticky directories
 	StrictOwner     bool // the owner of every transaction file must be the document's
 	NoConflictCheck bool // install the new content whatever replaced the document
-	OldCleanup      bool // keep the journal if another marker names it, then remove ours (no second look)
-
-	// Switches that take effect only in builds with the crashhooks tag.
-	NoLimits bool // commit what recovery refuses (CheckLimits passes everything)
-	ByPath   bool // recovery reaches files by path, not through the directory's descriptor, and takes any journal directory
+	NoLimits        bool // commit what recovery refuses (CheckLimits passes everything)
+	ByPath          bool // recovery reaches files by path, not through the directory's descriptor, and takes any journal directory
 }
 
 // ErrCrashed is returned by a commit that Seams.Crash stopped.
 var ErrCrashed = errors.New("commit abandoned at a simulated crash")
 
 func hook(event, name string) {
-	if HooksBuilt && Seams.Hook != nil {
-		Seams.Hook(event, name)
+	if s := TestSeams(); s != nil && s.Hook != nil {
+		s.Hook(event, name)
 	}
 }
 
 func crashAt(step string, i ...int) bool {
-	if !HooksBuilt || Seams.Crash == nil {
+	s := TestSeams()
+	if s == nil || s.Crash == nil {
 		return false
 	}
 	for _, n := range i {
 		step += fmt.Sprintf(" %d", n)
 	}
-	return Seams.Crash(step)
+	return s.Crash(step)
 }

@@ -25,7 +25,7 @@ import sys
 
 from agentlib import unlocked_mutate
 import agentstate
-from agentstate import _files, _lock, _seams, _store
+from agentstate import _files, _lock, _store, _txn
 
 PY_EXTRA = {"lang": "python", "tags": ["a", "b"], "ratio": 0.5}
 
@@ -40,7 +40,7 @@ def locked_increment(path):
 
 
 def basic_increment(path):
-    _seams.skip_recovery = True
+    _txn.recover = lambda *a: []  # a basic client: lock, read, replace, unlock
     agentstate.mutate(path, increment)
 
 

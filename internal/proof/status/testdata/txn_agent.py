@@ -48,7 +48,7 @@ import time
 
 import agentlib  # noqa: F401
 import agentstate
-from agentstate import _seams
+from agentstate import _txn
 
 DIE_AT = None
 
@@ -131,7 +131,8 @@ def recover(path):
 
 
 def check(reg, task, basic):
-    _seams.skip_recovery = basic
+    if basic:
+        _txn.recover = lambda *a: []  # lock, read, replace, unlock
     r, t = agentstate.load_all([reg, task])
     print("view " + json.dumps({"Active": r.get("active_count", 0), "Agents": len(r.get("agents") or []), "State": t.get("status", "")}), flush=True)
 
@@ -155,7 +156,7 @@ def main():
         i = args.index("--die-at")
         DIE_AT = args[i + 1]
         del args[i:i + 2]
-        _seams.crash = crash
+        _txn._step = crash
     if mode == "recover":
         recover(args[0])
         return

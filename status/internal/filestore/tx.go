@@ -1,4 +1,4 @@
-package status
+package filestore
 
 import (
 	"cmp"
@@ -13,48 +13,41 @@ import (
 	"github.com/agentstate/core/status/internal/journal"
 )
 
-// A txPart is one document of a transaction on the file backend.
+// A txPart is one document of a transaction.
 type txPart struct {
-	b    *fileBackend
+	d    *Doc
 	idx  int    // position in the caller's list
 	key  string // docPath
 	e    *entry
-	turn *turn // the transaction's place in e's queue, and the calls that joined it
+	turn *request // the transaction's place in e's queue, and the calls that joined it
 	h    *lockHandle
 	id   fileID
 	orig []byte
 	cur  []byte
 }
 
-// UpdateAll implements [TxBackend] for documents kept in files.
+// UpdateAll is Update over docs, all or nothing (status.TxBackend's
+// UpdateAll on documents kept in files); op names the call in errors
+// ("mutate all", or "load all" for status.LoadAll).
 //
 // In this process, the transaction takes its turn in each document's
-// queue, in the order of the documents' paths, as a [Mutate] call does; it
-// never joins a batch led by a Mutate call. Holding every turn, it opens
+// queue, in the order of the documents' paths, as an Update call does; it
+// never joins a batch led by an Update call. Holding every turn, it opens
 // the lock files and takes their flocks in the order of their identities
 // (device, inode), which is the same in every process whatever path spells
 // a file. Then it completes any transaction a crashed process left
-// (recoverDoc), reads every document, runs apply, and lets the Mutate
+// (recoverDoc), reads every document, runs apply, and lets the Update
 // calls and the transactions (see joins) queued behind its turns apply
 // their functions to its result, so that one commit writes them all. A
-// commit that changes one document writes it as a Mutate would; two or
-// more go through commitAll.
-func (b *fileBackend) UpdateAll(ctx context.Context, docs []Backend, apply func(cur [][]byte) ([][]byte, error)) error {
-	return b.updateAllAs(ctx, "mutate all", docs, apply)
-}
-
-// updateAllAs is UpdateAll, naming the call op ("load all" for LoadAll) in
-// its errors.
-func (b *fileBackend) updateAllAs(ctx context.Context, op string, docs []Backend, apply func(cur [][]byte) ([][]byte, error)) error {
+// commit that changes one document writes it as Update would; two or more
+// go through journal.Commit.
+func UpdateAll(ctx context.Context, op string, docs []*Doc, apply func(cur [][]byte) ([][]byte, error)) error {
 	parts, err := txParts(docs)
 	if err != nil {
-		return pathError(op, backendNames(docs), err)
-	}
-	if !slices.Contains(docs, Backend(b)) {
-		return pathError(op, backendNames(docs), fmt.Errorf("%w: the receiver is not among the documents", os.ErrInvalid))
+		return Error(op, docNames(docs), err)
 	}
 	if err := ctx.Err(); err != nil {
-		return pathError(op, backendNames(docs), err)
+		return Error(op, docNames(docs), err)
 	}
 	for _, p := range parts {
 		p.e = acquire(p.key)
@@ -68,65 +61,49 @@ func (b *fileBackend) updateAllAs(ctx context.Context, op string, docs []Backend
 	if t := takeTurns(ctx, op, parts, join); t != nil {
 		// ctx ended, or the transaction ahead committed this one (see
 		// joins): its outcome is this call's.
-		return t.outcome()
+		return t.ended()
 	}
 	t := observedClock(parts)
 	if p, err := lockAll(ctx, parts); err != nil {
 		giveBackTurns(parts)
-		return pathError(op, p.b.path, err)
+		return Error(op, p.d.path, err)
 	}
 	return runTx(parts, len(docs), apply, since(t))
 }
 
 // txParts checks the documents of a transaction and returns them in the
 // order of their paths.
-func txParts(docs []Backend) ([]*txPart, error) {
+func txParts(docs []*Doc) ([]*txPart, error) {
 	parts := make([]*txPart, len(docs))
 	for i, d := range docs {
-		if isNilDoc(d) {
+		if d == nil {
 			return nil, fmt.Errorf("%w: document %d is nil", os.ErrInvalid, i)
 		}
-		fd, ok := d.(fileDoc)
-		if !ok {
-			return nil, fmt.Errorf("%w: %s is not a file (one transaction cannot mix backends)", os.ErrInvalid, d.Name())
-		}
-		fb := fd.file()
-		key, err := docPath(fb.path)
+		key, err := docPath(d.path)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", fb.path, err)
+			return nil, fmt.Errorf("%s: %w", d.path, err)
 		}
 		if !utf8.ValidString(key) || strings.ContainsRune(key, '\n') {
 			// The journal names documents in JSON, which holds only
 			// UTF-8, and recovery refuses a name with a newline.
 			return nil, fmt.Errorf("%w: %q: a transaction's document paths must be valid UTF-8, without a newline", os.ErrInvalid, key)
 		}
-		parts[i] = &txPart{b: fb, idx: i, key: key}
+		parts[i] = &txPart{d: d, idx: i, key: key}
 	}
 	slices.SortFunc(parts, func(a, b *txPart) int { return strings.Compare(a.key, b.key) })
 	for i := 1; i < len(parts); i++ {
 		if parts[i].key == parts[i-1].key {
-			return nil, fmt.Errorf("%w: %s is in the transaction twice", os.ErrInvalid, parts[i].b.path)
+			return nil, fmt.Errorf("%w: %s is in the transaction twice", os.ErrInvalid, parts[i].d.path)
 		}
 	}
 	return parts, nil
 }
 
-// isNilDoc reports whether d is nil or a file document with a nil backend.
-func isNilDoc(d Backend) bool {
-	if d == nil {
-		return true
-	}
-	fd, ok := d.(fileDoc)
-	if !ok {
-		return false
-	}
-	return fd.file() == nil
-}
-
-func backendNames(docs []Backend) string {
+// docNames names the documents of a transaction in its errors.
+func docNames(docs []*Doc) string {
 	names := make([]string, len(docs))
 	for i, d := range docs {
-		if isNilDoc(d) {
+		if d == nil {
 			names[i] = "<nil>"
 		} else {
 			names[i] = d.Name()
@@ -140,10 +117,10 @@ func backendNames(docs []Backend) string {
 // turns it has and returns the turn that ended. The first turn carries
 // join, so that a transaction ahead whose documents include all of these
 // may commit this one with its own; that turn then ends too.
-func takeTurns(ctx context.Context, op string, parts []*txPart, join *txJoin) (ended *turn) {
+func takeTurns(ctx context.Context, op string, parts []*txPart, join *txJoin) (ended *request) {
 	for i, p := range parts {
 		var held bool
-		if p.turn, held = queueTurn(ctx, op, p.b, p.e, join); !held {
+		if p.turn, held = queueTurn(ctx, op, p.d, p.e, join); !held {
 			giveBackTurns(parts[:i])
 			return p.turn
 		}
@@ -160,19 +137,16 @@ type txJoin struct {
 	apply func(cur [][]byte) ([][]byte, error)
 }
 
-// joinTxs is false only in the benchmark that measures what joining gains.
-var joinTxs = true
-
 // joins reports whether j, queued on one of parts' entries, is a
 // transaction that the holder of parts' turns may commit: one whose
 // documents are all among parts, with the same options (it then holds no
 // turn: the leader holds them all, so it waits at its first).
 func joins(j *txJoin, parts []*txPart) bool {
-	if !joinTxs {
+	if s := TestSeams(); s != nil && s.NoJoin {
 		return false
 	}
 	for _, jp := range j.parts {
-		if !slices.ContainsFunc(parts, func(p *txPart) bool { return p.e == jp.e && sameOptions(p.b, jp.b) }) {
+		if !slices.ContainsFunc(parts, func(p *txPart) bool { return p.e == jp.e && sameOptions(p.d, jp.d) }) {
 			return false
 		}
 	}
@@ -209,10 +183,59 @@ func checkOut(out, cur [][]byte, parts []*txPart) error {
 	}
 	for _, p := range parts {
 		if out[p.idx] == nil && cur[p.idx] != nil {
-			return fmt.Errorf("status: mutate all %s: a transaction cannot remove a document", p.b.path)
+			return fmt.Errorf("status: mutate all %s: a transaction cannot remove a document", p.d.path)
 		}
 	}
 	return nil
+}
+
+// queueTurn queues a turn on e for a transaction's document and waits
+// until it heads the queue (true). It returns false if the turn ended
+// first: its ctx ended, or a transaction ahead committed join, the
+// transaction this turn opens (see joins); ended then says how.
+func queueTurn(ctx context.Context, op string, d *Doc, e *entry, join *txJoin) (*request, bool) {
+	r := newRequest(d, e, "", ctx)
+	r.txOp = op
+	r.tx = join
+	return r, e.enqueue(r) || e.wait(r)
+}
+
+// ended returns the error of a turn that ended without being held, and
+// re-raises the panic of a joined transaction's function.
+func (r *request) ended() error {
+	r.raise()
+	return r.err
+}
+
+// raise re-raises the panic of r's function, if it panicked.
+func (r *request) raise() {
+	if r.panicked {
+		panic(r.panicVal)
+	}
+}
+
+// runOwn runs fn, the turn holder's own change, on the current goroutine,
+// as an observed function; a panic is recorded for raise.
+func (r *request) runOwn(fn func() error) error {
+	r.apply = func([]byte) ([]byte, error) { return nil, fn() }
+	_, err := r.run(nil)
+	return err
+}
+
+// applyBatch applies the calls of r's batch after r's own, in order, to
+// *cur. A transaction among them runs through runTx on its own goroutine;
+// it changes *cur itself (and its other documents) on success.
+func (r *request) applyBatch(cur *[]byte, runTx func(j *txJoin) error) {
+	for _, q := range r.batch {
+		switch {
+		case q == r:
+		case q.tx != nil:
+			q.apply = func([]byte) ([]byte, error) { return nil, runTx(q.tx) }
+			q.e.applyOne(r, q, nil)
+		default:
+			*cur = q.e.applyOne(r, q, *cur)
+		}
+	}
 }
 
 // giveBackTurns passes the lead of each entry the transaction heads to the
@@ -231,7 +254,7 @@ func giveBackTurns(parts []*txPart) {
 func lockAll(ctx context.Context, parts []*txPart) (*txPart, error) {
 	for {
 		for _, p := range parts {
-			h, err := openLock(p.key+LockSuffix, p.b.perm)
+			h, err := openLock(p.key+LockSuffix, p.d.perm)
 			if err == nil {
 				p.h = h
 				p.id, err = h.id()
@@ -248,7 +271,7 @@ func lockAll(ctx context.Context, parts []*txPart) (*txPart, error) {
 		for i := 1; i < len(order); i++ {
 			if order[i].id == order[i-1].id {
 				closeLocks(parts)
-				return order[i], fmt.Errorf("%w: it is the same file as %s", os.ErrInvalid, order[i-1].b.path)
+				return order[i], fmt.Errorf("%w: it is the same file as %s", os.ErrInvalid, order[i-1].d.path)
 			}
 		}
 		moved := false
@@ -327,7 +350,7 @@ func runTx(parts []*txPart, n int, apply func(cur [][]byte) ([][]byte, error), l
 		p.turn.takeBatch(func(j *txJoin) bool { return joins(j, parts) }, lock)
 	}
 	taken = true
-	ok := err == nil && !lead.panicked()
+	ok := err == nil && !lead.panicked
 	for _, p := range parts {
 		p.cur = p.orig
 		if ok {
@@ -342,7 +365,7 @@ func runTx(parts []*txPart, n int, apply func(cur [][]byte) ([][]byte, error), l
 			p.turn.failWrite(werr)
 		}
 		if ok {
-			err = pathError(lead.r.opName(), names, werr)
+			err = Error(lead.opName(), names, werr)
 		}
 	}
 	completed = true
@@ -352,31 +375,27 @@ func runTx(parts []*txPart, n int, apply func(cur [][]byte) ([][]byte, error), l
 
 // runApply runs the transaction's apply on the documents as read, in the
 // caller's goroutine, and checks its result.
-func runApply(lead *turn, parts []*txPart, n int, apply func(cur [][]byte) ([][]byte, error)) ([][]byte, error) {
+func runApply(lead *request, parts []*txPart, n int, apply func(cur [][]byte) ([][]byte, error)) ([][]byte, error) {
 	cur := make([][]byte, n)
 	for _, p := range parts {
 		cur[p.idx] = p.orig
 	}
 	var out [][]byte
-	err := lead.run(func() (err error) {
+	err := lead.runOwn(func() (err error) {
 		out, err = apply(cur)
 		return err
 	})
-	if err != nil || lead.panicked() {
+	if err != nil || lead.panicked {
 		return nil, err
 	}
 	return out, checkOut(out, cur, parts)
 }
 
-// refuseLinks is false only in the control of a test that shows what
-// oneFileEach prevents.
-var refuseLinks = true
-
 // oneFileEach refuses documents of which two are one file (hard links, or
 // a name that another document's lock file did not catch): a commit would
 // give each name a new file of its own, splitting them. The locks are held.
 func oneFileEach(parts []*txPart) error {
-	if !refuseLinks {
+	if s := TestSeams(); s != nil && s.SplitLinks {
 		return nil
 	}
 	seen := make([]os.FileInfo, 0, len(parts))
@@ -388,7 +407,7 @@ func oneFileEach(parts []*txPart) error {
 		}
 		for i, prev := range seen {
 			if os.SameFile(prev, fi) {
-				return pathError(p.turn.r.opName(), p.b.path, fmt.Errorf("%w: it is the same file as %s (a hard link)", os.ErrInvalid, of[i].b.path))
+				return Error(p.turn.opName(), p.d.path, fmt.Errorf("%w: it is the same file as %s (a hard link)", os.ErrInvalid, of[i].d.path))
 			}
 		}
 		seen, of = append(seen, fi), append(of, p)
@@ -400,7 +419,7 @@ func oneFileEach(parts []*txPart) error {
 // has observed calls, else zero.
 func observedClock(parts []*txPart) time.Time {
 	for _, p := range parts {
-		if t := p.turn.clock(); !t.IsZero() {
+		if t := p.e.clock(); !t.IsZero() {
 			return t
 		}
 	}
@@ -420,15 +439,15 @@ func tracedCommit(parts []*txPart) (string, error) {
 	return names, err
 }
 
-// commitParts writes the documents that changed: one as [Mutate] does, more
-// with commitAll. It returns their names, for errors.
+// commitParts writes the documents that changed: one as Update does, more
+// with journal.Commit. It returns their names, for errors.
 func commitParts(parts []*txPart) (string, error) {
 	var ws []journal.Write
 	var names []string
 	for _, p := range parts {
 		if !unchanged(p.cur, p.orig) {
-			ws = append(ws, journal.Write{Path: p.key, Data: p.cur, Before: p.orig, Perm: p.b.perm, Limit: p.b.maxSize})
-			names = append(names, p.b.path)
+			ws = append(ws, journal.Write{Path: p.key, Data: p.cur, Before: p.orig, Perm: p.d.perm, Limit: p.d.maxSize})
+			names = append(names, p.d.path)
 		}
 	}
 	switch len(ws) {
@@ -437,7 +456,7 @@ func commitParts(parts []*txPart) (string, error) {
 	case 1:
 		return names[0], writeFile(ws[0].Path, ws[0].Data, ws[0].Perm)
 	}
-	return listNames(names), commitAll(ws)
+	return listNames(names), journal.Commit(ws)
 }
 
 // listNames names the documents of a commit in its error: the first three,

@@ -1,4 +1,4 @@
-package status
+package filestore
 
 import (
 	"context"
@@ -11,12 +11,15 @@ import (
 	"github.com/agentstate/core/status/internal/flock"
 )
 
+// ErrNameTooLong is matched by the error of a document whose lock file
+// name is too long for its file system (status.ErrNameTooLong).
+var ErrNameTooLong = errors.New("document name too long for its lock file")
+
 // lockFile takes the exclusive lock on the lock file name (creating it if
 // needed; perm is the mode a new document will get) through an open file
 // description of its own (fresh, or one this process kept: see Kept
-// descriptors in docs/PROTOCOL.md), waiting until it is free or ctx ends
-// (see Waiting for the lock in the package doc). The returned function
-// releases the lock.
+// descriptors in docs/PROTOCOL.md), waiting until it is free or ctx ends.
+// The returned function releases the lock.
 func lockFile(ctx context.Context, name string, perm os.FileMode) (unlock func(), err error) {
 	h, err := openLock(name, perm)
 	if err != nil {

@@ -1,127 +1,46 @@
-package status
+package filestore
 
 import (
 	"bytes"
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentstate/core/fs"
-	"github.com/agentstate/core/status/internal/groupcommit"
+	"github.com/agentstate/core/status/internal/journal"
 )
 
-// maxBatch caps how many queued mutations one leader applies in a single
-// read-modify-write.
-const maxBatch = groupcommit.Max
+// maxBatch caps how many queued calls one batch applies in a single
+// read-modify-write (the batches of up to 256 of the status package doc's
+// Group commit), so that one durable write never waits on an unbounded
+// amount of work.
+const maxBatch = 256
 
-// writeFile is fs.WriteAtomicNoFollow (a document is never a link, see
-// readDoc). It is a variable, not a direct call, because tests must count
-// the writes of a batch and make one fail, which the file system cannot be
-// made to do on demand; they swap it with setWriteFile (export_test.go).
-var writeFile = fs.WriteAtomicNoFollow
-
-// LockSuffix is appended to a document's path to name its lock file.
-const LockSuffix = ".lock"
-
-// fileBackend keeps the document in a file replaced atomically by
-// fs.WriteAtomic, under an exclusive flock on the sidecar <path>.lock.
-type fileBackend struct {
-	path    string      // as given by the caller, for errors
-	perm    os.FileMode // for a document file we create
-	maxSize int64       // largest document read; <= 0: no limit
-}
-
-func newFileBackend(path string, perm os.FileMode, maxSize int64) *fileBackend {
-	return &fileBackend{path: path, perm: perm, maxSize: maxSize}
-}
-
-func (b *fileBackend) Name() string { return b.path }
-
-// A fileDoc is a [Backend] whose document is a file that this process
-// locks and replaces through the group-commit engine: the capability a file
-// transaction needs of each of its documents ([fileBackend.UpdateAll]).
-type fileDoc interface {
-	Backend
-	// file returns the document's file backend (nil for a nil one).
-	file() *fileBackend
-}
-
-func (b *fileBackend) file() *fileBackend { return b }
-
-// sameOptions reports whether calls through a and b may share a batch: one
-// read and one write apply a single size limit and permission, so each
-// call batches only with calls of its own options.
-func sameOptions(a, b *fileBackend) bool {
-	return a.perm == b.perm && a.maxSize == b.maxSize
-}
-
-// Load reads the file without locking: writers replace it by rename, so any
-// read sees one complete version.
-//
-// It first yields the processor (runtime.Gosched). A read is a few short
-// system calls, none of which makes the scheduler run another goroutine, so
-// goroutines that read in a loop would otherwise keep every processor for a
-// full time slice (10 ms) at a time, while a writer of the same process
-// that returns from its fsync waits in the run queue behind them: the
-// write, and every call in its batch, would take tens of milliseconds.
-// The yield costs a reader a trip through the run queue (about a
-// microsecond when nothing else is runnable).
-func (b *fileBackend) Load(ctx context.Context) ([]byte, error) {
-	if err := checkPath(b.path); err != nil {
-		return nil, pathError("read", b.path, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("status: read %s: %w", b.path, err)
-	}
-	runtime.Gosched()
-	return readDoc(b.path, b.path, b.maxSize)
-}
-
-// readDoc reads the document file at path (named name in errors) with
-// fs.ReadRegular: a missing file is no document (nil, nil); a link, named
-// pipe, device or directory is refused without blocking (fs.ErrNotRegular),
-// and so is a file larger than maxSize (fs.ErrTooLarge).
-func readDoc(name, path string, maxSize int64) ([]byte, error) {
-	data, err := fs.ReadRegular(path, maxSize)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // named once, below
-		}
-		return nil, fmt.Errorf("status: read %s: %w", name, err)
-	}
-	return data, nil // an empty file is a document (a corrupt one), not a missing one
-}
-
-// Update queues apply on the path's registry entry and waits for it to run
-// in a batch led by this or another caller's goroutine.
-func (b *fileBackend) Update(ctx context.Context, apply func(cur []byte) ([]byte, error)) error {
-	return b.update(ctx, "mutate", apply)
+// Update queues apply on the document's entry and waits for it to run in
+// a batch led by this or another caller's goroutine.
+func (d *Doc) Update(ctx context.Context, apply func(cur []byte) ([]byte, error)) error {
+	return d.update(ctx, "mutate", apply)
 }
 
 // update runs apply as one request of a batch; op names the call in errors.
 // An apply that returns nil for an existing document removes it (Remove).
-func (b *fileBackend) update(ctx context.Context, op string, apply func(cur []byte) ([]byte, error)) error {
+func (d *Doc) update(ctx context.Context, op string, apply func(cur []byte) ([]byte, error)) error {
 	if err := ctx.Err(); err != nil {
-		return pathError(op, b.path, err)
+		return Error(op, d.path, err)
 	}
-	key, err := docPath(b.path)
+	key, err := docPath(d.path)
 	if err != nil {
-		return pathError(op, b.path, err)
+		return Error(op, d.path, err)
 	}
 	e := acquire(key)
 	defer release(e)
 
-	r := newRequest(b, e, op, ctx)
+	r := newRequest(d, e, op, ctx)
 	r.apply = apply
 	defer e.observe(r)()
 	if e.enqueue(r) || e.wait(r) {
@@ -134,9 +53,10 @@ func (b *fileBackend) update(ctx context.Context, op string, apply func(cur []by
 	return r.err
 }
 
-// The registry maps each document's absolute path (see docPath) to the entry that serialises
-// its mutations inside this process. Entries are reference-counted by the
-// Updates in flight and removed when the last one returns.
+// The registry maps each document's absolute path (see docPath) to the
+// entry that serialises its calls inside this process. Entries are
+// reference-counted by the calls in flight and removed when the last one
+// returns.
 var registry struct {
 	mu sync.Mutex
 	m  map[string]*entry
@@ -167,10 +87,11 @@ func release(e *entry) {
 }
 
 // An entry is the in-process side of one document: a FIFO of pending
-// requests and at most one leader. The leader is always the request at the
-// head of the queue when it is chosen; it takes the flock, applies a batch
-// from the head of the queue, writes once, and hands leadership to the next
-// head. Invariant: the queue is non-empty only while leading is true.
+// requests and at most one holder of the document's turn. The holder is
+// always the request at the head of the queue when it is chosen; it takes
+// the flock, applies a batch from the head of the queue, writes once, and
+// hands the turn to the next head. Invariant: the queue is non-empty only
+// while leading is true.
 type entry struct {
 	key  string
 	refs int // guarded by registry.mu
@@ -180,7 +101,7 @@ type entry struct {
 	leading  bool
 	waking   int           // finished requests whose waiting owners have not yet run (see gather)
 	gathered chan struct{} // closed when waking reaches 0, for the leader in gather
-	observed atomic.Int32  // requests in flight with an Observer (observe.go)
+	observed atomic.Int32  // requests in flight with an observer (observe.go)
 }
 
 type reqState int
@@ -193,16 +114,24 @@ const (
 	finished                 // outcome recorded
 )
 
+// A request is one call's place in its document's queue. The request at
+// the head holds the document's turn in this process: it takes the calls
+// queued behind it that may share its write into its batch, applies them
+// after its own change, and finishes the batch with one write. A
+// single-document call that leads holds one turn; a transaction holds one
+// on each of its documents. Every call's function runs on its own caller's
+// goroutine.
 type request struct {
-	b     *fileBackend
+	d     *Doc
 	e     *entry
 	op    string // "mutate" or "remove", for errors; "" for a transaction's turn
 	txOp  string // a transaction's turn: "mutate all" or "load all", for errors
 	ctx   context.Context
 	apply func(cur []byte) ([]byte, error)
-	tx    *txJoin          // the first turn of a transaction that another may join
-	wake  chan struct{}    // capacity 1: state changed to chosen, applying or finished
-	fn    groupcommit.Call // runs apply on the owner's goroutine for the leader
+	tx    *txJoin       // the first turn of a transaction that another may join
+	wake  chan struct{} // capacity 1: state changed to chosen, applying or finished
+	fn    handoff       // runs apply on the owner's goroutine for the leader
+	batch []*request    // while it holds its turn: itself and the calls taken behind it
 
 	state   reqState // guarded by entry.mu
 	waiting bool     // its owner is in wait (guarded by entry.mu)
@@ -214,13 +143,13 @@ type request struct {
 	panicVal any
 	ok       bool // apply succeeded; its change is in the batch's write
 
-	tr *trace // non-nil when an Observer follows the call (observe.go)
+	tr *trace // non-nil when an observer follows the call (observe.go)
 }
 
 // newRequest makes a request on e.
-func newRequest(b *fileBackend, e *entry, op string, ctx context.Context) *request {
-	r := &request{b: b, e: e, op: op, ctx: ctx, wake: make(chan struct{}, 1)}
-	r.fn.Init()
+func newRequest(d *Doc, e *entry, op string, ctx context.Context) *request {
+	r := &request{d: d, e: e, op: op, ctx: ctx, wake: make(chan struct{}, 1)}
+	r.fn.init()
 	return r
 }
 
@@ -232,7 +161,7 @@ func (r *request) signal() {
 }
 
 func (r *request) ctxErr() error {
-	return pathError(r.opName(), r.b.path, r.ctx.Err())
+	return Error(r.opName(), r.d.path, r.ctx.Err())
 }
 
 func (r *request) opName() string {
@@ -289,7 +218,7 @@ func (e *entry) wait(r *request) bool {
 		case chosen:
 			return true
 		case applying:
-			r.fn.Apply(r.tracked, <-r.fn.Ready())
+			r.fn.apply(r.tracked, <-r.fn.readyDoc())
 		case finished:
 			return false
 		}
@@ -317,7 +246,7 @@ func (e *entry) remove(r *request) {
 	}
 }
 
-// handOff passes leadership to the head of the queue, if any. e.mu is held.
+// handOff passes the turn to the head of the queue, if any. e.mu is held.
 func (e *entry) handOff() {
 	if len(e.queue) == 0 {
 		e.leading = false
@@ -331,21 +260,20 @@ func (e *entry) handOff() {
 // lead runs one batch with r (the head of the queue) as leader.
 func (e *entry) lead(r *request) {
 	e.gather(r.ctx)
-	t := &turn{r: r}
-	c := t.clock()
-	unlock, err := lockFile(r.ctx, e.key+LockSuffix, r.b.perm)
+	c := e.clock()
+	unlock, err := lockFile(r.ctx, e.key+LockSuffix, r.d.perm)
 	if err != nil {
 		// Our own wait ended (ctx) or the lock file is unusable: leave the
 		// queue and let the next caller lead with its own context.
 		if r.ctx.Err() != nil {
 			err = r.ctxErr()
 		} else {
-			err = pathError(r.op, r.b.path, err)
+			err = Error(r.op, r.d.path, err)
 		}
-		t.giveBack(err)
+		r.giveBack(err)
 		return
 	}
-	t.takeBatch(nil, since(c))
+	r.takeBatch(nil, since(c))
 	completed := false
 	defer func() {
 		if !completed {
@@ -353,36 +281,19 @@ func (e *entry) lead(r *request) {
 			// t.FailNow inside fn), ending this goroutine mid-batch:
 			// nothing was written; fail the whole batch and pass the lead.
 			unlock()
-			t.finish(true)
+			r.finish(true)
 		}
 	}()
-	e.runBatch(t)
+	e.runBatch(r)
 	unlock()
 	completed = true
-	t.finish(false)
-}
-
-// take removes the batch that the head of the queue leads: the head and
-// the requests behind it for which joins holds, at most maxBatch.
-func (e *entry) take(joins func(*request) bool) []*request {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	n := 1
-	for n < min(len(e.queue), maxBatch) && joins(e.queue[n]) {
-		n++
-	}
-	batch := slices.Clone(e.queue[:n])
-	e.queue = slices.Delete(e.queue, 0, n)
-	for _, q := range batch {
-		q.state = taken
-	}
-	return batch
+	r.finish(false)
 }
 
 // gather lets callers that are about to queue join the next batch: the
 // callers the previous batch woke usually call again at once; without a
 // pause they miss this batch and cost a write of their own. The leader
-// waits until each of them has run (see finish): a woken owner that calls
+// waits until each of them has run (see publish): a woken owner that calls
 // again queues before it blocks, so they all are in the queue then, and the
 // last one to run makes the leader runnable on its own processor. A leader
 // alone on its path (nobody woken) does not wait. It runs before the flock
@@ -415,42 +326,62 @@ func (e *entry) gather(ctx context.Context) {
 
 var errGoexit = errors.New("batch abandoned: a mutate function called runtime.Goexit")
 
-// runBatch reads the document once, applies each request of t's batch in
-// order, and writes once if the bytes changed. The flock is held.
-func (e *entry) runBatch(t *turn) {
-	leader := t.r
-	orig, pending, err := t.read()
+// runBatch reads the document once, applies each request of the leader's
+// batch in order, and writes once if the bytes changed. The flock is held.
+func (e *entry) runBatch(leader *request) {
+	orig, pending, err := leader.read()
 	if err != nil {
-		for _, q := range t.batch {
+		for _, q := range leader.batch {
 			q.err = err
 		}
 		return
 	}
-	cur := e.applyAll(leader, t.batch, orig)
+	cur := e.applyAll(leader, leader.batch, orig)
 	if unchanged(cur, orig) {
 		return
 	}
-	write := func() error { return writeFile(e.key, cur, leader.b.perm) }
+	write := func() error { return writeFile(e.key, cur, leader.d.perm) }
 	if cur == nil {
 		write = func() error { return removeDoc(leader.ctx, e.key, pending) }
 	}
-	c := t.clock()
+	c := e.clock()
 	err = write()
-	t.traceWrite(since(c))
+	leader.traceWrite(since(c))
 	if err != nil {
-		t.failWrite(err)
+		leader.failWrite(err)
 	}
 }
 
-// read completes a transaction that a crashed process left on the
+// read completes a transaction that a crashed process left on r's
 // document (see recoverDoc) and reads it. The flock is held. pending lists
 // the transaction's other documents that still wait for their lockers.
-func (e *entry) read(leader *request) (data []byte, pending []string, err error) {
-	if pending, err = recoverDoc(leader.ctx, e.key, leader.b.maxSize); err != nil {
-		return nil, nil, pathError(leader.opName(), leader.b.path, err)
+func (r *request) read() (data []byte, pending []string, err error) {
+	if pending, err = recoverDoc(r.ctx, r.e.key, r.d.maxSize); err != nil {
+		return nil, nil, Error(r.opName(), r.d.path, err)
 	}
-	data, err = readDoc(leader.b.path, e.key, leader.b.maxSize)
+	data, err = Read(r.d.path, r.e.key, r.d.maxSize)
 	return data, pending, err
+}
+
+// recoverDoc completes or undoes the transaction that a process which died
+// during its commit left on the document at key, whose lock the caller
+// holds (see [journal.Recover]). It does nothing (one lstat) when there is
+// none. pending lists the transaction's other documents still waiting for
+// their lockers.
+func recoverDoc(ctx context.Context, key string, maxSize int64) (pending []string, err error) {
+	if s := TestSeams(); s != nil && s.Recover != nil {
+		return s.Recover(ctx, key, maxSize)
+	}
+	return journal.Recover(ctx, key, maxSize)
+}
+
+// writeFile replaces the document at path durably: fs.WriteAtomicNoFollow
+// (a document is never a link, see Read), or the tests' WriteFile.
+func writeFile(path string, data []byte, perm os.FileMode) error {
+	if s := TestSeams(); s != nil && s.WriteFile != nil {
+		return s.WriteFile(path, data, perm)
+	}
+	return fs.WriteAtomicNoFollow(path, data, perm)
 }
 
 // applyAll applies each request of batch in order, starting from cur, and
@@ -470,7 +401,7 @@ func (e *entry) applyOne(leader, q *request, cur []byte) []byte {
 		return cur
 	}
 	out, err := e.apply(leader, q, cur)
-	if q.panicked || q.fn.Exited {
+	if q.panicked || q.fn.exited {
 		return cur
 	}
 	if err != nil {
@@ -486,16 +417,6 @@ func unchanged(cur, orig []byte) bool {
 	return bytes.Equal(cur, orig) && (cur == nil) == (orig == nil)
 }
 
-// failApplied records a failed write as the outcome of every request
-// whose change it held.
-func failApplied(batch []*request, err error) {
-	for _, q := range batch {
-		if q.ok {
-			q.err = pathError(q.opName(), q.b.path, err)
-		}
-	}
-}
-
 // apply runs q's apply on cur: the leader's inline, any other's in its
 // owner's goroutine (so that fn never runs on another caller's goroutine,
 // and a runtime.Goexit in fn ends only its own caller).
@@ -505,17 +426,17 @@ func (e *entry) apply(leader, q *request, cur []byte) ([]byte, error) {
 	}
 	e.mu.Lock()
 	q.state = applying
-	q.fn.Give(cur)
+	q.fn.give(cur)
 	q.signal()
 	e.mu.Unlock()
-	q.fn.Result()
+	q.fn.result()
 	return q.outcome()
 }
 
 // run calls apply on the current goroutine, turning a panic into a
 // recorded value that the owner's goroutine re-raises.
 func (r *request) run(cur []byte) ([]byte, error) {
-	r.fn.Run(r.tracked, cur)
+	r.fn.run(r.tracked, cur)
 	return r.outcome()
 }
 
@@ -527,21 +448,88 @@ func (r *request) tracked(cur []byte) ([]byte, error) {
 
 // outcome records a panic of apply's last run, and returns its result.
 func (r *request) outcome() ([]byte, error) {
-	if r.fn.Panicked {
-		r.panicked, r.panicVal = true, r.fn.PanicVal
+	if r.fn.panicked {
+		r.panicked, r.panicVal = true, r.fn.panicVal
 	}
-	return r.fn.Out, r.fn.Err
+	return r.fn.out, r.fn.err
 }
 
-// finish publishes the batch's outcomes and hands leadership on. It counts
+// giveBack ends a held turn before any batch was taken: the next caller
+// in the queue leads, with err as this turn's outcome.
+func (r *request) giveBack(err error) {
+	e := r.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.remove(r)
+	r.state = finished
+	r.err = err
+	e.handOff()
+}
+
+// takeBatch takes the calls queued behind r's turn that may share its
+// write: single-document changes with the turn's options, and the
+// transactions for which withTx holds. lock is how long the locks took,
+// for observers. A removal is a batch of its own (see removeDoc).
+func (r *request) takeBatch(withTx func(*txJoin) bool, lock time.Duration) {
+	r.batch = r.e.take(func(q *request) bool {
+		if q.tx != nil {
+			return withTx != nil && withTx(q.tx)
+		}
+		return q.op == "mutate" && r.op != "remove" && sameOptions(q.d, r.d)
+	})
+	joined(r, r.batch, lock)
+}
+
+// take removes the batch that the head of the queue leads: the head and
+// the requests behind it for which joins holds, at most maxBatch.
+func (e *entry) take(joins func(*request) bool) []*request {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 1
+	for n < min(len(e.queue), maxBatch) && joins(e.queue[n]) {
+		n++
+	}
+	batch := slices.Clone(e.queue[:n])
+	e.queue = slices.Delete(e.queue, 0, n)
+	for _, q := range batch {
+		q.state = taken
+	}
+	return batch
+}
+
+// failWrite records a failed write as the outcome of each call of r's
+// batch whose change it held.
+func (r *request) failWrite(err error) {
+	for _, q := range r.batch {
+		if q.ok {
+			q.err = Error(q.opName(), q.d.path, err)
+		}
+	}
+}
+
+// finish publishes the outcomes of r's batch and hands the document to the
+// next caller. abandoned: the holder's goroutine is ending
+// (runtime.Goexit in its function) and nothing was written.
+func (r *request) finish(abandoned bool) {
+	if abandoned {
+		for _, q := range r.batch {
+			if q.err == nil && !q.panicked {
+				q.err = Error(q.opName(), q.d.path, errGoexit)
+			}
+		}
+	}
+	r.e.publish(r.batch)
+}
+
+// publish records a batch as finished and hands the turn on. It counts
 // the owners it wakes (those waiting, and alive: an apply that called
 // runtime.Goexit ended its owner) for the next leader's gather.
-func (e *entry) finish(batch []*request) {
+func (e *entry) publish(batch []*request) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, q := range batch {
 		q.state = finished
-		if q.waiting && !q.fn.Exited && !q.woken {
+		if q.waiting && !q.fn.exited && !q.woken {
 			q.woken = true
 			e.waking++
 		}

@@ -1,0 +1,7 @@
+//go:build !crashhooks
+
+package syncshare
+
+// TestSeams returns nil: a build without the crashhooks tag has no
+// switches (see [Seams]).
+func TestSeams() *Seams { return nil }
