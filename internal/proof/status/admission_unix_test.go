@@ -144,6 +144,7 @@ var _ = cpRegister("txadmit", func(a cpArgs, out *cpReporter) error {
 })
 
 func TestAdmissionControlAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Fatal("python3 not found in PATH: this test needs it (make test installs it with make deps)")
 	}

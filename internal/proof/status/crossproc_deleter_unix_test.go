@@ -77,6 +77,7 @@ func cpRunWithDeleter(t *testing.T, path, variant, writer string, procs, gorouti
 // the locked file's identity after flock makes the waiter start over, so
 // nothing is lost, neither between the tools nor among Go's own writers.
 func TestCrossprocDeleterUnlinkThenUnlock(t *testing.T) {
+	t.Parallel()
 	cpNeedPython(t)
 	path := cpSeed(t)
 	acked, final := cpRunWithDeleter(t, path, "unlink-then-unlock", "mutate", 4, 4, 100)
@@ -110,6 +111,7 @@ func TestCrossprocDeleterControlNoRecheck(t *testing.T) {
 // the document stays whole and decodable, and no update is applied twice.
 // The loss itself is logged, not asserted: it is not a guarantee either way.
 func TestCrossprocUnlockThenUnlinkLockerKeepsDocumentWhole(t *testing.T) {
+	t.Parallel()
 	cpNeedPython(t)
 	path := cpSeed(t)
 	acked, final := cpRunWithDeleter(t, path, "unlock-then-unlink", "mutate", 4, 4, 50)

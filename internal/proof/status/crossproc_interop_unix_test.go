@@ -51,6 +51,7 @@ func cpJSONValue(t *testing.T, raw json.RawMessage) any {
 // joins Go processes in the lost-update harness: nothing may be lost, and
 // each side keeps the fields the other wrote.
 func TestCrossprocPythonInterop(t *testing.T) {
+	t.Parallel()
 	cpNeedPython(t)
 	path := cpSeed(t)
 	run := cpCounterRun{procs: 4, goroutines: 8, iters: 50, writer: "mutate", python: 2, pyIters: 150, pyMode: "lock"}

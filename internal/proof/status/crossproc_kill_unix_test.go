@@ -160,6 +160,7 @@ func cpIncrementWithin(path string) error {
 }
 
 func TestCrossprocSIGKILL(t *testing.T) {
+	t.Parallel()
 	kills := 24
 	if cpSoak() {
 		kills = 60

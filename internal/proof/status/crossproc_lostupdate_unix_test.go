@@ -295,6 +295,7 @@ func cpRunCounter(t *testing.T, path string, r cpCounterRun) cpCounterOutcome {
 }
 
 func TestCrossprocLostUpdates(t *testing.T) {
+	t.Parallel()
 	procs, goroutines, iters := 8, 8, 200
 	if cpSoak() {
 		iters = 400

@@ -120,6 +120,7 @@ var _ = cpRegister("txnested", func(a cpArgs, out *cpReporter) error {
 })
 
 func TestTxNoDeadlockAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	const procs, goroutines, rounds = 4, 2, 25
 	dir := t.TempDir()
 	seed := rand.Uint64()

@@ -22,4 +22,8 @@
 //     linearizability history, 0 lost (CONTROL: two mutate calls); its
 //     commit killed at every step and recovered by Go (CONTROL: two mutate
 //     calls killed between them).
+//
+// The longest tests spend their time waiting, on disk syncs and on the
+// processes they start, not computing: they run in parallel with each
+// other (t.Parallel), and the package's run is shorter by their overlap.
 package status

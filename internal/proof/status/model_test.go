@@ -253,6 +253,7 @@ func (m *statusMachine) Check(t *rapid.T) {
 }
 
 func TestStatusStateMachine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	n := 0
 	rapid.Check(t, func(t *rapid.T) {
