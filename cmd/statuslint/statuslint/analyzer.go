@@ -34,12 +34,12 @@ var Analyzer = &analysis.Analyzer{
 	// Its own requirement (ctrlflow's facts on functions that never return)
 	// is kept, so the SSA built is the same.
 	Requires:  []*analysis.Analyzer{ctrlflow.Analyzer},
-	FactTypes: []analysis.Fact{new(fnFact), new(varFact), new(typeFact), new(readsFact)},
+	FactTypes: []analysis.Fact{new(fnFact), new(varFact), new(typeFact), new(readsFact), new(gapsFact)},
 }
 
 var extra = struct {
 	readers, writers, lockers nameList
-	std                       bool
+	std, unfollowed           bool
 }{}
 
 func init() {
@@ -51,6 +51,9 @@ func init() {
 	Analyzer.Flags.Var(&extra.lockers, "lockers",
 		"comma-separated functions that take a lock on the documents the program changes (a lock of its own), named like -readers; "+
 			"the lock is held until the function that calls one returns")
+	Analyzer.Flags.BoolVar(&extra.unfollowed, "unfollowed", false,
+		"report each place the analysis does not follow (a call through an interface or a function value whose "+
+			"implementations are not in sight, a write of a file read nowhere in sight), as a finding")
 	Analyzer.Flags.BoolVar(&extra.std, "std", false,
 		"analyse the standard library's function bodies too (its file APIs are modelled, "+
 			"so this changes no finding; the crash test uses it)")
@@ -92,6 +95,7 @@ func run(pass *analysis.Pass) (_ any, err error) {
 	c.report()
 	c.export()
 	c.exportReads()
+	c.exportGaps()
 	return nil, nil
 }
 
@@ -119,6 +123,7 @@ type checker struct {
 	handles         map[types.Type]bool           // memo of holdsHandle
 	types           map[*types.TypeName]*typeFact // memo of importedMethodFact
 	facts           map[*types.Func]*fnFact       // memo of importedFact
+	gapIfaces       map[string]*types.Interface   // the interfaces of gapIface's methods, by name
 	readSites       map[string]readSite           // where this package reads each file a whole program names (see programKey)
 	importedReads   map[string]string             // the same, read in packages this one imports; see importedRead
 	os              osConsts
@@ -145,6 +150,7 @@ func newChecker(pass *analysis.Pass, ir *buildssa.SSA) *checker {
 		handles:      make(map[types.Type]bool),
 		types:        make(map[*types.TypeName]*typeFact),
 		facts:        make(map[*types.Func]*fnFact),
+		gapIfaces:    make(map[string]*types.Interface),
 	}
 	seen := make(map[*ssa.Function]bool)
 	var add func(fn *ssa.Function)

@@ -2,9 +2,11 @@ package statuslint
 
 import (
 	"cmp"
+	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
+	"os"
 	"slices"
 	"strings"
 
@@ -385,6 +387,10 @@ func (s *fnState) check() {
 			continue
 		}
 		for _, r := range reads {
+			if debugFn != "" && s.fn.Name() == debugFn && r.key == w.key {
+				fmt.Fprintf(os.Stderr, "pair %s -> %s: reaches %v protected %v refill %v\n", r.instr, w.instr,
+					order.reaches(r.instr, w.instr), order.protected(r.instr, w.instr), s.refill(order, r, w))
+			}
 			if r.key != w.key || r.instr == w.instr || !order.reaches(r.instr, w.instr) || order.protected(r.instr, w.instr) ||
 				s.refill(order, r, w) {
 				continue

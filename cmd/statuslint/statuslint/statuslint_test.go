@@ -96,3 +96,18 @@ func TestLibraries(t *testing.T) {
 		"statuslint.test/corpus/libs/codecs", "statuslint.test/corpus/libs/locks",
 		"statuslint.test/corpus/libs/parsers")
 }
+
+// TestUnfollowed checks -unfollowed, which reports where the analysis does
+// not follow a document (package unfollowed, with its CONTROLs, which are
+// followed) or gave up (package deepchain). Its CONTROL is the same run
+// without the flag, which reports none of them.
+func TestUnfollowed(t *testing.T) {
+	control := &linttest.Recorder{TB: t}
+	linttest.Run(control, "testdata", statuslint.Analyzer, "unfollowed", "deepchain")
+	if got := strings.Count(strings.Join(control.Errs, "\n"), "no finding matching"); got != 3 {
+		t.Errorf("without -unfollowed: %d places missed, want 3 (every one):\n%s", got, strings.Join(control.Errs, "\n"))
+	}
+
+	set(t, "unfollowed", "true")
+	linttest.Run(t, "testdata", statuslint.Analyzer, "unfollowed", "deepchain")
+}
