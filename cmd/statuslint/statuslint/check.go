@@ -280,6 +280,12 @@ func (s *fnState) returns(f *fnFact) {
 		if !agree[i] {
 			f.Paths[i] = ""
 		}
+		if f.Paths[i] == "" && isString(s.fn.Signature.Results().At(i).Type()) {
+			// one of the files a package-level variable lists
+			if g := s.c.returnedFile(s.fn, i); g != nil {
+				f.Paths[i] = s.loadTerm(g)
+			}
+		}
 		s.parsed(f, i)
 	}
 }
