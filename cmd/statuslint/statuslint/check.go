@@ -116,7 +116,7 @@ func (s *fnState) summary() *fnFact {
 		if both && e.kind == evWrite && isTemplate(e.key) && s.lockedCycle(e.key) {
 			f.Cycles = append(f.Cycles, e.key)
 		}
-		if !isTemplate(e.key) || both {
+		if !isTemplate(e.key) || both && (e.kind != evRead || !s.refillsOnly(e.key)) {
 			continue
 		}
 		switch e.kind {
@@ -153,6 +153,34 @@ func (s *fnState) summary() *fnFact {
 	}
 	f.normalize()
 	return f
+}
+
+// refillsOnly reports whether every write of file k that a read of it
+// reaches is an unlocked refill after a failed read (see refill), and
+// there is one: the function writes a fresh document, which loses
+// nothing, and for its callers it reads k (a loader that writes a default
+// configuration when there is none returns what the file holds).
+func (s *fnState) refillsOnly(k string) bool {
+	if s.cycleOrder == nil {
+		s.cycleOrder = newOrder(s)
+	}
+	o := s.cycleOrder
+	refills := false
+	for _, w := range s.events {
+		if w.kind != evWrite || w.key != k || w.maybe {
+			continue
+		}
+		for _, r := range s.events {
+			if r.kind != evRead || r.key != k || r.instr == w.instr || !o.reaches(r.instr, w.instr) {
+				continue
+			}
+			if o.protected(r.instr, w.instr) || !s.refill(o, r, w) {
+				return false
+			}
+			refills = true
+		}
+	}
+	return refills
 }
 
 // lockedCycle reports whether every write of file k that a read of it
