@@ -507,8 +507,8 @@ func (s *fnState) holdsDocument(r event, k string) bool {
 // document created when there was none, which writes back nothing read.
 func (s *fnState) refill(order *order, r, w event) bool {
 	for _, at := range []ssa.CallInstruction{r.instr, s.readAt[r.key]} {
-		if at == nil {
-			continue
+		if at == nil || at == w.instr || !order.reaches(at, w.instr) {
+			continue // the content came from elsewhere, or later
 		}
 		if ok := order.successBlock(at); ok != nil && ok.Parent() == s.fn &&
 			!order.reachesBlock(ok, w.instr.Block()) {
