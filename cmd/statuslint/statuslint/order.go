@@ -263,6 +263,47 @@ func (o *order) successBlock(instr ssa.CallInstruction) *ssa.BasicBlock {
 	return nil
 }
 
+// presentBlock returns the block where a call's first result, a pointer,
+// is not nil: the branch of the first test of it against nil. A loader
+// that returns nil for a missing or expired document tells a miss so. It
+// returns nil if the result is not tested so.
+func (o *order) presentBlock(instr ssa.CallInstruction) *ssa.BasicBlock {
+	call, ok := instr.(*ssa.Call)
+	if !ok || call.Referrers() == nil {
+		return nil
+	}
+	var v ssa.Value = call
+	if tuple, ok := call.Type().(*types.Tuple); ok {
+		v = nil
+		for _, r := range *call.Referrers() {
+			if ex, ok := r.(*ssa.Extract); ok && ex.Index == 0 && tuple.Len() > 0 {
+				v = ex
+			}
+		}
+	}
+	if v == nil || v.Referrers() == nil {
+		return nil
+	}
+	if _, ok := v.Type().Underlying().(*types.Pointer); !ok {
+		return nil
+	}
+	for _, r := range *v.Referrers() {
+		cmp, ok := r.(*ssa.BinOp)
+		if !ok || (cmp.Op != token.EQL && cmp.Op != token.NEQ) || !isNilConst(cmp.X) && !isNilConst(cmp.Y) || cmp.Referrers() == nil {
+			continue
+		}
+		for _, u := range *cmp.Referrers() {
+			if br, ok := u.(*ssa.If); ok && len(br.Block().Succs) == 2 {
+				if cmp.Op == token.NEQ {
+					return br.Block().Succs[0]
+				}
+				return br.Block().Succs[1]
+			}
+		}
+	}
+	return nil
+}
+
 // failureTest returns, for a use of an error value that tests for one
 // kind of failure (a type assertion with ok, errors.Is or errors.As) and
 // branches on it, the block of the other branch.
