@@ -247,17 +247,27 @@ func (o *order) successBlock(instr ssa.CallInstruction) *ssa.BasicBlock {
 		if other := failureTest(r); other != nil {
 			return other
 		}
-		cmp, ok := r.(*ssa.BinOp)
-		if !ok || (cmp.Op != token.EQL && cmp.Op != token.NEQ) || !isNilConst(cmp.X) && !isNilConst(cmp.Y) || cmp.Referrers() == nil {
-			continue
+		if b := nilBranch(r, true); b != nil {
+			return b
 		}
-		for _, u := range *cmp.Referrers() {
-			if br, ok := u.(*ssa.If); ok && len(br.Block().Succs) == 2 {
-				if cmp.Op == token.EQL {
-					return br.Block().Succs[0] // err == nil: the true branch
-				}
-				return br.Block().Succs[1]
+	}
+	return nil
+}
+
+// nilBranch returns, for a use of a value that compares it with nil and
+// branches on the result, the block where the value is nil (isNil) or
+// where it is not.
+func nilBranch(use ssa.Instruction, isNil bool) *ssa.BasicBlock {
+	cmp, ok := use.(*ssa.BinOp)
+	if !ok || (cmp.Op != token.EQL && cmp.Op != token.NEQ) || !isNilConst(cmp.X) && !isNilConst(cmp.Y) || cmp.Referrers() == nil {
+		return nil
+	}
+	for _, u := range *cmp.Referrers() {
+		if br, ok := u.(*ssa.If); ok && len(br.Block().Succs) == 2 {
+			if (cmp.Op == token.EQL) == isNil {
+				return br.Block().Succs[0]
 			}
+			return br.Block().Succs[1]
 		}
 	}
 	return nil
@@ -288,17 +298,8 @@ func (o *order) presentBlock(instr ssa.CallInstruction) *ssa.BasicBlock {
 		return nil
 	}
 	for _, r := range *v.Referrers() {
-		cmp, ok := r.(*ssa.BinOp)
-		if !ok || (cmp.Op != token.EQL && cmp.Op != token.NEQ) || !isNilConst(cmp.X) && !isNilConst(cmp.Y) || cmp.Referrers() == nil {
-			continue
-		}
-		for _, u := range *cmp.Referrers() {
-			if br, ok := u.(*ssa.If); ok && len(br.Block().Succs) == 2 {
-				if cmp.Op == token.NEQ {
-					return br.Block().Succs[0]
-				}
-				return br.Block().Succs[1]
-			}
+		if b := nilBranch(r, false); b != nil {
+			return b
 		}
 	}
 	return nil
