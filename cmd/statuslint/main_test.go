@@ -403,3 +403,157 @@ func TestTestFilePolicy(t *testing.T) {
 		t.Errorf("statuslint ./... reported\n%s\nwant\n%s\n(output:\n%s)", strings.Join(got, "\n"), strings.Join(want, "\n"), out)
 	}
 }
+
+// The standalone command says, after the findings, what it did not follow
+// across the program: a call through an interface implemented by a
+// package that writes files, which the caller's package does not import;
+// a file read in one package and written in another that does not import
+// it. Each has a CONTROL, the same module with the import that connects
+// them, where the line is gone.
+var unfollowedSources = map[string]string{
+	"go.mod":       "module example.com/app\n\ngo 1.25\n",
+	"disk/disk.go": diskSource,
+	"store/store.go": `package store
+
+type Doc struct{ Name string }
+
+type Store interface{ Save(d *Doc) }
+`,
+	"file/file.go": `package file
+
+import (
+	"example.com/app/disk"
+	"example.com/app/store"
+)
+
+type Files struct{ Dir string }
+
+func (f Files) Save(d *store.Doc) { disk.Write(f.Dir+"/doc.yaml", d.Name) }
+`,
+	"cmd/cmd.go": `package cmd
+
+import (
+	"example.com/app/disk"
+	"example.com/app/store"
+	_ "example.com/app/IMPORT"
+)
+
+func Rename(s store.Store, name string) {
+	s.Save(&store.Doc{Name: name})
+}
+
+func Reset() { disk.Write("state.yaml", "") }
+`,
+	"status/status.go": `package status
+
+import "example.com/app/disk"
+
+func Show() string { return disk.Read("state.yaml") }
+`,
+	"main.go": `package main
+
+import (
+	"example.com/app/cmd"
+	"example.com/app/file"
+	"example.com/app/status"
+)
+
+func main() {
+	cmd.Rename(file.Files{Dir: "/tmp"}, "x")
+	cmd.Reset()
+	_ = status.Show()
+}
+`,
+}
+
+func unfollowedModule(t *testing.T, imported string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for f, content := range unfollowedSources {
+		p := filepath.Join(dir, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		content = strings.ReplaceAll(content, "example.com/app/IMPORT", imported)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestUnfollowedSummary(t *testing.T) {
+	t.Parallel()
+	const (
+		header = "statuslint: not followed, so a finding may be missing there"
+		iface  = "store.Store.Save (called at cmd.go:10) is implemented by file.Files.Save, which reads or writes files, " +
+			"in a package that the callers' packages do not import"
+		file = `"state.yaml" is read in` + " example.com/app/status (status.go:5 (disk.Read)) and written in example.com/app/cmd " +
+			"(cmd.go:13, disk.Write), which does not import it"
+	)
+	for _, c := range []struct {
+		imported   string
+		want, gone []string
+	}{
+		{"example.com/app/disk", []string{header, iface, file}, nil},
+		// CONTROLs: the implementation, the reader imported
+		{"example.com/app/file", []string{header, file}, []string{iface}},
+		{"example.com/app/status", []string{header, iface}, []string{file}},
+	} {
+		dir := unfollowedModule(t, c.imported)
+		code, out, errOut := run(t, dir, command(t), append(diskFlags[:1:1], "-writers=example.com/app/disk.Write",
+			"-readers=example.com/app/disk.Read", "./...")...)
+		if code != 0 {
+			t.Errorf("importing %s: exit %d, want 0 (nothing to report)\n%s%s", c.imported, code, out, errOut)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("importing %s: output lacks %q:\n%s", c.imported, w, errOut)
+			}
+		}
+		for _, g := range c.gone {
+			if strings.Contains(errOut, g) {
+				t.Errorf("importing %s: output has %q:\n%s", c.imported, g, errOut)
+			}
+		}
+	}
+}
+
+// TestUnfollowedJSONAndVet checks the list's JSON form, and that go vet's
+// protocol is kept: under go vet nothing is listed and a program with
+// nothing to report passes. Its CONTROL is -unfollowed, under which go
+// vet reports the places as findings and fails.
+func TestUnfollowedJSONAndVet(t *testing.T) {
+	t.Parallel()
+	dir := unfollowedModule(t, "example.com/app/disk")
+	flags := []string{"-writers=example.com/app/disk.Write", "-readers=example.com/app/disk.Read"}
+
+	code, out, errOut := run(t, dir, command(t), append([]string{"-json"}, append(flags, "./...")...)...)
+	if code != 0 || strings.Contains(errOut, "not followed") {
+		t.Errorf("-json: exit %d, stderr %q; want 0 and nothing listed on stderr", code, errOut)
+	}
+	var unfollowed struct{ Unfollowed []string }
+	for dec := json.NewDecoder(strings.NewReader(out)); ; {
+		var v map[string]json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			break
+		}
+		if raw, ok := v["unfollowed"]; ok {
+			if err := json.Unmarshal(raw, &unfollowed.Unfollowed); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if !slices.ContainsFunc(unfollowed.Unfollowed, func(l string) bool { return strings.Contains(l, `"state.yaml" is read in`) }) {
+		t.Errorf("-json: no unfollowed object listing state.yaml in\n%s", out)
+	}
+
+	vet := append([]string{"vet", "-vettool=" + command(t)}, flags...)
+	if code, out, errOut := run(t, dir, goCmd(t), append(vet, "./...")...); code != 0 || out+errOut != "" {
+		t.Errorf("go vet -vettool=statuslint ./...: exit %d, output %q; want 0 and nothing", code, out+errOut)
+	}
+	code, out, errOut = run(t, dir, goCmd(t), append(vet, "-unfollowed", "./...")...)
+	if code == 0 || !strings.Contains(out+errOut, "not followed: s.Save calls example.com/app/store.Store.Save") {
+		t.Errorf("CONTROL: go vet -vettool=statuslint -unfollowed ./...: exit %d, output %q; want failure and the interface call", code, out+errOut)
+	}
+}

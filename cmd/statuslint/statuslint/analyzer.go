@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -33,12 +34,12 @@ var Analyzer = &analysis.Analyzer{
 	// Its own requirement (ctrlflow's facts on functions that never return)
 	// is kept, so the SSA built is the same.
 	Requires:  []*analysis.Analyzer{ctrlflow.Analyzer},
-	FactTypes: []analysis.Fact{new(fnFact), new(varFact), new(readsFact)},
+	FactTypes: []analysis.Fact{new(fnFact), new(varFact), new(typeFact), new(readsFact), new(gapsFact)},
 }
 
 var extra = struct {
 	readers, writers, lockers nameList
-	std                       bool
+	std, unfollowed           bool
 }{}
 
 func init() {
@@ -50,6 +51,9 @@ func init() {
 	Analyzer.Flags.Var(&extra.lockers, "lockers",
 		"comma-separated functions that take a lock on the documents the program changes (a lock of its own), named like -readers; "+
 			"the lock is held until the function that calls one returns")
+	Analyzer.Flags.BoolVar(&extra.unfollowed, "unfollowed", false,
+		"report each place the analysis does not follow (a call through an interface or a function value whose "+
+			"implementations are not in sight, a write of a file read nowhere in sight), as a finding")
 	Analyzer.Flags.BoolVar(&extra.std, "std", false,
 		"analyse the standard library's function bodies too (its file APIs are modelled, "+
 			"so this changes no finding; the crash test uses it)")
@@ -73,6 +77,7 @@ func run(pass *analysis.Pass) (_ any, err error) {
 		// The standard library's file APIs are modelled (models.go).
 		return nil, nil
 	}
+	defer profile()()
 	defer func() {
 		// A bug here must not stop the analysis of other packages; it is
 		// reported as this package's error (the crash test fails on it).
@@ -87,9 +92,10 @@ func run(pass *analysis.Pass) (_ any, err error) {
 	ir := res.(*buildssa.SSA)
 	c := newChecker(pass, ir)
 	c.solve()
-	c.export()
 	c.report()
+	c.export()
 	c.exportReads()
+	c.exportGaps()
 	return nil, nil
 }
 
@@ -115,6 +121,9 @@ type checker struct {
 	loaders         []*types.Func                 // this package's loaders; see indexMethods
 	importedLoaders []*types.Func                 // the same, of other packages; see importedMethods
 	handles         map[types.Type]bool           // memo of holdsHandle
+	types           map[*types.TypeName]*typeFact // memo of importedMethodFact
+	facts           map[*types.Func]*fnFact       // memo of importedFact
+	gapIfaces       map[string]*types.Interface   // the interfaces of gapIface's methods, by name
 	readSites       map[string]readSite           // where this package reads each file a whole program names (see programKey)
 	importedReads   map[string]string             // the same, read in packages this one imports; see importedRead
 	os              osConsts
@@ -139,6 +148,9 @@ func newChecker(pass *analysis.Pass, ir *buildssa.SSA) *checker {
 		globalStores: make(map[*ssa.Global][]*ssa.Store),
 		globalKeys:   make(map[*ssa.Global]string),
 		handles:      make(map[types.Type]bool),
+		types:        make(map[*types.TypeName]*typeFact),
+		facts:        make(map[*types.Func]*fnFact),
+		gapIfaces:    make(map[string]*types.Interface),
 	}
 	seen := make(map[*ssa.Function]bool)
 	var add func(fn *ssa.Function)
@@ -157,6 +169,7 @@ func newChecker(pass *analysis.Pass, ir *buildssa.SSA) *checker {
 		add(fn)
 	}
 	add(c.pkg.Func("init")) // variables' initial values
+	c.funcs = calleesFirst(c.funcs)
 	for _, f := range pass.Files {
 		c.files[pass.Fset.File(f.Pos())] = f
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -232,6 +245,46 @@ func (c *checker) markClosures() {
 	}
 }
 
+// calleesFirst orders fns so that each comes after its function literals
+// and the functions of fns it calls statically, where no cycle prevents
+// it: a round of solve then sees most callees' facts of the same round,
+// and fewer rounds settle a package (the facts they settle on are the
+// same).
+func calleesFirst(fns []*ssa.Function) []*ssa.Function {
+	in := make(map[*ssa.Function]bool, len(fns))
+	for _, fn := range fns {
+		in[fn] = true
+	}
+	done := make(map[*ssa.Function]bool, len(fns))
+	out := make([]*ssa.Function, 0, len(fns))
+	var visit func(fn *ssa.Function)
+	visit = func(fn *ssa.Function) {
+		if done[fn] {
+			return
+		}
+		done[fn] = true
+		for _, anon := range fn.AnonFuncs {
+			if in[anon] {
+				visit(anon)
+			}
+		}
+		for _, b := range fn.Blocks {
+			for _, instr := range b.Instrs {
+				if call, ok := instr.(ssa.CallInstruction); ok {
+					if callee := call.Common().StaticCallee(); callee != nil && in[callee] {
+						visit(callee)
+					}
+				}
+			}
+		}
+		out = append(out, fn)
+	}
+	for _, fn := range fns {
+		visit(fn)
+	}
+	return out
+}
+
 // closureFunc returns the function literal that v is, if it is one.
 func closureFunc(v ssa.Value) *ssa.Function {
 	switch v := v.(type) {
@@ -262,6 +315,9 @@ func (c *checker) solve() {
 			c.states[fn] = s
 			f := s.summary()
 			if !f.equal(c.local[fn]) {
+				if debugRounds && c.round >= maxRounds-2 {
+					fmt.Fprintf(os.Stderr, "round %d: %s: %v\n   was %v\n", c.round, fn, f, c.local[fn])
+				}
 				c.local[fn] = f
 				c.changed = true
 			}
@@ -287,9 +343,10 @@ var debugHook func(*fnState)
 
 // export records the facts of the package's functions and variables.
 func (c *checker) export() {
+	methods := c.exportMethods()
 	for _, fn := range c.funcs {
 		obj, ok := fn.Object().(*types.Func)
-		if !ok || fn.Parent() != nil || isWrapper(fn) || fn.Synthetic != "" {
+		if !ok || fn.Parent() != nil || isWrapper(fn) || fn.Synthetic != "" || methods[fn] {
 			continue
 		}
 		if f := c.local[fn]; f != nil && !f.empty() {
@@ -381,11 +438,19 @@ func (c *checker) importedFact(obj *types.Func) *fnFact {
 		}
 		return nil
 	}
-	var f fnFact
-	if c.pass.ImportObjectFact(obj, &f) {
-		return &f
+	if isMethod(obj) {
+		return c.importedMethodFact(obj)
 	}
-	return nil
+	if f, ok := c.facts[obj]; ok {
+		return f
+	}
+	var f *fnFact
+	var imported fnFact
+	if c.pass.ImportObjectFact(obj, &imported) {
+		f = &imported
+	}
+	c.facts[obj] = f
+	return f
 }
 
 // indexMethods lists this package's methods that have facts, by name, for
@@ -417,10 +482,22 @@ func (c *checker) importedMethods() map[string][]*types.Func {
 		c.imported = make(map[string][]*types.Func)
 		for _, of := range c.pass.AllObjectFacts() {
 			// this package's own facts, once exported, are not imported
-			fn, ok := of.Object.(*types.Func)
-			f, isFn := of.Fact.(*fnFact)
-			if ok && isFn && fn.Pkg() != c.pass.Pkg {
-				index(fn, f, c.imported, &c.importedLoaders)
+			if of.Object.Pkg() == c.pass.Pkg {
+				continue
+			}
+			switch f := of.Fact.(type) {
+			case *typeFact:
+				tn, _ := of.Object.(*types.TypeName)
+				if tn == nil {
+					continue
+				}
+				for _, m := range typeMethods(tn, f) {
+					c.imported[m.Name()] = append(c.imported[m.Name()], m)
+				}
+			case *fnFact:
+				if fn, ok := of.Object.(*types.Func); ok && isLoader(fn, f) {
+					c.importedLoaders = append(c.importedLoaders, fn)
+				}
 			}
 		}
 		sortIndex(c.imported, c.importedLoaders)

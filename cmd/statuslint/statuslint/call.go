@@ -159,8 +159,11 @@ func (s *fnState) dynamic(instr ssa.CallInstruction, callee ssa.Value, args []ss
 			handled = true
 		}
 	}
-	if !handled {
-		s.likeLoaders(instr, callee, args)
+	if !handled && !s.likeLoaders(instr, callee, args) && !s.fromParam(callee) {
+		sig, _ := callee.Type().Underlying().(*types.Signature)
+		if doc := s.givenDocument(args); sig != nil && (doc || programResult(sig)) {
+			s.noteGap(gapFuncVal, instr, sig.String(), doc)
+		}
 	}
 	return handled
 }
@@ -170,21 +173,25 @@ func (s *fnState) dynamic(instr ssa.CallInstruction, callee ssa.Value, args []ss
 // a command factory's loader of its configuration), the reads and results
 // of every function of the program with the same signature that returns a
 // file's content as a value of a type the program defines (see
-// [isLoader]). What else the call does stays opaque.
-func (s *fnState) likeLoaders(instr ssa.CallInstruction, callee ssa.Value, args []ssa.Value) {
+// [isLoader]). What else the call does stays opaque. It reports whether
+// there was one.
+func (s *fnState) likeLoaders(instr ssa.CallInstruction, callee ssa.Value, args []ssa.Value) bool {
 	sig, _ := callee.Type().Underlying().(*types.Signature)
 	if sig == nil || !programResult(sig) {
-		return
+		return false
 	}
 	s.c.importedMethods() // builds the imported loaders
+	applied := false
 	for _, fn := range slices.Concat(s.c.loaders, s.c.importedLoaders) {
 		if !types.Identical(fn.Type(), sig) {
 			continue
 		}
 		if f := s.c.importedFact(fn); f != nil {
 			s.apply(instr, &fnFact{Results: f.Results, Reads: f.Reads}, args, len(args), nil)
+			applied = true
 		}
 	}
+	return applied
 }
 
 // literal returns the last analysis of a function literal of this package.
@@ -216,13 +223,23 @@ func (s *fnState) invoke(instr ssa.CallInstruction, cc *ssa.CallCommon, args []s
 	}
 	handled := s.fileMethod(instr, cc.Method.Name(), args)
 	s.union = true
-	for _, impl := range s.c.implementations(cc.Method) {
+	impls := s.c.implementations(cc.Method)
+	for _, impl := range impls {
 		if f := s.c.importedFact(impl); f != nil {
 			s.apply(instr, f, args, len(args), nil)
 			handled = true
 		}
 	}
 	s.union = false
+	if len(impls) == 0 && !handled && cc.Method.Pkg() != nil && !isStd(cc.Method.Pkg()) {
+		// whether a type in sight implements it is asked once, in gaps
+		name := objectName(cc.Method)
+		if _, ok := s.c.gapIfaces[name]; !ok {
+			iface, _ := cc.Value.Type().Underlying().(*types.Interface)
+			s.c.gapIfaces[name] = iface
+		}
+		s.noteGap(gapIface, instr, name, s.givenDocument(args))
+	}
 	return handled
 }
 

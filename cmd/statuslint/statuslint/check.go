@@ -2,9 +2,11 @@ package statuslint
 
 import (
 	"cmp"
+	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
+	"os"
 	"slices"
 	"strings"
 
@@ -114,7 +116,7 @@ func (s *fnState) summary() *fnFact {
 		if both && e.kind == evWrite && isTemplate(e.key) && s.lockedCycle(e.key) {
 			f.Cycles = append(f.Cycles, e.key)
 		}
-		if !isTemplate(e.key) || both {
+		if !isTemplate(e.key) || both && (e.kind != evRead || !s.refillsOnly(e.key)) {
 			continue
 		}
 		switch e.kind {
@@ -151,6 +153,34 @@ func (s *fnState) summary() *fnFact {
 	}
 	f.normalize()
 	return f
+}
+
+// refillsOnly reports whether every write of file k that a read of it
+// reaches is an unlocked refill after a failed read (see refill), and
+// there is one: the function writes a fresh document, which loses
+// nothing, and for its callers it reads k (a loader that writes a default
+// configuration when there is none returns what the file holds).
+func (s *fnState) refillsOnly(k string) bool {
+	if s.cycleOrder == nil {
+		s.cycleOrder = newOrder(s)
+	}
+	o := s.cycleOrder
+	refills := false
+	for _, w := range s.events {
+		if w.kind != evWrite || w.key != k || w.maybe {
+			continue
+		}
+		for _, r := range s.events {
+			if r.kind != evRead || r.key != k || r.instr == w.instr || !o.reaches(r.instr, w.instr) {
+				continue
+			}
+			if o.protected(r.instr, w.instr) || !s.refill(o, r, w) {
+				return false
+			}
+			refills = true
+		}
+	}
+	return refills
 }
 
 // lockedCycle reports whether every write of file k that a read of it
@@ -278,6 +308,12 @@ func (s *fnState) returns(f *fnFact) {
 		if !agree[i] {
 			f.Paths[i] = ""
 		}
+		if f.Paths[i] == "" && isString(s.fn.Signature.Results().At(i).Type()) {
+			// one of the files a package-level variable lists
+			if g := s.c.returnedFile(s.fn, i); g != nil {
+				f.Paths[i] = s.loadTerm(g)
+			}
+		}
 		s.parsed(f, i)
 	}
 }
@@ -385,6 +421,10 @@ func (s *fnState) check() {
 			continue
 		}
 		for _, r := range reads {
+			if debugFn != "" && s.fn.Name() == debugFn && r.key == w.key {
+				fmt.Fprintf(os.Stderr, "pair %s -> %s: reaches %v protected %v refill %v\n", r.instr, w.instr,
+					order.reaches(r.instr, w.instr), order.protected(r.instr, w.instr), s.refill(order, r, w))
+			}
 			if r.key != w.key || r.instr == w.instr || !order.reaches(r.instr, w.instr) || order.protected(r.instr, w.instr) ||
 				s.refill(order, r, w) {
 				continue
@@ -463,16 +503,18 @@ func (s *fnState) holdsDocument(r event, k string) bool {
 }
 
 // refill reports whether w is reached from r only where the read failed
-// (the file was missing or unreadable): a cache filled after a miss, or a
-// document created when there was none, which writes back nothing read.
+// (the file was missing or unreadable) or gave no document (a nil
+// pointer): a cache filled after a miss, or a document created when there
+// was none, which writes back nothing read.
 func (s *fnState) refill(order *order, r, w event) bool {
 	for _, at := range []ssa.CallInstruction{r.instr, s.readAt[r.key]} {
-		if at == nil {
-			continue
+		if at == nil || at == w.instr || !order.reaches(at, w.instr) {
+			continue // the content came from elsewhere, or later
 		}
-		if ok := order.successBlock(at); ok != nil && ok.Parent() == s.fn &&
-			!order.reachesBlock(ok, w.instr.Block()) {
-			return true
+		for _, ok := range []*ssa.BasicBlock{order.successBlock(at), order.presentBlock(at)} {
+			if ok != nil && ok.Parent() == s.fn && !order.reachesBlock(ok, w.instr.Block()) {
+				return true
+			}
 		}
 	}
 	return false

@@ -222,6 +222,19 @@
 // findings, says that none was fixed, and exits as without -fix (3 when
 // there are findings).
 //
+// # Not followed
+//
+// Where the analysis cannot connect a read to a write, it records the
+// place: a call through an interface method whose implementations are not
+// in the package or its imports, a call of a function value (not a
+// parameter) it cannot resolve that is given a document or may be a
+// loader, a write of a file that the program names and that nothing in
+// sight reads, and helpers that did not settle in the rounds a package
+// gets. The standalone command looks each up across the whole program and
+// lists those that remain after the findings (see the command's
+// documentation); with -unfollowed each place is reported as a finding,
+// which is how go vet, whose protocol carries findings only, shows them.
+//
 // # Not seen, and seen wrongly
 //
 // Measured on code nobody on this team wrote (docs/BENCHMARKS.md has the
@@ -235,9 +248,10 @@
 //     in a package that the writing package does not import (with go vet,
 //     facts flow only along imports).
 //   - The same file under two names meets only through a package-level
-//     variable (above): kubecm's commands read the file its
-//     SelectKubeconfigFile returns (one of the files its --config flag
-//     lists) and write the flag's value; the two do not meet.
+//     variable: directly, or through a helper of its package that returns
+//     the variable's path or one of the files it lists (split, picked,
+//     cleaned, taken apart and joined again). A name derived another way
+//     (another variable, the environment) is another file.
 //   - All of client-go's loading rules are one kubeconfig: an explicit
 //     path given to one ConfigAccess and the default of another are taken
 //     for the same document.

@@ -31,6 +31,7 @@ type fnState struct {
 	union   bool // applying the facts of every implementation of an interface method
 
 	events  []event
+	gaps    []gap                          // calls not followed (see gaps.go)
 	readAt  map[string]ssa.CallInstruction // where each file's content was first read
 	fills   map[int]bool
 	renamed map[string]bool // temp files renamed over another file
@@ -84,6 +85,7 @@ func (s *fnState) run() {
 	for range maxPasses {
 		s.changed = false
 		s.events = s.events[:0]
+		s.gaps = s.gaps[:0]
 		for _, b := range s.fn.Blocks {
 			for _, instr := range b.Instrs {
 				s.step(instr)

@@ -227,3 +227,30 @@ var samePath = map[string]bool{
 	key("path/filepath", "Clean"):        true,
 	key("path", "Clean"):                 true,
 }
+
+// A pathOp is what a function of pathOps does with the path or paths its
+// arguments name (see lineage.go).
+type pathOp uint8
+
+const (
+	opSplit  pathOp = iota + 1 // its first argument split into a list of paths
+	opDir                      // the directory of its first argument
+	opBase                     // the last element of its first argument
+	opJoin                     // its variadic arguments joined into one path
+	opFormat                   // its arguments after the format, joined by pathFormat
+)
+
+var pathOps = map[string]pathOp{
+	key("strings", "Split"):           opSplit,
+	key("path/filepath", "SplitList"): opSplit,
+	key("path/filepath", "Dir"):       opDir,
+	key("path", "Dir"):                opDir,
+	key("path/filepath", "Base"):      opBase,
+	key("path", "Base"):               opBase,
+	key("path/filepath", "Join"):      opJoin,
+	key("path", "Join"):               opJoin,
+	key("fmt", "Sprintf"):             opFormat,
+}
+
+// pathFormat is the format with which an opFormat call joins two paths.
+const pathFormat = "%s/%s"

@@ -247,17 +247,59 @@ func (o *order) successBlock(instr ssa.CallInstruction) *ssa.BasicBlock {
 		if other := failureTest(r); other != nil {
 			return other
 		}
-		cmp, ok := r.(*ssa.BinOp)
-		if !ok || (cmp.Op != token.EQL && cmp.Op != token.NEQ) || !isNilConst(cmp.X) && !isNilConst(cmp.Y) || cmp.Referrers() == nil {
-			continue
+		if b := nilBranch(r, true); b != nil {
+			return b
 		}
-		for _, u := range *cmp.Referrers() {
-			if br, ok := u.(*ssa.If); ok && len(br.Block().Succs) == 2 {
-				if cmp.Op == token.EQL {
-					return br.Block().Succs[0] // err == nil: the true branch
-				}
-				return br.Block().Succs[1]
+	}
+	return nil
+}
+
+// nilBranch returns, for a use of a value that compares it with nil and
+// branches on the result, the block where the value is nil (isNil) or
+// where it is not.
+func nilBranch(use ssa.Instruction, isNil bool) *ssa.BasicBlock {
+	cmp, ok := use.(*ssa.BinOp)
+	if !ok || (cmp.Op != token.EQL && cmp.Op != token.NEQ) || !isNilConst(cmp.X) && !isNilConst(cmp.Y) || cmp.Referrers() == nil {
+		return nil
+	}
+	for _, u := range *cmp.Referrers() {
+		if br, ok := u.(*ssa.If); ok && len(br.Block().Succs) == 2 {
+			if (cmp.Op == token.EQL) == isNil {
+				return br.Block().Succs[0]
 			}
+			return br.Block().Succs[1]
+		}
+	}
+	return nil
+}
+
+// presentBlock returns the block where a call's first result, a pointer,
+// is not nil: the branch of the first test of it against nil. A loader
+// that returns nil for a missing or expired document tells a miss so. It
+// returns nil if the result is not tested so.
+func (o *order) presentBlock(instr ssa.CallInstruction) *ssa.BasicBlock {
+	call, ok := instr.(*ssa.Call)
+	if !ok || call.Referrers() == nil {
+		return nil
+	}
+	var v ssa.Value = call
+	if tuple, ok := call.Type().(*types.Tuple); ok {
+		v = nil
+		for _, r := range *call.Referrers() {
+			if ex, ok := r.(*ssa.Extract); ok && ex.Index == 0 && tuple.Len() > 0 {
+				v = ex
+			}
+		}
+	}
+	if v == nil || v.Referrers() == nil {
+		return nil
+	}
+	if _, ok := v.Type().Underlying().(*types.Pointer); !ok {
+		return nil
+	}
+	for _, r := range *v.Referrers() {
+		if b := nilBranch(r, false); b != nil {
+			return b
 		}
 	}
 	return nil

@@ -38,7 +38,7 @@ func TestAnalyzer(t *testing.T) {
 	linttest.Run(t, "testdata", statuslint.Analyzer,
 		"svc/agentic", "svc/runner", "svc/monitor", "example.com/core",
 		"svcfixed/agentic", "svcfixed/runner", "svcfixed/monitor",
-		"p4", "migrated", "limits", "crosspkg", "appconf", "appcmd", "ownpath", "ownpathcmd", "lockcache", "startup", "startupcmd", "kubecfg")
+		"p4", "migrated", "limits", "crosspkg", "appconf", "appcmd", "ownpath", "ownpathcmd", "lockcache", "startup", "startupcmd", "kubecfg", "twonames")
 }
 
 // TestExtraReadersWriters checks the -readers and -writers flags on package
@@ -95,4 +95,19 @@ func TestLibraries(t *testing.T) {
 		"statuslint.test/corpus/libs/koanfconf", "statuslint.test/corpus/libs/billyfs",
 		"statuslint.test/corpus/libs/codecs", "statuslint.test/corpus/libs/locks",
 		"statuslint.test/corpus/libs/parsers")
+}
+
+// TestUnfollowed checks -unfollowed, which reports where the analysis does
+// not follow a document (package unfollowed, with its CONTROLs, which are
+// followed) or gave up (package deepchain). Its CONTROL is the same run
+// without the flag, which reports none of them.
+func TestUnfollowed(t *testing.T) {
+	control := &linttest.Recorder{TB: t}
+	linttest.Run(control, "testdata", statuslint.Analyzer, "unfollowed", "deepchain")
+	if got := strings.Count(strings.Join(control.Errs, "\n"), "no finding matching"); got != 3 {
+		t.Errorf("without -unfollowed: %d places missed, want 3 (every one):\n%s", got, strings.Join(control.Errs, "\n"))
+	}
+
+	set(t, "unfollowed", "true")
+	linttest.Run(t, "testdata", statuslint.Analyzer, "unfollowed", "deepchain")
 }

@@ -19,7 +19,7 @@ type Config interface {
 
 func path() string { return filepath.Join(os.Getenv("HOME"), ".app", "config.json") }
 
-type fileConfig struct{ values map[string]string }
+type fileConfig struct{ values map[string]string } // want fileConfig:`Write: writes path/filepath.Join`
 
 // New loads the configuration.
 func New() (Config, error) { // want New:`result 0: decoded`
@@ -34,7 +34,7 @@ func New() (Config, error) { // want New:`result 0: decoded`
 func (c *fileConfig) Get(key string) string { return c.values[key] }
 func (c *fileConfig) Set(key, value string) { c.values[key] = value }
 
-func (c *fileConfig) Write() error { // want Write:`writes path/filepath.Join`
+func (c *fileConfig) Write() error {
 	data, err := json.Marshal(c.values)
 	if err != nil {
 		return err

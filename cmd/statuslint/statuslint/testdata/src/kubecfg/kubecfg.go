@@ -37,6 +37,20 @@ func renameByPath(path, from, to string) error {
 	return clientcmd.WriteToFile(*cfg, path) // want `read-modify-write of path without a lock: read at line 31 \(clientcmd.LoadFromFile\)`
 }
 
+// The same with the write's error tested: the write's success does not
+// make the read a failed one.
+func renameChecked(path, from, to string) error {
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return err
+	}
+	cfg.Contexts[to] = cfg.Contexts[from]
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil { // want `read-modify-write of path without a lock: read at line 43 \(clientcmd.LoadFromFile\)`
+		return err
+	}
+	return nil
+}
+
 // CONTROL: a kubeconfig made afresh, read nowhere in this function.
 func create(path string) error {
 	return clientcmd.WriteToFile(api.Config{Contexts: map[string]*api.Context{}}, path)

@@ -174,3 +174,42 @@ func CreatedOnNotFound(path string) (*config, error) {
 	}
 	return c, err
 }
+
+// loadFresh returns no document when there is none or it is stale.
+func loadFresh(path string) (*config, error) {
+	c, err := load(path)
+	if err != nil || c.Current == "" {
+		return nil, nil
+	}
+	return c, nil
+}
+
+// CachedUnlessNil fills the cache when the loader gives no document (it
+// decides what a miss is): what it writes holds nothing it read. Not
+// reported.
+func CachedUnlessNil(path string, fetch func() *config) (*config, error) {
+	c, err := loadFresh(path)
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		return c, nil
+	}
+	c = fetch()
+	return c, save(path, c)
+}
+
+// DefaultIfNil is the CONTROL: a document made when there is none, then
+// changed and written on both paths, writes back what was read
+// (reported).
+func DefaultIfNil(path string) error {
+	c, err := loadFresh(path)
+	if err != nil {
+		return err
+	}
+	if c == nil {
+		c = &config{Users: map[string]string{}}
+	}
+	c.Current = "x"
+	return save(path, c) // want `read-modify-write of path without a lock: read at line 206`
+}

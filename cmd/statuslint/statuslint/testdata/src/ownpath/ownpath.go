@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 )
 
-type File struct {
+type File struct { // want File:`Save: writes \$recv.Filename`
 	Filename string            `json:"-"`
 	Aliases  map[string]string `json:"aliases"`
 }
@@ -33,7 +33,7 @@ func Load(dir string) (*File, error) {
 func (f *File) read(r io.Reader) error { return json.NewDecoder(r).Decode(f) }
 
 // Save writes the configuration to the file it was loaded from.
-func (f *File) Save() error { // want Save:`writes \$recv.Filename`
+func (f *File) Save() error {
 	tmp, err := os.CreateTemp(filepath.Dir(f.Filename), filepath.Base(f.Filename))
 	if err != nil {
 		return err

@@ -187,3 +187,12 @@ func loadOrCreate(dir string) *viper.Viper {
 	}
 	return v
 }
+
+// The caller of a loader that writes a default when there is none changes
+// the document the loader read and writes it back: reported (the loader's
+// refill is not, above).
+func setEntry(dir, key, value string) {
+	v := loadOrCreate(dir)
+	v.Set(key, value)
+	_ = v.WriteConfig() // want `read-modify-write of the configuration file viper read without a lock: read at line 195 \(loadOrCreate\), written back here \(v.WriteConfig\)`
+}

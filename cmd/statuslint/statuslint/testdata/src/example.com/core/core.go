@@ -301,7 +301,7 @@ func JSONUnmarshalString(s string, target any) Result {
 }
 
 // Fs is a file system sandboxed under root ("/" for none).
-type Fs struct {
+type Fs struct { // want Fs:`Read: result 0: content of example.com/core.Fs.validatePath\(\$recv, \$0\).Value.*; Write: .*?writes example.com/core.Fs.validatePath\(\$recv, \$0\).Value; in place example.com/core.Fs.validatePath\(\$recv, \$0\).Value; WriteAtomic: .*?writes example.com/core.Fs.validatePath\(\$recv, \$0\).Value; WriteMode:`
 	root string
 }
 
@@ -371,7 +371,7 @@ func (m *Fs) validatePath(p string) Result {
 	return Result{current, true}
 }
 
-func (m *Fs) Read(p string) Result { // want Read:`result 0: content of example.com/core.Fs.validatePath\(\$recv, \$0\).Value`
+func (m *Fs) Read(p string) Result {
 	vp := m.validatePath(p)
 	if !vp.OK {
 		return vp
@@ -384,7 +384,7 @@ func (m *Fs) Read(p string) Result { // want Read:`result 0: content of example.
 }
 
 // Write writes in place.
-func (m *Fs) Write(p, content string) Result { // want Write:`writes example.com/core.Fs.validatePath\(\$recv, \$0\).Value; in place example.com/core.Fs.validatePath\(\$recv, \$0\).Value`
+func (m *Fs) Write(p, content string) Result {
 	return m.WriteMode(p, content, 0o644)
 }
 
@@ -404,7 +404,7 @@ func (m *Fs) WriteMode(p, content string, mode FileMode) Result {
 }
 
 // WriteAtomic writes a temp file and renames it over p.
-func (m *Fs) WriteAtomic(p, content string) Result { // want WriteAtomic:`; writes example.com/core.Fs.validatePath\(\$recv, \$0\).Value$`
+func (m *Fs) WriteAtomic(p, content string) Result {
 	vp := m.validatePath(p)
 	if !vp.OK {
 		return vp
