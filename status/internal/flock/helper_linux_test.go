@@ -343,16 +343,21 @@ func setSeam(tb testing.TB, p *bool, v bool) {
 
 // lockAsync waits for name's lock in a goroutine, as Lock does (as the
 // replaced queue did if old), releases it at once, and reports how the wait
-// ended.
-func lockAsync(ctx context.Context, name string, old bool) <-chan error {
+// ended. ctx must end with the test (t.Context or a context derived from
+// it): the test waits for the goroutine, so that a test that ends early (a
+// skip, a failure) leaves no waiter reading the seams the next test sets.
+func lockAsync(t *testing.T, ctx context.Context, name string, old bool) <-chan error {
 	got := make(chan error, 1)
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		f, err := lockWith(ctx, name, old)
 		if err == nil {
 			f.Close()
 		}
 		got <- err
 	}()
+	t.Cleanup(func() { <-done })
 	return got
 }
 

@@ -256,7 +256,7 @@ func TestKeptBellSameFile(t *testing.T) {
 		var slept, rungs atomic.Int64
 		hook(t, &seamsFor(t).sleep, func() { slept.Add(1) })
 		hook(t, &seamsFor(t).rung, func() { rungs.Add(1) })
-		got := lockAsync(t.Context(), name, false)
+		got := lockAsync(t, t.Context(), name, false)
 		waitFor(t, "the waiter sleeps on the bell", func() bool { return slept.Load() > 0 && bellSleepers(os.Getpid()) == 1 })
 		holder.Close()
 		if err := <-got; err != nil {

@@ -66,7 +66,7 @@ func TestStoppedWaiter(t *testing.T) {
 			var once sync.Once
 			hook(t, &seamsFor(t).sleep, func() { once.Do(func() { close(asleep) }) })
 			ctx := deadlineCtx(t, old)
-			got := lockAsync(ctx, name, old)
+			got := lockAsync(t, ctx, name, old)
 			<-asleep
 			release()
 			err := <-got
@@ -103,7 +103,7 @@ func TestAbsorbingReader(t *testing.T) {
 			r.expect(t, "sleeping")
 			waitFor(t, "the reader sleeps on the bell", func() bool { return bellSleepers(r.cmd.Process.Pid) > 0 })
 			ctx := deadlineCtx(t, !timeouts)
-			got := lockAsync(ctx, name, false)
+			got := lockAsync(t, ctx, name, false)
 			waitFor(t, "the waiter sleeps on the bell", func() bool { return bellSleepers(os.Getpid()) > 0 })
 			holder.Close() // rings: the reader wakes, and sleeps again
 			err = <-got
@@ -239,7 +239,7 @@ func TestEventFlood(t *testing.T) {
 			hook(t, &seamsFor(t).try, func() { tries.Add(1) })
 			hook(t, &seamsFor(t).sleep, func() { once.Do(func() { close(asleep) }) })
 			t0 := time.Now()
-			got := lockAsync(t.Context(), name, old)
+			got := lockAsync(t, t.Context(), name, old)
 			<-asleep
 			fl := flooder(t, name, 30_000)
 			fl.expect(t, "done")
@@ -464,7 +464,7 @@ func TestFalseRings(t *testing.T) {
 				sleeps.Add(1)
 				once.Do(func() { close(asleep) })
 			})
-			got := lockAsync(t.Context(), name, false)
+			got := lockAsync(t, t.Context(), name, false)
 			<-asleep
 			r := start(t, helperCmd(t, helperArgs{Mode: "ring", Name: name}))
 			for range 20 {

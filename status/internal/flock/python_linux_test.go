@@ -91,7 +91,7 @@ func TestPythonReleaseRings(t *testing.T) {
 			setSeam(t, &seamsFor(t).noTimeouts, true)
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			got := lockAsync(ctx, name, false)
+			got := lockAsync(t, ctx, name, false)
 			waitFor(t, "asleep on the bell", func() bool { return bellSleepers(os.Getpid()) > 0 })
 
 			if _, err := holder.stdin.Write([]byte("release\n")); err != nil {

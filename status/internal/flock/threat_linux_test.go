@@ -43,7 +43,7 @@ func TestStoppedPythonWaiter(t *testing.T) {
 			asleep := asleepHook(t)
 			ctx, cancel := context.WithTimeout(t.Context(), deadline)
 			defer cancel()
-			got := lockAsync(ctx, name, false)
+			got := lockAsync(t, ctx, name, false)
 			<-asleep
 			waitFor(t, "our waiter asleep on the bell", func() bool { return bellSleepers(os.Getpid()) > 0 })
 			if holder != nil {
@@ -75,7 +75,7 @@ func TestSilentRelease(t *testing.T) {
 			setSeam(t, &seamsFor(t).noTimeouts, !timeouts)
 			asleep := asleepHook(t)
 			ctx := deadlineCtx(t, !timeouts)
-			got := lockAsync(ctx, name, false)
+			got := lockAsync(t, ctx, name, false)
 			<-asleep
 			waitFor(t, "the waiter asleep on the bell", func() bool { return bellSleepers(os.Getpid()) > 0 })
 			release()
