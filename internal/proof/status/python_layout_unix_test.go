@@ -84,13 +84,15 @@ func pyRandomString(rng *rand.Rand) string {
 
 // pyRandomFloat draws float64s where Go's formatting has its cases:
 // integers, the switch to exponents at 1e-6 and 1e21, negative zero,
-// subnormals, any bit pattern.
+// subnormals, any bit pattern; never an infinity or NaN, which JSON cannot
+// hold.
 func pyRandomFloat(rng *rand.Rand) float64 {
 	switch rng.IntN(6) {
 	case 0:
 		return float64(rng.IntN(2000) - 1000)
 	case 1:
-		return math.Ldexp(rng.Float64(), rng.IntN(2100)-1074)
+		// [0, 1) times 2^e, e from -1074 to 1024: at most MaxFloat64.
+		return math.Ldexp(rng.Float64(), rng.IntN(2099)-1074)
 	case 2:
 		return []float64{1e-6, 1e-7, 1e20, 1e21, 5e-324, math.MaxFloat64, math.Copysign(0, -1), 0.1, 12345678.9}[rng.IntN(9)]
 	case 3:
