@@ -46,6 +46,16 @@ func keptFor(name string) int {
 // slow machine cannot make one expire between two steps of a test.
 func dropKept(t *testing.T) {
 	setSeam(t, &seamsFor(t).KeepForever, true)
+	// A timer an earlier test armed would fire during this one and read
+	// the seams it sets (a race report): stop it, and start from nothing
+	// kept.
+	keptFiles.Lock()
+	if keptFiles.timer != nil {
+		keptFiles.timer.Stop()
+		keptFiles.timer = nil
+	}
+	keptFiles.Unlock()
+	closeKept()
 	t.Cleanup(closeKept)
 }
 
