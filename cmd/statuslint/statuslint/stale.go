@@ -87,6 +87,9 @@ func (s *fnState) checkStale(order *order, reads, writes []event, done map[strin
 			}
 		}
 		done[w.key] = true
+		if w.alt && slices.ContainsFunc(found, func(f finding) bool { return f.w.instr == w.instr }) {
+			continue // another key the same path may have (see phiTerm)
+		}
 		found = append(found, finding{r: event{kind: evRead, key: w.key, instr: site.instr, pos: site.pos, desc: where}, w: w})
 	}
 	s.reportStale(found)
