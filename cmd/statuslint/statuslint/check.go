@@ -464,7 +464,13 @@ func (s *fnState) check() {
 	done := make(map[string]bool)
 	var found []finding
 	for _, w := range writes {
-		if done[w.key] {
+		// one finding per file, and one more for each call of a helper
+		// that saves the document again after a reported one: what it
+		// writes is as stale (the calls that make one write, an open, an
+		// encode and a close, are one)
+		if done[w.key] && !(s.savesWhole(w) && slices.ContainsFunc(found, func(f finding) bool {
+			return f.w.key == w.key && f.w.instr != w.instr && s.savesWhole(f.w) && order.reaches(f.w.instr, w.instr)
+		})) {
 			continue
 		}
 		for _, r := range reads {
@@ -487,6 +493,18 @@ func (s *fnState) check() {
 	s.reportRMW(found)
 	s.checkStale(order, s.withAlts(reads), s.withAlts(writes), done)
 	s.checkDecisions(order, reads, done)
+}
+
+// savesWhole reports whether the write w is made by a call of a function of
+// the program (a helper that saves the document), not of a library's file
+// API (one step of a write).
+func (s *fnState) savesWhole(w event) bool {
+	fn := w.instr.Common().StaticCallee()
+	if fn == nil {
+		return false
+	}
+	obj, ok := fn.Object().(*types.Func)
+	return ok && models[funcKey(obj.Origin())] == nil && !isStd(obj.Pkg())
 }
 
 // checkDecisions reports a decision on a first read followed by a call of

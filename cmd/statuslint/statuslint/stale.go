@@ -3,6 +3,7 @@ package statuslint
 import (
 	"fmt"
 	"go/token"
+	"go/types"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -100,11 +101,29 @@ func (s *fnState) checkStale(order *order, reads, writes []event, done map[strin
 // that read it).
 func (s *fnState) carries(w event) bool {
 	for _, a := range callArgs(w.instr.Common()) {
+		if a == nil || valueOnly(a.Type()) {
+			continue // a value taken out of a document (a name) is not the document
+		}
+		str := isString(a.Type())
 		for _, at := range s.atomsOf(a) {
-			if (at.Kind == aDecoded || at.Kind == aHandle || at.Kind == aContent) && at.Key == w.key {
+			if (at.Kind == aDecoded && !str || at.Kind == aHandle || at.Kind == aContent) && at.Key == w.key {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// valueOnly reports whether t is a scalar other than a string, or a
+// []string: values, not a document. (Bytes and a string may be the encoded
+// document.)
+func valueOnly(t types.Type) bool {
+	switch u := t.Underlying().(type) {
+	case *types.Basic:
+		return u.Info()&types.IsString == 0
+	case *types.Slice:
+		b, ok := u.Elem().Underlying().(*types.Basic)
+		return ok && b.Info()&types.IsString != 0
 	}
 	return false
 }

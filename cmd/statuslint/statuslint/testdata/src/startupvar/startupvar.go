@@ -173,3 +173,39 @@ func NewToolLocked(path, current string) (*Tool, error) {
 	}
 	return t, nil
 }
+
+// A constructor that saves the document again after a first save: each
+// save writes back what the set-up read.
+func NewToolTwice(path, current, key string) (*Tool, error) {
+	t := &Tool{path: path}
+	if err := t.setup(); err != nil {
+		return nil, err
+	}
+	if current != "" {
+		t.conf.Current = current
+		if err := t.save(); err != nil { // want `read-modify-write of .* without a lock: read at line \d+ \(t.setup\), written back here \(t.save\)`
+			return nil, err
+		}
+	}
+	if key != "" {
+		t.conf.Keys[key] = current
+		if err := t.save(); err != nil { // want `read-modify-write of .* without a lock: read at line \d+ \(t.setup\), written back here \(t.save\)`
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// CONTROL: saves on two exclusive paths are one write-back.
+func NewToolEither(path, current string) (*Tool, error) {
+	t := &Tool{path: path}
+	if err := t.setup(); err != nil {
+		return nil, err
+	}
+	if current != "" {
+		t.conf.Current = current
+		return t, t.save() // want `read-modify-write of .* without a lock: read at line \d+ \(t.setup\), written back here \(t.save\)`
+	}
+	t.conf.Current = "default"
+	return t, t.save()
+}
