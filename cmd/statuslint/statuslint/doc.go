@@ -47,7 +47,10 @@
 // cycle for a kubeconfig (status.Transform's lock file would block
 // kubectl, which creates <file>.lock exclusively); status.MutateAll or
 // status.TransformAll when one function changes several documents. One
-// write call gives one finding, naming every file it writes back.
+// write call gives one finding, naming every file it writes back; a
+// function gets one finding per file, and one more for each call of a
+// helper that saves the file again after a reported save (each writes
+// back the same stale document).
 // docs/MIGRATION.md shows each rewrite.
 //
 // # Reads, decodes and writes
@@ -188,7 +191,16 @@
 // structured document it read first is reported at the call. A path
 // helper that returns a path it also keeps in a package-level variable
 // names the file that variable names, so a writer that uses the variable
-// meets the reader that used the helper.
+// meets the reader that used the helper. A loader given its path that
+// decodes into a package-level variable fills it, for each caller, with
+// the document of the file the caller names. A path chosen on several
+// paths (a variable that a flag sets, else a default) may name any of
+// them: a save helper that chooses the same way writes each. A function
+// that reads a document, saves it and keeps it (returns it, stores it in
+// its receiver or a package-level variable) reads it for its callers too:
+// a constructor that runs such a set-up and saves again is reported. A
+// value taken out of a document (a string, a []string) does not carry the
+// document to a write.
 //
 // The other way, a pass over the whole program in the standalone command,
 // was not taken: the standalone command already holds every package in
