@@ -493,6 +493,7 @@ func (s *fnState) check() {
 	s.reportRMW(found)
 	s.checkStale(order, s.withAlts(reads), s.withAlts(writes), done)
 	s.checkDecisions(order, reads, done)
+	s.checkSelfSaves(order, reads, done)
 }
 
 // savesWhole reports whether the write w is made by a call of a function of

@@ -46,6 +46,8 @@ type fnState struct {
 	globalTpl map[*ssa.Global]atoms
 	// the keys a path assigned on several paths may have (see phiTerm)
 	alts map[string][]string
+	// saves of objects that load themselves (see selfdoc.go)
+	selfSaves []selfSave
 }
 
 // An object is something values point into: an allocation, a variable, a
