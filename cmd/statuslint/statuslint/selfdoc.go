@@ -25,6 +25,7 @@ type selfSave struct {
 	desc   string
 	loader string // the loading method, for the message
 	recv   ssa.Value
+	method string // the saving method's name
 }
 
 // noteSelfSave records, for a call of method m with fact f, the files it
@@ -46,7 +47,7 @@ func (s *fnState) noteSelfSave(instr ssa.CallInstruction, m *types.Func, f *fnFa
 			continue
 		}
 		s.selfSaves = append(s.selfSaves, selfSave{instr: instr, key: key, desc: s.describe(instr, k, args, true),
-			loader: loader, recv: args[0]})
+			loader: loader, recv: args[0], method: m.Name()})
 	}
 }
 
@@ -149,12 +150,19 @@ func longLived(v ssa.Value, depth int) bool {
 	return false
 }
 
+// forwards reports whether the save is a method's call of the method of
+// the same name of a value its receiver wraps (a mock or decorator that
+// forwards Write): the caller of the wrapper is the one that saves.
+func (s *fnState) forwards(ss selfSave) bool {
+	return s.fn.Signature.Recv() != nil && s.fn.Name() == ss.method
+}
+
 // checkSelfSaves reports the saves of a long-lived document object that
 // the function did not load itself (done: files already reported).
 func (s *fnState) checkSelfSaves(order *order, reads []event, done map[string]bool) {
 	var found []finding
 	for _, ss := range s.selfSaves {
-		if done[ss.key] || !longLived(ss.recv, 0) {
+		if done[ss.key] || !longLived(ss.recv, 0) || s.forwards(ss) {
 			continue
 		}
 		w := event{kind: evWrite, key: ss.key, instr: ss.instr, desc: ss.desc}
