@@ -25,12 +25,13 @@ type selfSave struct {
 	desc   string
 	loader string // the loading method, for the message
 	recv   ssa.Value
-	method string // the saving method's name
+	method string        // the saving method's name
+	callee *ssa.Function // the method called, if static
 }
 
 // noteSelfSave records, for a call of method m with fact f, the files it
 // writes that a method of its receiver's type loads the receiver from.
-func (s *fnState) noteSelfSave(instr ssa.CallInstruction, m *types.Func, f *fnFact, args []ssa.Value) {
+func (s *fnState) noteSelfSave(instr ssa.CallInstruction, m *types.Func, callee *ssa.Function, f *fnFact, args []ssa.Value) {
 	if m == nil || !f.Recv || len(args) == 0 || args[0] == nil {
 		return
 	}
@@ -47,7 +48,7 @@ func (s *fnState) noteSelfSave(instr ssa.CallInstruction, m *types.Func, f *fnFa
 			continue
 		}
 		s.selfSaves = append(s.selfSaves, selfSave{instr: instr, key: key, desc: s.describe(instr, k, args, true),
-			loader: loader, recv: args[0], method: m.Name()})
+			loader: loader, recv: args[0], method: m.Name(), callee: callee})
 	}
 }
 
@@ -157,12 +158,31 @@ func (s *fnState) forwards(ss selfSave) bool {
 	return s.fn.Signature.Recv() != nil && s.fn.Name() == ss.method
 }
 
+// savesInside reports whether fn, a method of this package, saves its own
+// receiver by a call of another method of its type: that call is reported
+// there, once, rather than at each caller up the chain.
+func (c *checker) savesInside(fn *ssa.Function) bool {
+	if fn == nil || len(fn.Params) == 0 || fn.Signature.Recv() == nil {
+		return false
+	}
+	st := c.states[fn]
+	if st == nil {
+		return false
+	}
+	for _, ss := range st.selfSaves {
+		if longLived(ss.recv, 0) && !st.forwards(ss) {
+			return true
+		}
+	}
+	return false
+}
+
 // checkSelfSaves reports the saves of a long-lived document object that
 // the function did not load itself (done: files already reported).
 func (s *fnState) checkSelfSaves(order *order, reads []event, done map[string]bool) {
 	var found []finding
 	for _, ss := range s.selfSaves {
-		if done[ss.key] || !longLived(ss.recv, 0) || s.forwards(ss) {
+		if done[ss.key] || !longLived(ss.recv, 0) || s.forwards(ss) || s.c.savesInside(ss.callee) {
 			continue
 		}
 		w := event{kind: evWrite, key: ss.key, instr: ss.instr, desc: ss.desc}

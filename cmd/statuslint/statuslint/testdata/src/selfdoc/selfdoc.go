@@ -108,3 +108,14 @@ type Logged struct{ Store }
 func (l *Logged) Save() error {
 	return l.Store.Save()
 }
+
+// A method that changes and saves its own object: reported inside, once,
+// not again at each caller up the chain.
+func (s *Settings) Rename(n string) error {
+	s.doc.Name = n
+	return s.Save() // want `read-modify-write of .* without a lock: read at Settings.Load and kept, written back here \(s.Save\)`
+}
+
+func (a *App) Rename(n string) error {
+	return a.settings.Rename(n)
+}
