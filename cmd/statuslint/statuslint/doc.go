@@ -140,7 +140,10 @@
 // into which, the files it writes or truncates, and the locks it leaves
 // held. Facts are templates of bounded size over the function's inputs;
 // within a package, functions learn from each other's facts in a bounded
-// number of rounds, so recursion and long helper chains end. With go vet
+// number of rounds, so recursion and long helper chains end; a field
+// repeated in a row in a key (a type that wraps a value of an interface it
+// implements and calls itself through it) is widened to one, so such
+// recursion settles too. With go vet
 // the facts of dependencies come from their own vet runs; the standalone
 // command computes them itself.
 //
@@ -191,7 +194,17 @@
 // structured document it read first is reported at the call. A path
 // helper that returns a path it also keeps in a package-level variable
 // names the file that variable names, so a writer that uses the variable
-// meets the reader that used the helper. A loader given its path that
+// meets the reader that used the helper.
+//
+// A type may load and save itself: one method reads the file a field of
+// its receiver names into the receiver, another writes the receiver back
+// there. A call of the saving method on an object that the calling
+// function did not make (a parameter, a field or a getter's result of one,
+// a package-level variable, behind an interface or not), in a function
+// that does not load it, is a write-back of the document loaded elsewhere
+// (at start-up); a chain of methods that save their own object is
+// reported once, at the innermost save, and a method that forwards to the
+// same method of a value it wraps is not a save. A loader given its path that
 // decodes into a package-level variable fills it, for each caller, with
 // the document of the file the caller names. A path chosen on several
 // paths (a variable that a flag sets, else a default) may name any of
@@ -256,9 +269,14 @@
 //     across the read and the write silences the finding.
 //   - A document that main loads into an object it then passes to the
 //     commands as a parameter (not a package-level variable, nor an object
-//     one holds) is not followed from its load to its save; nor is a read
-//     in a package that the writing package does not import (with go vet,
-//     facts flow only along imports).
+//     one holds) is not followed from its load to its save, unless the
+//     object's type loads and saves itself (above); nor is a read in a
+//     package that the writing package does not import (with go vet,
+//     facts flow only along imports). A self-loading object's method that
+//     writes a default file when there is none is taken for a save.
+//   - A document whose elements keep the file they were read from, saved
+//     file by file under those names (a map keyed by the path), is not
+//     followed: the path a write uses comes out of the document.
 //   - The same file under two names meets only through a package-level
 //     variable: directly, or through a helper of its package that returns
 //     the variable's path or one of the files it lists (split, picked,
