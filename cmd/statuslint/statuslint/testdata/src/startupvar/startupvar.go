@@ -209,3 +209,28 @@ func NewToolEither(path, current string) (*Tool, error) {
 	t.conf.Current = "default"
 	return t, t.save()
 }
+
+// CONTROL: names taken out of the document, given to a function that
+// writes a fresh document, do not carry the document.
+var names []string
+
+func loadNames() {
+	load(defaultPath())
+	for k := range Current.Keys {
+		names = append(names, k)
+	}
+}
+
+func resetWith(list []string) error {
+	data, err := json.Marshal(Config{Keys: map[string]string{}})
+	if err != nil {
+		return err
+	}
+	_ = list
+	if err := os.WriteFile(defaultPath()+".tmp", data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(defaultPath()+".tmp", defaultPath())
+}
+
+func resetNamed() error { return resetWith(names) }
