@@ -212,7 +212,7 @@
 // that reads a document, saves it and keeps it (returns it, stores it in
 // its receiver or a package-level variable) reads it for its callers too:
 // a constructor that runs such a set-up and saves again is reported. A
-// value taken out of a document (a string, a []string) does not carry the
+// []string or a number taken out of a document does not carry the
 // document to a write.
 //
 // The other way, a pass over the whole program in the standalone command,

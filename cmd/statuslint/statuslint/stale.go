@@ -104,9 +104,8 @@ func (s *fnState) carries(w event) bool {
 		if a == nil || valueOnly(a.Type()) {
 			continue // a value taken out of a document (a name) is not the document
 		}
-		str := isString(a.Type())
 		for _, at := range s.atomsOf(a) {
-			if (at.Kind == aDecoded && !str || at.Kind == aHandle || at.Kind == aContent) && at.Key == w.key {
+			if (at.Kind == aDecoded || at.Kind == aHandle || at.Kind == aContent) && at.Key == w.key {
 				return true
 			}
 		}
@@ -115,8 +114,9 @@ func (s *fnState) carries(w event) bool {
 }
 
 // valueOnly reports whether t is a scalar other than a string, or a
-// []string: values, not a document. (Bytes and a string may be the encoded
-// document.)
+// []string (a command's arguments): values, not a document. (Bytes and a
+// string may be the encoded document; a key taken out of it names what
+// the write changes.)
 func valueOnly(t types.Type) bool {
 	switch u := t.Underlying().(type) {
 	case *types.Basic:
