@@ -339,11 +339,13 @@
 //     behind an interface); 1 in place: .exercism/metadata.json written
 //     once on download: true to the rule, no hazard in practice.
 //   - cobra-cli: nothing reported, nothing to report.
-//   - lazygit (pkg/utils, pkg/config), 6 read-modify-writes: real (five
+//   - lazygit (pkg/utils, pkg/config), 8 read-modify-writes: real (five
 //     edits of git-rebase-todo through todo.Parse and todo.Write during an
 //     interactive rebase, no lock; the user-config migration, at the wrong
-//     line, above); 1 in place: the pull-request cache saved from
-//     goroutines in a test: real.
+//     line, above; the pull-request cache, loaded once and saved whole
+//     with one repository's entry changed, under an in-process mutex only,
+//     by the application and by a test's goroutines); 1 in place: that
+//     cache saved from goroutines in a test: real.
 //   - docker/cli, 5 read-modify-writes: real (context use, context rm and
 //     the example plugin: config.json loaded through ConfigFile(), changed
 //     and saved; manifest annotate and manifest create --amend: the local
