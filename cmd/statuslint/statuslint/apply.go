@@ -44,6 +44,11 @@ func (s *fnState) apply(instr ssa.CallInstruction, f *fnFact, args []ssa.Value, 
 			s.store(args[st.Param], s.substAtoms(instr, st.Atoms, args))
 		}
 	}
+	for _, gs := range f.Globals {
+		if gs.g.Pkg == s.c.pkg {
+			s.addTo(object{v: gs.g}, s.substAtoms(instr, gs.Atoms, args))
+		}
+	}
 	for _, k := range f.Reads {
 		if s.skipVia(k, args) {
 			continue

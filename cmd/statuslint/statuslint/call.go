@@ -84,6 +84,9 @@ func (s *fnState) static(instr ssa.CallInstruction, fn *ssa.Function, args []ssa
 		}
 	}
 	s.apply(instr, f, full, len(args), s.c.literal(fn))
+	if obj != nil && isMethod(obj) {
+		s.noteSelfSave(instr, obj, fn, f, args)
+	}
 	return true
 }
 
@@ -227,6 +230,7 @@ func (s *fnState) invoke(instr ssa.CallInstruction, cc *ssa.CallCommon, args []s
 	for _, impl := range impls {
 		if f := s.c.importedFact(impl); f != nil {
 			s.apply(instr, f, args, len(args), nil)
+			s.noteSelfSave(instr, impl, nil, f, args)
 			handled = true
 		}
 	}

@@ -24,6 +24,7 @@ type event struct {
 	lock  lockOp
 	pos   token.Pos // where to report it, if not at the call (inside a function literal)
 	maybe bool      // a write that only some implementation of an interface makes
+	alt   bool      // one of the keys a path assigned on several paths may have (see withAlts)
 }
 
 type eventKind uint8
@@ -98,8 +99,12 @@ func (s *fnState) summary() *fnFact {
 	for _, fv := range s.fn.FreeVars {
 		s.storesTo(f, fv)
 	}
+	for g, as := range s.globalTpl {
+		f.Globals = append(f.Globals, globalSet{g: g, Atoms: as})
+	}
+	events := s.withAlts(s.events)
 	reads, writes := make(map[string]bool), make(map[string]bool)
-	for _, e := range s.events {
+	for _, e := range events {
 		switch {
 		case e.kind == evRead:
 			reads[e.key] = true
@@ -107,7 +112,7 @@ func (s *fnState) summary() *fnFact {
 			writes[e.key] = true
 		}
 	}
-	for _, e := range s.events {
+	for _, e := range events {
 		// A function that reads and writes one file is a read-modify-write
 		// of its own (reported here, or under a lock); for its callers it
 		// is neither. The file behind a parameter is its caller's to judge.
@@ -116,7 +121,7 @@ func (s *fnState) summary() *fnFact {
 		if both && e.kind == evWrite && isTemplate(e.key) && s.lockedCycle(e.key) {
 			f.Cycles = append(f.Cycles, e.key)
 		}
-		if !isTemplate(e.key) || both && (e.kind != evRead || !s.refillsOnly(e.key)) {
+		if !isTemplate(e.key) || both && (e.kind != evRead || !s.refillsOnly(e.key) && !s.keeps(f, e.key)) {
 			continue
 		}
 		switch e.kind {
@@ -153,6 +158,48 @@ func (s *fnState) summary() *fnFact {
 	}
 	f.normalize()
 	return f
+}
+
+// keeps reports whether the function keeps the document of file k that it
+// read beyond its return: in a result, where a parameter points (its
+// receiver's fields) or in a package-level variable. Its own write-back is
+// reported here; a caller that writes the kept document again makes
+// another read-modify-write of its own.
+func (s *fnState) keeps(f *fnFact, k string) bool {
+	has := func(as atoms) bool {
+		return slices.ContainsFunc(as, func(a atom) bool { return a.Kind == aDecoded && a.Key == k })
+	}
+	if slices.ContainsFunc(f.Results, has) ||
+		slices.ContainsFunc(f.Stores, func(p paramSet) bool { return has(p.Atoms) }) ||
+		slices.ContainsFunc(f.Globals, func(g globalSet) bool { return has(g.Atoms) }) {
+		return true
+	}
+	for _, as := range s.c.globals {
+		if has(as) {
+			return true
+		}
+	}
+	return false
+}
+
+// withAlts adds to evs, for each access to a path assigned on several
+// paths, the same access to each key the path may have (see phiTerm).
+func (s *fnState) withAlts(evs []event) []event {
+	out := evs
+	for _, e := range evs {
+		switch e.kind {
+		case evRead, evWrite, evTrunc, evInPlace:
+			for _, k := range s.alts[e.key] {
+				if out == nil || len(out) == len(evs) {
+					out = slices.Clone(evs)
+				}
+				a := e
+				a.key, a.alt = k, true
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 // refillsOnly reports whether every write of file k that a read of it
@@ -417,7 +464,13 @@ func (s *fnState) check() {
 	done := make(map[string]bool)
 	var found []finding
 	for _, w := range writes {
-		if done[w.key] {
+		// one finding per file, and one more for each call of a helper
+		// that saves the document again after a reported one: what it
+		// writes is as stale (the calls that make one write, an open, an
+		// encode and a close, are one)
+		if done[w.key] && !(s.savesWhole(w) && slices.ContainsFunc(found, func(f finding) bool {
+			return f.w.key == w.key && f.w.instr != w.instr && s.savesWhole(f.w) && order.reaches(f.w.instr, w.instr)
+		})) {
 			continue
 		}
 		for _, r := range reads {
@@ -438,8 +491,21 @@ func (s *fnState) check() {
 		}
 	}
 	s.reportRMW(found)
-	s.checkStale(order, reads, writes, done)
+	s.checkStale(order, s.withAlts(reads), s.withAlts(writes), done)
 	s.checkDecisions(order, reads, done)
+	s.checkSelfSaves(order, reads, done)
+}
+
+// savesWhole reports whether the write w is made by a call of a function of
+// the program (a helper that saves the document), not of a library's file
+// API (one step of a write).
+func (s *fnState) savesWhole(w event) bool {
+	fn := w.instr.Common().StaticCallee()
+	if fn == nil {
+		return false
+	}
+	obj, ok := fn.Object().(*types.Func)
+	return ok && models[funcKey(obj.Origin())] == nil && !isStd(obj.Pkg())
 }
 
 // checkDecisions reports a decision on a first read followed by a call of

@@ -47,7 +47,10 @@
 // cycle for a kubeconfig (status.Transform's lock file would block
 // kubectl, which creates <file>.lock exclusively); status.MutateAll or
 // status.TransformAll when one function changes several documents. One
-// write call gives one finding, naming every file it writes back.
+// write call gives one finding, naming every file it writes back; a
+// function gets one finding per file, and one more for each call of a
+// helper that saves the file again after a reported save (each writes
+// back the same stale document).
 // docs/MIGRATION.md shows each rewrite.
 //
 // # Reads, decodes and writes
@@ -137,7 +140,10 @@
 // into which, the files it writes or truncates, and the locks it leaves
 // held. Facts are templates of bounded size over the function's inputs;
 // within a package, functions learn from each other's facts in a bounded
-// number of rounds, so recursion and long helper chains end. With go vet
+// number of rounds, so recursion and long helper chains end; a field
+// repeated in a row in a key (a type that wraps a value of an interface it
+// implements and calls itself through it) is widened to one, so such
+// recursion settles too. With go vet
 // the facts of dependencies come from their own vet runs; the standalone
 // command computes them itself.
 //
@@ -189,6 +195,25 @@
 // helper that returns a path it also keeps in a package-level variable
 // names the file that variable names, so a writer that uses the variable
 // meets the reader that used the helper.
+//
+// A type may load and save itself: one method reads the file a field of
+// its receiver names into the receiver, another writes the receiver back
+// there. A call of the saving method on an object that the calling
+// function did not make (a parameter, a field or a getter's result of one,
+// a package-level variable, behind an interface or not), in a function
+// that does not load it, is a write-back of the document loaded elsewhere
+// (at start-up); a chain of methods that save their own object is
+// reported once, at the innermost save, and a method that forwards to the
+// same method of a value it wraps is not a save. A loader given its path that
+// decodes into a package-level variable fills it, for each caller, with
+// the document of the file the caller names. A path chosen on several
+// paths (a variable that a flag sets, else a default) may name any of
+// them: a save helper that chooses the same way writes each. A function
+// that reads a document, saves it and keeps it (returns it, stores it in
+// its receiver or a package-level variable) reads it for its callers too:
+// a constructor that runs such a set-up and saves again is reported. A
+// []string or a number taken out of a document does not carry the
+// document to a write.
 //
 // The other way, a pass over the whole program in the standalone command,
 // was not taken: the standalone command already holds every package in
@@ -244,9 +269,14 @@
 //     across the read and the write silences the finding.
 //   - A document that main loads into an object it then passes to the
 //     commands as a parameter (not a package-level variable, nor an object
-//     one holds) is not followed from its load to its save; nor is a read
-//     in a package that the writing package does not import (with go vet,
-//     facts flow only along imports).
+//     one holds) is not followed from its load to its save, unless the
+//     object's type loads and saves itself (above); nor is a read in a
+//     package that the writing package does not import (with go vet,
+//     facts flow only along imports). A self-loading object's method that
+//     writes a default file when there is none is taken for a save.
+//   - A document whose elements keep the file they were read from, saved
+//     file by file under those names (a map keyed by the path), is not
+//     followed: the path a write uses comes out of the document.
 //   - The same file under two names meets only through a package-level
 //     variable: directly, or through a helper of its package that returns
 //     the variable's path or one of the files it lists (split, picked,
@@ -309,11 +339,13 @@
 //     behind an interface); 1 in place: .exercism/metadata.json written
 //     once on download: true to the rule, no hazard in practice.
 //   - cobra-cli: nothing reported, nothing to report.
-//   - lazygit (pkg/utils, pkg/config), 6 read-modify-writes: real (five
+//   - lazygit (pkg/utils, pkg/config), 8 read-modify-writes: real (five
 //     edits of git-rebase-todo through todo.Parse and todo.Write during an
 //     interactive rebase, no lock; the user-config migration, at the wrong
-//     line, above); 1 in place: the pull-request cache saved from
-//     goroutines in a test: real.
+//     line, above; the pull-request cache, loaded once and saved whole
+//     with one repository's entry changed, under an in-process mutex only,
+//     by the application and by a test's goroutines); 1 in place: that
+//     cache saved from goroutines in a test: real.
 //   - docker/cli, 5 read-modify-writes: real (context use, context rm and
 //     the example plugin: config.json loaded through ConfigFile(), changed
 //     and saved; manifest annotate and manifest create --amend: the local

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"golang.org/x/tools/go/ssa"
 )
 
 // A fnFact records what a function does with files, in terms of its
@@ -25,6 +27,17 @@ type fnFact struct {
 	Fills     []int      // parameters that code the analysis cannot see receives
 	Moves     []int      // parameters naming files it renames over another file
 	Cycles    []string   // files it reads and writes back itself (a read-modify-write of its own)
+
+	// Globals: what the function stores in its package's variables in
+	// terms of its parameters. Only calls in the same package can store in
+	// them, so this stays out of the fact other packages import.
+	Globals []globalSet
+}
+
+// A globalSet is what a function stores in a package-level variable.
+type globalSet struct {
+	g     *ssa.Global
+	Atoms atoms
 }
 
 // A paramSet is what a function stores where parameter Param points.
@@ -83,7 +96,8 @@ func (f *fnFact) empty() bool {
 	return !slices.ContainsFunc(f.Paths, func(p string) bool { return p != "" }) &&
 		!slices.ContainsFunc(f.Results, func(a atoms) bool { return len(a) > 0 }) &&
 		len(f.Stores) == 0 && len(f.Reads) == 0 && len(f.Writes) == 0 && len(f.MayWrites) == 0 && len(f.Truncs) == 0 &&
-		len(f.InPlace) == 0 && len(f.Locks) == 0 && len(f.Fills) == 0 && len(f.Moves) == 0 && len(f.Cycles) == 0
+		len(f.InPlace) == 0 && len(f.Locks) == 0 && len(f.Fills) == 0 && len(f.Moves) == 0 && len(f.Cycles) == 0 &&
+		len(f.Globals) == 0
 }
 
 func showAtoms(s atoms, recv bool) string {
@@ -138,6 +152,9 @@ func (f *fnFact) String() string {
 	for _, k := range f.Cycles {
 		parts = append(parts, "rewrites "+show(k, r))
 	}
+	for _, g := range f.Globals {
+		parts = append(parts, fmt.Sprintf("stores in %s: %s", g.g.Name(), showAtoms(g.Atoms, r)))
+	}
 	return strings.Join(parts, "; ")
 }
 
@@ -161,6 +178,10 @@ func (f *fnFact) normalize() {
 	f.Stores = slices.DeleteFunc(f.Stores, func(s paramSet) bool { return len(s.Atoms) == 0 })
 	if len(f.Stores) > maxList {
 		f.Stores = f.Stores[:maxList]
+	}
+	slices.SortFunc(f.Globals, func(a, b globalSet) int { return strings.Compare(a.g.Name(), b.g.Name()) })
+	if len(f.Globals) > maxList {
+		f.Globals = f.Globals[:maxList]
 	}
 }
 
@@ -198,7 +219,10 @@ func (f *fnFact) sameFields(g *fnFact) bool {
 		slices.Equal(f.MayWrites, g.MayWrites) &&
 		slices.Equal(f.Truncs, g.Truncs) && slices.Equal(f.InPlace, g.InPlace) &&
 		slices.Equal(f.Locks, g.Locks) && slices.Equal(f.Fills, g.Fills) && slices.Equal(f.Moves, g.Moves) &&
-		slices.Equal(f.Cycles, g.Cycles)
+		slices.Equal(f.Cycles, g.Cycles) &&
+		slices.EqualFunc(f.Globals, g.Globals, func(a, b globalSet) bool {
+			return a.g == b.g && slices.Equal(a.Atoms, b.Atoms)
+		})
 }
 
 // merge adds what g does to f (a variable that may hold either function).
@@ -234,5 +258,13 @@ func (f *fnFact) merge(g *fnFact) {
 	f.Fills = append(f.Fills, g.Fills...)
 	f.Moves = append(f.Moves, g.Moves...)
 	f.Cycles = append(f.Cycles, g.Cycles...)
+	for _, s := range g.Globals {
+		i := slices.IndexFunc(f.Globals, func(t globalSet) bool { return t.g == s.g })
+		if i < 0 {
+			f.Globals = append(f.Globals, globalSet{g: s.g})
+			i = len(f.Globals) - 1
+		}
+		f.Globals[i].Atoms.add(s.Atoms...)
+	}
 	f.normalize()
 }

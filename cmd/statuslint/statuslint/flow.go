@@ -39,6 +39,15 @@ type fnState struct {
 
 	cycleOrder *order            // for lockedCycle, made once per analysis
 	descs      map[string]string // how a key is written in the source
+
+	// what the function stores in this package's variables in terms of
+	// its parameters (a loader given the path decodes into a variable):
+	// its callers store it, with their arguments in place
+	globalTpl map[*ssa.Global]atoms
+	// the keys a path assigned on several paths may have (see phiTerm)
+	alts map[string][]string
+	// saves of objects that load themselves (see selfdoc.go)
+	selfSaves []selfSave
 }
 
 // An object is something values point into: an allocation, a variable, a
@@ -66,6 +75,9 @@ func newFnState(c *checker, fn *ssa.Function) *fnState {
 		renamed: make(map[string]bool),
 		excl:    make(map[string]bool),
 		descs:   make(map[string]string),
+
+		globalTpl: make(map[*ssa.Global]atoms),
+		alts:      make(map[string][]string),
 	}
 	for i, p := range fn.Params {
 		s.index[p] = i
@@ -162,6 +174,15 @@ func (s *fnState) addTo(o object, as atoms) {
 		// what a parameter holds is the storing function's to know: read
 		// back in another function, it would stand for that one's parameter
 		as = as.filter(func(a atom) bool { return a.Kind != aParam && a.Kind != aDecParam })
+		// a file named by a parameter is the caller's to name
+		if tpl := as.filter(paramFile); len(tpl) > 0 {
+			set := s.globalTpl[g]
+			if set.add(tpl...) {
+				s.globalTpl[g] = set
+				s.changed = true
+			}
+			as = as.filter(func(a atom) bool { return !paramFile(a) })
+		}
 		set := s.c.globals[g]
 		if set.add(as...) {
 			s.c.globals[g] = set
@@ -175,6 +196,12 @@ func (s *fnState) addTo(o object, as atoms) {
 		s.mem[o] = set
 		s.changed = true
 	}
+}
+
+// paramFile reports whether a is a file's content, document or handle
+// whose key depends on a parameter.
+func paramFile(a atom) bool {
+	return (a.Kind == aContent || a.Kind == aDecoded || a.Kind == aHandle) && hasParam(a.Key)
 }
 
 // setResult adds as to result i of a call.

@@ -87,7 +87,45 @@ func substitute(t string, arg func(i int) (string, bool)) (string, bool) {
 	if b.Len() > maxKeyLen {
 		return "", false
 	}
-	return b.String(), true
+	return collapseRepeats(b.String()), true
+}
+
+// collapseRepeats widens a field repeated in a row (x.Inner.Inner) to one
+// (x.Inner): a type that wraps a value of an interface it implements (a
+// mock forwarding to the real configuration, a file system layered on
+// another) calls itself through that interface, and each round of the
+// analysis would otherwise name the file one field deeper, never settling.
+// The widened key names the file at any depth of the chain.
+func collapseRepeats(k string) string {
+	if !strings.Contains(k, ".") {
+		return k
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := 0; i < len(k); i++ {
+			if k[i] != '.' {
+				continue
+			}
+			j := i + 1
+			for j < len(k) && identByte(k[j]) {
+				j++
+			}
+			seg := k[i:j] // ".X"
+			if len(seg) < 2 || !strings.HasPrefix(k[j:], seg) {
+				continue
+			}
+			if e := j + len(seg); e == len(k) || !identByte(k[e]) {
+				k = k[:j] + k[e:]
+				changed = true
+				break
+			}
+		}
+	}
+	return k
+}
+
+func identByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80
 }
 
 // firstParam returns the first parameter named in template t, preferring

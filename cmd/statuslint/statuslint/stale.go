@@ -3,6 +3,7 @@ package statuslint
 import (
 	"fmt"
 	"go/token"
+	"go/types"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -87,6 +88,9 @@ func (s *fnState) checkStale(order *order, reads, writes []event, done map[strin
 			}
 		}
 		done[w.key] = true
+		if w.alt && slices.ContainsFunc(found, func(f finding) bool { return f.w.instr == w.instr }) {
+			continue // another key the same path may have (see phiTerm)
+		}
 		found = append(found, finding{r: event{kind: evRead, key: w.key, instr: site.instr, pos: site.pos, desc: where}, w: w})
 	}
 	s.reportStale(found)
@@ -97,11 +101,29 @@ func (s *fnState) checkStale(order *order, reads, writes []event, done map[strin
 // that read it).
 func (s *fnState) carries(w event) bool {
 	for _, a := range callArgs(w.instr.Common()) {
+		if a == nil || valueOnly(a.Type()) {
+			continue // a value taken out of a document (a name) is not the document
+		}
 		for _, at := range s.atomsOf(a) {
 			if (at.Kind == aDecoded || at.Kind == aHandle || at.Kind == aContent) && at.Key == w.key {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// valueOnly reports whether t is a scalar other than a string, or a
+// []string (a command's arguments): values, not a document. (Bytes and a
+// string may be the encoded document; a key taken out of it names what
+// the write changes.)
+func valueOnly(t types.Type) bool {
+	switch u := t.Underlying().(type) {
+	case *types.Basic:
+		return u.Info()&types.IsString == 0
+	case *types.Slice:
+		b, ok := u.Elem().Underlying().(*types.Basic)
+		return ok && b.Info()&types.IsString != 0
 	}
 	return false
 }

@@ -4,6 +4,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -321,9 +322,14 @@ func (s *fnState) binTerm(b *ssa.BinOp) string {
 
 // phiTerm keys a value assigned on several paths: the key they all give,
 // if they agree. A field of a local structure (the path an error carries,
-// say) stands for the file the others name, if any does.
+// say) stands for the file the others name, if any does. Paths that
+// disagree (a variable set by a flag, else a default) give a local key;
+// the keys they may have are kept (alts) for the function's fact and for
+// a write-back of a document read elsewhere.
 func (s *fnState) phiTerm(p *ssa.Phi) string {
 	t := ""
+	var keys []string
+	agree := true
 	for _, e := range p.Edges {
 		if e == p || s.busy[e] {
 			continue
@@ -332,18 +338,37 @@ func (s *fnState) phiTerm(p *ssa.Phi) string {
 		switch {
 		case strings.Contains(et, localMarker) && localField(e):
 		case strings.Contains(et, localMarker):
+			if alts, ok := s.alts[et]; ok {
+				keys = append(keys, alts...)
+				agree = false
+				continue
+			}
 			return s.localTerm(p)
 		case t == "":
 			t = et
 		case t != et:
-			return s.localTerm(p)
+			agree = false
 		}
+		if !strings.Contains(et, localMarker) && !slices.Contains(keys, et) {
+			keys = append(keys, et)
+		}
+	}
+	if !agree {
+		l := s.localTerm(p)
+		if isString(p.Type()) && len(keys) <= maxAlts {
+			slices.Sort(keys)
+			s.alts[l] = slices.Compact(keys)
+		}
+		return l
 	}
 	if t == "" {
 		return s.localTerm(p)
 	}
 	return t
 }
+
+// maxAlts bounds the keys a path assigned on several paths may have.
+const maxAlts = 4
 
 // localField reports whether v is loaded from a field of a structure.
 func localField(v ssa.Value) bool {
