@@ -58,6 +58,17 @@ func (s *fnState) apply(instr ssa.CallInstruction, f *fnFact, args []ssa.Value, 
 			s.within(inner, evRead, k)
 		}
 	}
+	for _, k := range f.Rereads {
+		if s.skipVia(k, args) {
+			continue
+		}
+		for _, key := range s.substKeys(k, args, evRead) {
+			if key != "" {
+				s.events = append(s.events, event{kind: evRead, key: key, instr: instr, after: true,
+					desc: s.describe(instr, k, args, f.Recv)})
+			}
+		}
+	}
 	for _, k := range f.Writes {
 		if s.skipVia(k, args) {
 			continue

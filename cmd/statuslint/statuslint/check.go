@@ -25,6 +25,7 @@ type event struct {
 	pos   token.Pos // where to report it, if not at the call (inside a function literal)
 	maybe bool      // a write that only some implementation of an interface makes
 	alt   bool      // one of the keys a path assigned on several paths may have (see withAlts)
+	after bool      // a read that the call makes after its writes (see fnFact.Rereads)
 }
 
 type eventKind uint8
@@ -106,6 +107,7 @@ func (s *fnState) summary() *fnFact {
 	reads, writes := make(map[string]bool), make(map[string]bool)
 	for _, e := range events {
 		switch {
+		case e.kind == evRead && s.reread(e):
 		case e.kind == evRead:
 			reads[e.key] = true
 		case e.kind == evWrite && !e.maybe:
@@ -118,7 +120,11 @@ func (s *fnState) summary() *fnFact {
 		// is neither. The file behind a parameter is its caller's to judge.
 		_, via := viaIndex(e.key)
 		both := reads[e.key] && writes[e.key] && !via
-		if both && e.kind == evWrite && isTemplate(e.key) && s.lockedCycle(e.key) {
+		if e.kind == evRead && !both && isTemplate(e.key) && s.reread(e) {
+			// a refresh of a file the function does not otherwise read
+			f.Rereads = append(f.Rereads, e.key)
+		}
+		if both && e.kind == evWrite && isTemplate(e.key) && (s.lockedCycle(e.key) || libraryDoc(e.key)) {
 			f.Cycles = append(f.Cycles, e.key)
 		}
 		if !isTemplate(e.key) || both && (e.kind != evRead || !s.refillsOnly(e.key) && !s.keeps(f, e.key)) {
@@ -126,7 +132,9 @@ func (s *fnState) summary() *fnFact {
 		}
 		switch e.kind {
 		case evRead:
-			f.Reads = append(f.Reads, e.key)
+			if !s.reread(e) {
+				f.Reads = append(f.Reads, e.key)
+			}
 		case evWrite:
 			switch {
 			case s.renamed[e.key]:
@@ -200,6 +208,69 @@ func (s *fnState) withAlts(evs []event) []event {
 		}
 	}
 	return out
+}
+
+// reread reports whether the read e of a viper instance's document
+// refreshes what the function has just written: it is made after the
+// function's writes (every path to it
+// passes one, of any file, since an instance a parameter holds is the
+// caller's file; or a callee re-reads after its own write), and no write
+// of its file can follow it. What is read back there is what was written,
+// so it is no read that the write puts back: the document written is the
+// one read before (viper re-read into its own instance after
+// WriteConfig).
+func (s *fnState) reread(e event) bool {
+	if e.kind != evRead || !libraryDoc(e.key) {
+		return false
+	}
+	if s.cycleOrder == nil {
+		s.cycleOrder = newOrder(s)
+	}
+	o := s.cycleOrder
+	after := e.after
+	for _, w := range s.events {
+		if w.kind != evWrite || w.maybe {
+			continue
+		}
+		if w.instr == e.instr {
+			if w.key == e.key && !e.after {
+				return false // a call that reads and writes the file, in its own order
+			}
+			continue
+		}
+		if w.key == e.key && o.reaches(e.instr, w.instr) {
+			return false
+		}
+		after = after || o.dominates(w.instr, e.instr)
+	}
+	return after
+}
+
+// readRank orders the reads of a file for a finding that names where a
+// document was loaded: first a read the package makes itself (a library
+// call) in a function that does not write the file back (a loader), then
+// one in a function that does, then one through a helper of the package,
+// then one through another package; a refresh after a write (see reread)
+// last.
+func (s *fnState) readRank(e event) int {
+	rank := 0
+	fn := e.instr.Common().StaticCallee()
+	obj := staticObject(e.instr.Common())
+	if obj == nil || models[funcKey(obj.Origin())] == nil && (fn == nil || s.c.summaryOf(fn) != nil) {
+		rank = 3
+		if obj != nil && obj.Pkg() == s.c.pass.Pkg {
+			rank = 2
+		}
+	} else if slices.ContainsFunc(s.events, func(w event) bool { return w.kind == evWrite && w.key == e.key }) {
+		rank = 1
+	}
+	if s.reread(e) {
+		rank += 4
+	}
+	if strings.HasSuffix(s.c.pass.Fset.Position(e.instr.Pos()).Filename, "_test.go") {
+		rank += 8 // a test's set-up
+	}
+	return rank
 }
 
 // refillsOnly reports whether every write of file k that a read of it
@@ -421,8 +492,10 @@ func (c *checker) report() {
 		}
 		for _, e := range s.events {
 			if e.kind == evRead && programKey(e.key) {
-				if _, ok := c.readSites[e.key]; !ok {
-					c.readSites[e.key] = readSite{fn: fn, pos: s.readPos(e), instr: e.instr}
+				site := readSite{fn: fn, pos: s.readPos(e), instr: e.instr, rank: s.readRank(e)}
+				if old, ok := c.readSites[e.key]; !ok || site.rank < old.rank ||
+					site.rank == old.rank && c.pass.Fset.Position(site.pos).String() < c.pass.Fset.Position(old.pos).String() {
+					c.readSites[e.key] = site
 				}
 			}
 		}
@@ -492,7 +565,12 @@ func (s *fnState) check() {
 	}
 	s.reportRMW(found)
 	s.checkStale(order, s.withAlts(reads), s.withAlts(writes), done)
-	s.checkDecisions(order, reads, done)
+	// a decision is its own finding, at another call than a write-back's
+	decided := make(map[string]bool)
+	for _, f := range found {
+		decided[f.w.key+"\x00"+fmt.Sprint(f.w.instr.Pos())] = true
+	}
+	s.checkDecisions(order, reads, decided)
 	s.checkSelfSaves(order, reads, done)
 }
 
@@ -514,12 +592,12 @@ func (s *fnState) savesWhole(w event) bool {
 // when the callee writes.
 func (s *fnState) checkDecisions(order *order, reads []event, done map[string]bool) {
 	for _, c := range s.events {
-		if c.kind != evCycle || done[c.key] || !s.concurrent(order, c) {
+		if c.kind != evCycle || done[c.key] || done[c.key+"\x00"+fmt.Sprint(c.instr.Pos())] || !s.concurrent(order, c) {
 			continue
 		}
 		for _, r := range reads {
 			if r.key != c.key || r.instr == c.instr || !order.reaches(r.instr, c.instr) || order.protected(r.instr, c.instr) ||
-				s.refill(order, r, c) || !s.holdsDocument(r, c.key) {
+				s.refill(order, r, c) || !s.holdsDocument(r, c.key) || libraryDoc(c.key) && !s.skippable(r.instr, c.instr) {
 				continue
 			}
 			done[c.key] = true
@@ -534,12 +612,39 @@ func (s *fnState) checkDecisions(order *order, reads []event, done map[string]bo
 	}
 }
 
+// skippable reports whether the function can return after a without
+// calling b: b is made on a condition (what was read at a, for a library
+// instance's document, whose getters are the decision).
+func (s *fnState) skippable(a, b ssa.Instruction) bool {
+	if a.Block() == b.Block() {
+		return false
+	}
+	seen := make(map[*ssa.BasicBlock]bool)
+	stack := []*ssa.BasicBlock{a.Block()}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[x] || x == b.Block() {
+			continue
+		}
+		seen[x] = true
+		if len(x.Succs) == 0 {
+			return true
+		}
+		stack = append(stack, x.Succs...)
+	}
+	return false
+}
+
 // holdsDocument reports whether the read r gives the function file k's
 // document: a structured value decoded from it among the read call's
 // results or the arguments it fills, on which the function can decide (a
 // check that returns only an error, or a name taken out of the document,
 // is no such value).
 func (s *fnState) holdsDocument(r event, k string) bool {
+	if libraryDoc(k) {
+		return true // the instance holds it, and its getters decide on it (see decides)
+	}
 	vals := callArgs(r.instr.Common())
 	if call, ok := r.instr.(*ssa.Call); ok {
 		vals = append(vals, call)

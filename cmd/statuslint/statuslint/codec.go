@@ -97,6 +97,7 @@ func (w *factWriter) fn(f *fnFact) {
 	w.ints(f.Fills)
 	w.ints(f.Moves)
 	w.strs(f.Cycles)
+	w.strs(f.Rereads)
 }
 
 // A factReader reads what a factWriter wrote; the first error sticks.
@@ -244,6 +245,7 @@ func (r *factReader) fn() *fnFact {
 		}
 	}
 	f.Fills, f.Moves, f.Cycles = r.ints(), r.ints(), r.strs()
+	f.Rereads = r.strs()
 	return f
 }
 

@@ -47,6 +47,7 @@ func genFnFact() *rapid.Generator[*fnFact] {
 				return lockOp{How: genIntArg().Draw(t, "how"), Unlock: rapid.Int64().Draw(t, "unlock")}
 			}), 0, 2).Draw(t, "locks"),
 			Fills: ints.Draw(t, "fills"), Moves: ints.Draw(t, "moves"), Cycles: strs.Draw(t, "cycles"),
+			Rereads: strs.Draw(t, "rereads"),
 		}
 	})
 }

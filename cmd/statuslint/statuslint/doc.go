@@ -103,9 +103,20 @@
 // SafeWriteConfig, and WriteConfigAs or SafeWriteConfigAs under any path)
 // is a write of the document it read, and so is its AllSettings encoded by
 // the program and written to a file. The package-level functions use
-// viper's own instance. A read followed by a write is reported whether or
-// not Set changed anything in between, as for any read-modify-write; a
-// write by an instance that read nothing (a fresh configuration) is not.
+// viper's own instance. An instance that read another instance's settings
+// (AllSettings, encoded by a stream encoder, given to ReadConfig or
+// MergeConfig) carries that instance's document: a copy without a key,
+// written back, is a write-back of it. A read followed by a write is
+// reported whether or not Set changed anything in between, as for any
+// read-modify-write; a write by an instance that read nothing (a fresh
+// configuration, or one read from a document the program made) is not.
+//
+// A read of a viper instance's document that comes after a function's
+// writes (every path to it passes one) and is followed by no write of it
+// refreshes what was written (viper re-read after WriteConfig): for the
+// function's callers the write is still one of the document read before,
+// elsewhere if not by them. A read back of other files, and one in the
+// function that wrote, stays a read.
 //
 // client-go's loading rules find the kubeconfig (KUBECONFIG, ~/.kube/config
 // or an explicit path), so what is read through them (GetStartingConfig of
@@ -191,10 +202,16 @@
 // that read it; viper's document whenever viper writes it, since it writes
 // back every value it read). A function that reads a file and writes it
 // back under its own lock tells its callers so: a caller that decided on a
-// structured document it read first is reported at the call. A path
+// structured document it read first is reported at the call. So does one
+// that reads and writes back viper's document without a lock (reported
+// itself too): a caller that read that document first and makes the call
+// only on some paths decided on it, since viper's getters read the
+// instance. A path
 // helper that returns a path it also keeps in a package-level variable
 // names the file that variable names, so a writer that uses the variable
-// meets the reader that used the helper.
+// meets the reader that used the helper. Such a finding names one read of
+// the file: a library call in a function that only loads it before a
+// helper's read, a refresh after a write or a test's set-up.
 //
 // A type may load and save itself: one method reads the file a field of
 // its receiver names into the receiver, another writes the receiver back
@@ -296,6 +313,15 @@
 //   - A viper instance that was read and then written with
 //     WriteConfigAs to another file (an export) is reported: the instance,
 //     not the path, stands for the document.
+//   - A path chosen among several values (a directory picked from one of
+//     a few fields by a switch) has a key only inside its function: a
+//     helper that loads a document from it and returns it tells its
+//     callers nothing, so their save of it is missed (vfox's use and
+//     unuse of .vfox.toml).
+//   - A function that writes one file back several times (twice in a row,
+//     or in two branches) gets one finding, at the first write; a
+//     finding at a call names the caller's line, not the write inside the
+//     callee.
 //   - The same file under two spellings (filepath.Join(ws, "status.json")
 //     and ws+"/status.json") is two files; a variable reassigned to another
 //     path between the read and the write is taken for one.

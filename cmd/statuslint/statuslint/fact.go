@@ -27,6 +27,7 @@ type fnFact struct {
 	Fills     []int      // parameters that code the analysis cannot see receives
 	Moves     []int      // parameters naming files it renames over another file
 	Cycles    []string   // files it reads and writes back itself (a read-modify-write of its own)
+	Rereads   []string   // files it reads only after its writes, to refresh what it wrote (see fnState.reread)
 
 	// Globals: what the function stores in its package's variables in
 	// terms of its parameters. Only calls in the same package can store in
@@ -97,7 +98,7 @@ func (f *fnFact) empty() bool {
 		!slices.ContainsFunc(f.Results, func(a atoms) bool { return len(a) > 0 }) &&
 		len(f.Stores) == 0 && len(f.Reads) == 0 && len(f.Writes) == 0 && len(f.MayWrites) == 0 && len(f.Truncs) == 0 &&
 		len(f.InPlace) == 0 && len(f.Locks) == 0 && len(f.Fills) == 0 && len(f.Moves) == 0 && len(f.Cycles) == 0 &&
-		len(f.Globals) == 0
+		len(f.Globals) == 0 && len(f.Rereads) == 0
 }
 
 func showAtoms(s atoms, recv bool) string {
@@ -155,6 +156,9 @@ func (f *fnFact) String() string {
 	for _, g := range f.Globals {
 		parts = append(parts, fmt.Sprintf("stores in %s: %s", g.g.Name(), showAtoms(g.Atoms, r)))
 	}
+	for _, k := range f.Rereads {
+		parts = append(parts, "rereads "+show(k, r))
+	}
 	return strings.Join(parts, "; ")
 }
 
@@ -174,6 +178,7 @@ func (f *fnFact) normalize() {
 	sortBound(&f.Fills, cmp.Compare)
 	sortBound(&f.Moves, cmp.Compare)
 	sortBound(&f.Cycles, strings.Compare)
+	sortBound(&f.Rereads, strings.Compare)
 	slices.SortFunc(f.Stores, func(a, b paramSet) int { return cmp.Compare(a.Param, b.Param) })
 	f.Stores = slices.DeleteFunc(f.Stores, func(s paramSet) bool { return len(s.Atoms) == 0 })
 	if len(f.Stores) > maxList {
@@ -219,7 +224,7 @@ func (f *fnFact) sameFields(g *fnFact) bool {
 		slices.Equal(f.MayWrites, g.MayWrites) &&
 		slices.Equal(f.Truncs, g.Truncs) && slices.Equal(f.InPlace, g.InPlace) &&
 		slices.Equal(f.Locks, g.Locks) && slices.Equal(f.Fills, g.Fills) && slices.Equal(f.Moves, g.Moves) &&
-		slices.Equal(f.Cycles, g.Cycles) &&
+		slices.Equal(f.Cycles, g.Cycles) && slices.Equal(f.Rereads, g.Rereads) &&
 		slices.EqualFunc(f.Globals, g.Globals, func(a, b globalSet) bool {
 			return a.g == b.g && slices.Equal(a.Atoms, b.Atoms)
 		})
@@ -266,5 +271,6 @@ func (f *fnFact) merge(g *fnFact) {
 		}
 		f.Globals[i].Atoms.add(s.Atoms...)
 	}
+	f.Rereads = append(f.Rereads, g.Rereads...)
 	f.normalize()
 }

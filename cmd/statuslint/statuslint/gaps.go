@@ -184,7 +184,10 @@ func (c *checker) unreadWrites() []gap {
 			if e.kind != evWrite || e.maybe || !programKey(e.key) || seen[e.key] || libraryDoc(e.key) {
 				continue
 			}
-			if _, ok := c.readSites[e.key]; ok || c.importedRead(e.key) != "" {
+			if _, ok := c.readSites[e.key]; ok {
+				continue
+			}
+			if where, _ := c.importedRead(e.key); where != "" {
 				continue
 			}
 			seen[e.key] = true

@@ -31,6 +31,10 @@ var library = []libEntry{
 	{pkgs: []string{"encoding/binary"}, names: []string{"Read"}, op: opDecode, from: 0, to: 2},
 	{pkgs: encoders, names: []string{"Marshal", "MarshalIndent"}, op: opEncode, from: 0},
 	{pkgs: []string{burntSushi}, names: []string{"Decode", "DecodeReader"}, op: opDecode, from: 0, to: 1},
+	// A stream encoder writes what it encodes to the writer it was made
+	// with: a document encoded into a buffer is in the buffer.
+	{pkgs: streamEncoders, names: []string{"NewEncoder"}, op: opEncoder, from: 0},
+	{pkgs: streamEncoders, names: []string{"Encoder.Encode"}, op: opEncodeTo, from: 1, to: 0},
 	{pkgs: []string{burntSushi}, names: []string{"DecodeFile"}, op: opDecodeFile, path: 0, to: 1},
 
 	// File systems behind interfaces (afero, go-billy), whose
@@ -60,6 +64,7 @@ var library = []libEntry{
 	{pkgs: []string{viperPkg}, names: []string{"WriteConfigAs", "SafeWriteConfigAs"}, op: opInstanceWrite, doc: docViper, global: true, path: 0},
 	{pkgs: []string{viperPkg}, names: viperValues, op: opNone},
 	{pkgs: []string{viperPkg}, names: viperMethods(viperValues), op: opNone},
+	{pkgs: []string{viperPkg}, names: []string{"Viper.ReadConfig", "Viper.MergeConfig"}, op: opInstanceFrom, from: 1, doc: docViper},
 	{pkgs: []string{viperPkg}, names: []string{"Viper.AllSettings"}, op: opInstanceDoc, doc: docViper},
 	{pkgs: []string{viperPkg}, names: []string{"AllSettings"}, op: opInstanceDoc, doc: docViper, global: true},
 
@@ -133,6 +138,10 @@ var (
 		"gopkg.in/yaml.v2", "gopkg.in/yaml.v3", "go.yaml.in/yaml/v2", "go.yaml.in/yaml/v3",
 		"sigs.k8s.io/yaml", "github.com/ghodss/yaml", "github.com/goccy/go-yaml",
 		burntSushi, "github.com/pelletier/go-toml", "github.com/pelletier/go-toml/v2"}
+	// streamEncoders have a NewEncoder(w) whose Encode writes to w.
+	streamEncoders = []string{"encoding/json", "encoding/xml", "gopkg.in/yaml.v2", "gopkg.in/yaml.v3",
+		"go.yaml.in/yaml/v2", "go.yaml.in/yaml/v3", "github.com/goccy/go-yaml", burntSushi,
+		"github.com/pelletier/go-toml", "github.com/pelletier/go-toml/v2"}
 	// encoders read what they are given and fill nothing.
 	encoders = []string{"encoding/json", "encoding/xml",
 		"gopkg.in/yaml.v2", "gopkg.in/yaml.v3", "go.yaml.in/yaml/v2", "go.yaml.in/yaml/v3",
@@ -179,6 +188,9 @@ const (
 	opInstanceRead                   // reads and decodes the document its receiver (or the global instance) stands for
 	opInstanceWrite                  // writes that document, and the file path names if path >= 0
 	opInstanceDoc                    // returns that document, decoded (viper's AllSettings)
+	opInstanceFrom                   // the receiver takes the document that what argument from holds was encoded from (viper's ReadConfig of a reader)
+	opEncoder                        // returns an encoder that writes to argument from (NewEncoder)
+	opEncodeTo                       // encodes argument from into what encoder to writes to (Encoder.Encode)
 	opNone                           // touches no file (a value's getter or setter)
 	opFlock                          // flock(2): takes or releases a lock, as argument flagArg says
 	opFcntl                          // fcntl(2) F_SETLK: the Type field of the struct argument flagArg points to says

@@ -157,6 +157,42 @@ func (e libEntry) model() model {
 		}
 	case opInstanceWrite:
 		return func(s *fnState, m *modelCall) { s.instanceWrite(m, e) }
+	case opInstanceFrom:
+		// an instance given a copy of a document (another instance's
+		// AllSettings, encoded) stands for that document: its write puts
+		// the copy back
+		return func(s *fnState, m *modelCall) {
+			var hs atoms
+			for _, a := range s.atomsOf(m.arg(e.from)) {
+				if a.Kind == aDecoded || a.Kind == aContent {
+					hs.add(atom{Kind: aHandle, Key: a.Key, Flag: intArg{Known: true, Val: s.c.os.rdwr}})
+				}
+			}
+			s.store(m.arg(0), hs)
+		}
+	case opEncoder:
+		// the encoder holds its writer: making one writes nothing
+		return func(s *fnState, m *modelCall) {
+			if w := m.arg(e.from); w != nil {
+				s.setResult(m.instr, 0, s.atomsOf(w))
+				if v, ok := m.instr.(ssa.Value); ok {
+					s.link(v, w)
+				}
+			}
+		}
+	case opEncodeTo:
+		// what is encoded goes to the encoder's writer: a file it holds
+		// is written, a buffer holds the document
+		return func(s *fnState, m *modelCall) {
+			enc := m.arg(e.to)
+			if enc == nil {
+				return
+			}
+			s.writeVia(m.instr, s.atomsOf(enc), s.c.argSource(m.instr, e.to, len(m.args)))
+			if v := m.arg(e.from); v != nil {
+				s.store(enc, s.atomsOf(v).filter(func(a atom) bool { return a.Kind == aDecoded || a.Kind == aContent }))
+			}
+		}
 	case opFlock:
 		return func(s *fnState, m *modelCall) {
 			s.lock(m.instr, lockOp{How: s.intArg(m.arg(e.flagArg)), Unlock: s.c.os.lockUn})

@@ -149,6 +149,18 @@ func (o *order) protected(r, w ssa.Instruction) bool {
 	return o.heldAt(r)&o.heldAt(w) != 0
 }
 
+// dominates reports whether every path to b passes a first.
+func (o *order) dominates(a, b ssa.Instruction) bool {
+	ab, bb := a.Block(), b.Block()
+	if ab.Parent() != bb.Parent() {
+		return false // one in a function literal: no order between them
+	}
+	if ab == bb {
+		return o.index[a] < o.index[b]
+	}
+	return ab.Dominates(bb)
+}
+
 // reaches reports whether b can run after a.
 func (o *order) reaches(a, b ssa.Instruction) bool {
 	if _, ok := b.(*ssa.Defer); ok {

@@ -29,6 +29,7 @@ type readSite struct {
 	fn    *ssa.Function
 	pos   token.Pos
 	instr ssa.CallInstruction
+	rank  int // which read a finding names (see fnState.readRank)
 }
 
 // programKey reports whether a key names the same file wherever in the
@@ -69,21 +70,25 @@ func (s *fnState) checkStale(order *order, reads, writes []event, done map[strin
 			continue
 		}
 		// a read here, before or after the write or in the same call,
-		// makes it this function's own cycle, reported (or locked) as such
+		// makes it this function's own cycle, reported (or locked) as such;
+		// not the refresh a callee makes after its own write (see reread),
+		// which a read-modify-write above pairs with a later write
 		readHere := false
 		for _, r := range reads {
-			readHere = readHere || r.key == w.key
+			readHere = readHere || r.key == w.key && !r.after
 		}
 		if readHere || !libraryDoc(w.key) && !s.carries(w) {
 			continue
 		}
 		site, ok := s.c.readSites[w.key]
+		imported, rank := s.c.importedRead(w.key)
 		where := ""
 		switch {
 		case ok && site.fn == s.fn:
 			continue // read after the write, here
-		case !ok:
-			if where = s.c.importedRead(w.key); where == "" {
+		case !ok || imported != "" && rank < site.rank:
+			// the loader's read, where the package's own is a helper's
+			if where = imported; where == "" {
 				continue
 			}
 		}
@@ -154,6 +159,7 @@ func (s *fnState) libraryDocsGiven(w event) []string {
 type readsFact struct {
 	Keys  []string
 	Sites []string // Sites[i]: where Keys[i] is read, "file.go:line (call)"
+	Ranks []int    // Ranks[i]: which of the program's reads of Keys[i] a finding names (see fnState.readRank)
 }
 
 func (*readsFact) AFact() {}
@@ -174,28 +180,38 @@ func (c *checker) exportReads() {
 		site := c.readSites[k]
 		where := c.pass.Fset.Position(site.pos)
 		f.Sites = append(f.Sites, filepath.Base(where.Filename)+":"+strconv.Itoa(where.Line)+c.callNameAt(site.pos, site.instr))
+		f.Ranks = append(f.Ranks, site.rank)
 	}
 	c.pass.ExportPackageFact(f)
 }
 
 // importedRead returns where a package this one imports reads file k
-// ("file.go:line (call)"), or "".
-func (c *checker) importedRead(k string) string {
+// ("file.go:line (call)"), or "", and that read's rank (see
+// fnState.readRank).
+func (c *checker) importedRead(k string) (string, int) {
 	if c.importedReads == nil {
 		c.importedReads = make(map[string]string)
+		c.importedRanks = make(map[string]int)
 		for _, pf := range c.pass.AllPackageFacts() {
 			f, ok := pf.Fact.(*readsFact)
 			if !ok || pf.Package == c.pass.Pkg {
 				continue
 			}
 			for i, key := range f.Keys {
-				if _, seen := c.importedReads[key]; !seen && i < len(f.Sites) {
-					c.importedReads[key] = f.Sites[i]
+				if i >= len(f.Sites) {
+					continue
+				}
+				rank := 3
+				if i < len(f.Ranks) {
+					rank = f.Ranks[i]
+				}
+				if r, seen := c.importedRanks[key]; !seen || rank < r || rank == r && f.Sites[i] < c.importedReads[key] {
+					c.importedReads[key], c.importedRanks[key] = f.Sites[i], rank
 				}
 			}
 		}
 	}
-	return c.importedReads[k]
+	return c.importedReads[k], c.importedRanks[k]
 }
 
 // reportStale reports stale write-backs, like reportRMW, naming where the
