@@ -141,9 +141,16 @@ func (s *fnState) apply(instr ssa.CallInstruction, f *fnFact, args []ssa.Value, 
 // the receiver was decoded from: a configuration that remembers where it
 // was loaded from is saved there. A path deeper in a value, or in a
 // parameter that is not the receiver, is another file that the value
-// names (a container's ID file named in its options).
+// names (a container's ID file named in its options). Through an interface,
+// a stream (a reader or writer, such as a response body) saves no document
+// of its own: what an implementation's Close or Write writes is the file it
+// was opened on, through its handle, not a document that flowed into the
+// stream.
 func (s *fnState) ownFile(instr ssa.CallInstruction, f *fnFact, k string, args []ssa.Value) {
 	if !f.Recv || len(args) == 0 || args[0] == nil || !ownField(k) {
+		return
+	}
+	if s.union && stream(args[0].Type()) {
 		return
 	}
 	for _, a := range s.atomsOf(args[0]) {

@@ -130,7 +130,9 @@
 // program does; a call through a function value, what every function it
 // may hold does. A write that only some implementations make counts when
 // the call is given that file's document (a configuration object, loaded
-// once, whose Write saves it). A function value whose functions are not in
+// once, whose Write saves it); a stream (a reader or a writer, such as a
+// response body) is given no document, so closing one writes only the file
+// it was opened on. A function value whose functions are not in
 // sight (kept in a struct field that a package the caller does not import
 // fills, such as a command factory's loader of the configuration) reads
 // and returns what every function of the program with the same signature
