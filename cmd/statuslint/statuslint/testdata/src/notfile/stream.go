@@ -7,7 +7,9 @@ package notfile
 import (
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -81,5 +83,32 @@ func Rename(path, name string) error {
 	}
 	s.Name = name
 	var st store = s
-	return st.Save() // want `read-modify-write of path without a lock: read at line 78 \(loadSettings\)`
+	return st.Save() // want `read-modify-write of path without a lock: read at line 80 \(loadSettings\)`
 }
+
+// jsonSink is a stream of the program that saves what was written to it
+// when it is closed, truncating its file in place: the CONTROL of Index,
+// reported where it truncates.
+type jsonSink struct {
+	dir string
+	buf []byte
+}
+
+func (j *jsonSink) Write(p []byte) (int, error) { j.buf = append(j.buf, p...); return len(p), nil }
+func (j *jsonSink) Close() error {
+	return os.WriteFile(filepath.Join(j.dir, "out.json"), j.buf, 0o600) // want `not atomic: os.WriteFile truncates`
+}
+
+// get closes a response body: no file is truncated there, although some
+// io.Closer of the program (jsonSink) truncates one.
+func get(url string) ([]byte, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
+}
+
+// Index gets a document whose URL ends in .json: not reported.
+func Index(base string) ([]byte, error) { return get(base + "/index.json") }
