@@ -68,7 +68,9 @@
 // gob, the YAML libraries (gopkg.in/yaml.v2/v3, sigs.k8s.io/yaml,
 // go.yaml.in, ghodss, goccy) and TOML (BurntSushi, go-toml), afero and
 // go-billy, viper (below), koanf, client-go's kubeconfig (below), the file
-// locks and this module's status and fs packages. A library is added
+// locks, net/http's requests (a response holds what a server sent, nothing
+// of a file that the client, its proxy or the URL was made from) and this
+// module's status and fs packages. A library is added
 // there, with the kinds of effect the table has, without touching the
 // analysis. Everything else, the framework a service is built on
 // included, is analysed from its source: a decode is a call that is given

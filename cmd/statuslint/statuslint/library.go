@@ -25,6 +25,11 @@ var library = []libEntry{
 	{pkgs: []string{"os"}, names: []string{"Remove"}, op: opRemove, path: 0},
 	{pkgs: []string{"io", "io/ioutil"}, names: []string{"ReadAll"}, op: opContent, from: 0},
 
+	// A network response is what a server sent: nothing of a file the
+	// program read or names (the client, its proxy, the URL) is in it.
+	{pkgs: []string{"net/http"}, names: []string{"Get", "Head", "Post", "PostForm",
+		"Client.Get", "Client.Head", "Client.Post", "Client.PostForm", "Client.Do"}, op: opNone},
+
 	// Codecs: their decoders fill by reflection.
 	{pkgs: codecs, names: []string{"Unmarshal", "UnmarshalStrict", "Decoder.Decode"}, op: opDecode, from: 0, to: 1},
 	{pkgs: codecs, names: []string{"NewDecoder"}, op: opContent, from: 0},
