@@ -20,8 +20,9 @@
 // "running"). The write need not carry the value read: a decision made on
 // a read followed by the write of a fresh document is reported too, since
 // the state it was based on may have changed in between; a write reached
-// only where the read failed (a cache filled after a miss, a document
-// created when there was none) is not.
+// only where the read failed or found nothing (an error, a nil document,
+// a false "found" result: a cache filled after a miss, a document created
+// when there was none) is not.
 //
 // 2. The same cycle across a program, when the read and the write share no
 // call chain (see Whole programs below): a document loaded once, at
