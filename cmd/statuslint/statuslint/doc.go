@@ -171,7 +171,9 @@
 // structurally the same expression in which a path helper's call stands
 // for the path it returns. ReadStatusResult(dir) and writeStatusResult(dir,
 // st) therefore meet at WorkspaceStatusPath(dir); reads of one workspace
-// and writes of another do not.
+// and writes of another do not. A path given to a file system rooted in a
+// directory (go-billy's, this module's fs.Fs) names a file under that file
+// system: the same name in two repositories is two files.
 //
 // # Locks
 //
