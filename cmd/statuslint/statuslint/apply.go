@@ -32,10 +32,13 @@ func (s *fnState) skipVia(k string, args []ssa.Value) bool {
 	}
 	i, via := viaIndex(k)
 	if !via {
-		return len(args) > 0 && args[0] != nil && strings.Contains(k, paramMarker(0)) && stream(args[0].Type())
+		return len(args) > 0 && args[0] != nil && strings.Contains(k, receiverMarker) && s.c.stream(args[0].Type())
 	}
 	return i >= len(args) || args[i] == nil || !fileLike(args[i].Type(), make(map[types.Type]bool))
 }
+
+// receiverMarker is parameter 0's marker in a template.
+var receiverMarker = paramMarker(0)
 
 // apply makes a call do what the callee's fact f says, with args in place
 // of the callee's parameters (nil where unknown). n is the number of

@@ -37,9 +37,18 @@ func fileLike(t types.Type, seen map[types.Type]bool) bool {
 }
 
 // stream reports whether t is a reader or a writer: it has io.Reader's
-// Read or io.Writer's Write (an *os.File, a response body, a pipe).
-func stream(t types.Type) bool {
-	return t != nil && (types.Implements(t, ioReader) || types.Implements(t, ioWriter))
+// Read or io.Writer's Write (an *os.File, a response body, a pipe). The
+// answer depends on t alone: it is kept.
+func (c *checker) stream(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	is, ok := c.streams[t]
+	if !ok {
+		is = types.Implements(t, ioReader) || types.Implements(t, ioWriter)
+		c.streams[t] = is
+	}
+	return is
 }
 
 // ioReader and ioWriter are io.Reader and io.Writer, made here so that no
