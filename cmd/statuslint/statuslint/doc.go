@@ -159,9 +159,7 @@
 // number of rounds, so recursion and long helper chains end; a field
 // repeated in a row in a key (a type that wraps a value of an interface it
 // implements and calls itself through it) is widened to one, so such
-// recursion settles too; a round analyses again only the functions whose
-// inputs (the facts and variables they consulted) changed since their last
-// analysis. With go vet
+// recursion settles too. With go vet
 // the facts of dependencies come from their own vet runs; the standalone
 // command computes them itself.
 //
