@@ -133,7 +133,6 @@ type checker struct {
 	round           int
 	changed         bool
 	wrappers        []*ssa.Function // analysed on demand this round
-	rounds
 }
 
 func newChecker(pass *analysis.Pass, ir *buildssa.SSA) *checker {
@@ -307,17 +306,7 @@ func closureFunc(v ssa.Value) *ssa.Function {
 // solve computes the summaries of the package's functions: each round
 // analyses every function with what the previous rounds learnt, until
 // nothing changes.
-//
-// A round analyses again only the functions that may learn something new:
-// those that consulted a fact that changed since they were last analysed
-// (see inputs). The others would compute what they did.
 func (c *checker) solve() {
-	c.inputs = make(map[*ssa.Function]*inputs)
-	c.early = make(map[*ssa.Function]bool)
-	c.changedAt = make(map[*ssa.Function]int)
-	c.globalChangedAt = make(map[*ssa.Global]int)
-	c.nameChangedIn = make(map[string]int)
-	c.factsChangedIn, c.globalsChangedIn = -1, -1
 	for c.round = 0; c.round < maxRounds; c.round++ {
 		c.changed = false
 		for _, w := range c.wrappers {
@@ -326,113 +315,21 @@ func (c *checker) solve() {
 		c.wrappers = c.wrappers[:0]
 		c.indexMethods()
 		for _, fn := range c.funcs {
-			if in := c.inputs[fn]; in != nil && !c.stale(in) {
-				continue
-			}
-			c.seq++
-			in := &inputs{round: c.round, seq: c.seq}
-			c.cur = in
 			s := c.analyse(fn)
-			c.cur = nil
-			c.seq++
-			c.inputs[fn] = in
 			c.states[fn] = s
 			f := s.summary()
-			old, seen := c.local[fn]
-			if !seen && f.empty() && !c.early[fn] {
-				// nothing consulted it before it had a fact
-				c.local[fn] = f
-				continue
-			}
-			if !f.equal(old) {
+			if !f.equal(c.local[fn]) {
 				if debugRounds && c.round >= maxRounds-2 {
 					fmt.Fprintf(os.Stderr, "round %d: %s: %v\n   was %v\n", c.round, fn, f, c.local[fn])
 				}
 				c.local[fn] = f
 				c.changed = true
-				c.changedAt[fn] = c.seq
-				c.factsChangedIn = c.round
-				if fn.Signature.Recv() != nil {
-					c.nameChangedIn[fn.Name()] = c.round
-				}
 			}
 		}
 		if !c.changed {
 			return
 		}
 	}
-}
-
-// rounds is what solve knows of the rounds.
-type rounds struct {
-	cur              *inputs                   // of the function being analysed
-	inputs           map[*ssa.Function]*inputs // of each function's last analysis
-	early            map[*ssa.Function]bool    // consulted before its first fact
-	seq              int                       // counts the starts and ends of analyses
-	changedAt        map[*ssa.Function]int     // when (seq) a function's fact last changed
-	globalChangedAt  map[*ssa.Global]int       // when (seq) a variable's atoms last grew
-	nameChangedIn    map[string]int            // the round in which a fact of a method of that name last changed
-	factsChangedIn   int                       // the last round in which a fact changed
-	globalsChangedIn int                       // the last round in which a variable's atoms grew
-}
-
-// inputs records what the analysis of a function consulted that a round
-// can change: facts of the package's functions, its variables, the index
-// of its methods and loaders.
-type inputs struct {
-	round   int                    // the round of the analysis
-	seq     int                    // when (seq) it started
-	funcs   map[*ssa.Function]bool // whose facts it consulted
-	globals map[*ssa.Global]bool   // the package's variables it read
-	names   map[string]bool        // the methods whose implementations it looked up
-	loaders bool                   // it looked up the package's loaders
-	any     bool                   // it consulted what is not tracked (a wrapper)
-}
-
-// consult records that the function being analysed used fn's fact.
-func (c *checker) consult(fn *ssa.Function) {
-	if c.cur == nil {
-		return
-	}
-	if isWrapper(fn) {
-		c.cur.any = true
-		return
-	}
-	if c.cur.funcs == nil {
-		c.cur.funcs = make(map[*ssa.Function]bool)
-	}
-	c.cur.funcs[fn] = true
-	if _, ok := c.local[fn]; !ok {
-		c.early[fn] = true
-	}
-}
-
-// stale reports whether something in changed since the analysis that
-// recorded in started: a fact or a variable after it started (a function
-// that consults its own fact, recursively, changes it after that); the
-// index of methods and loaders, built when a round starts, in that round
-// or later.
-func (c *checker) stale(in *inputs) bool {
-	since := func(r int) bool { return r >= in.round }
-	if in.any && (since(c.factsChangedIn) || since(c.globalsChangedIn)) || in.loaders && since(c.factsChangedIn) {
-		return true
-	}
-	for g := range in.globals {
-		if at, ok := c.globalChangedAt[g]; ok && at > in.seq {
-			return true
-		}
-	}
-	for name := range in.names {
-		if r, ok := c.nameChangedIn[name]; ok && since(r) {
-			return true
-		}
-	}
-	for fn := range in.funcs {
-		if at, ok := c.changedAt[fn]; ok && at > in.seq {
-			return true
-		}
-	}
-	return false
 }
 
 // analyse computes the data flow and the file accesses of one function.
@@ -515,7 +412,6 @@ func (c *checker) mergedCall(as atoms) *fnFact {
 // funcFact returns the fact of the function a func atom names.
 func (c *checker) funcFact(key string) *fnFact {
 	if fn := c.keyed[key]; fn != nil {
-		c.consult(fn)
 		return c.local[fn]
 	}
 	if v, ok := strings.CutPrefix(key, varKeyPrefix); ok {
@@ -542,7 +438,6 @@ func (c *checker) importedFact(obj *types.Func) *fnFact {
 	obj = obj.Origin()
 	if obj.Pkg() == c.pass.Pkg {
 		if fn := c.keyed[funcKey(obj)]; fn != nil {
-			c.consult(fn)
 			return c.local[fn]
 		}
 		return nil
@@ -679,12 +574,6 @@ func sortFuncs(fns []*types.Func) {
 // implementations returns the methods with facts that a call of the
 // interface method m may run.
 func (c *checker) implementations(m *types.Func) []*types.Func {
-	if c.cur != nil {
-		if c.cur.names == nil {
-			c.cur.names = make(map[string]bool)
-		}
-		c.cur.names[m.Name()] = true
-	}
 	if impls, ok := c.impls[m]; ok {
 		return impls
 	}

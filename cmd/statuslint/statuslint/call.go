@@ -94,14 +94,12 @@ func (s *fnState) static(instr ssa.CallInstruction, fn *ssa.Function, args []ssa
 // package's own functions, imported for others.
 func (c *checker) summaryOf(fn *ssa.Function) *fnFact {
 	if f, ok := c.local[fn]; ok {
-		c.consult(fn)
 		return f
 	}
 	if o := fn.Origin(); o != nil && o != fn {
 		return c.summaryOf(o)
 	}
 	if isWrapper(fn) && fn.Blocks != nil {
-		c.consult(fn)
 		return c.wrapper(fn)
 	}
 	if obj, ok := fn.Object().(*types.Func); ok {
@@ -186,9 +184,6 @@ func (s *fnState) likeLoaders(instr ssa.CallInstruction, callee ssa.Value, args 
 		return false
 	}
 	s.c.importedMethods() // builds the imported loaders
-	if s.c.cur != nil {
-		s.c.cur.loaders = true
-	}
 	applied := false
 	for _, fn := range slices.Concat(s.c.loaders, s.c.importedLoaders) {
 		if !types.Identical(fn.Type(), sig) {
@@ -207,7 +202,6 @@ func (c *checker) literal(fn *ssa.Function) *fnState {
 	if fn == nil || fn.Parent() == nil {
 		return nil
 	}
-	c.consult(fn)
 	return c.states[fn]
 }
 

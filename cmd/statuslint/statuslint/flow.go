@@ -188,8 +188,6 @@ func (s *fnState) addTo(o object, as atoms) {
 			s.c.globals[g] = set
 			s.changed = true
 			s.c.changed = true
-			s.c.globalsChangedIn = s.c.round
-			s.c.globalChangedAt[g] = s.c.seq
 		}
 		return
 	}
@@ -315,12 +313,6 @@ func (s *fnState) memOf(o object) atoms {
 		return s.mem[o]
 	}
 	if g.Pkg == s.c.pkg {
-		if s.c.cur != nil {
-			if s.c.cur.globals == nil {
-				s.c.cur.globals = make(map[*ssa.Global]bool)
-			}
-			s.c.cur.globals[g] = true
-		}
 		return s.c.globals[g]
 	}
 	obj, ok := g.Object().(*types.Var)
