@@ -121,9 +121,11 @@ type checker struct {
 	loaders         []*types.Func                 // this package's loaders; see indexMethods
 	importedLoaders []*types.Func                 // the same, of other packages; see importedMethods
 	handles         map[types.Type]bool           // memo of holdsHandle
+	streams         map[types.Type]bool           // memo of stream
 	types           map[*types.TypeName]*typeFact // memo of importedMethodFact
 	facts           map[*types.Func]*fnFact       // memo of importedFact
 	gapIfaces       map[string]*types.Interface   // the interfaces of gapIface's methods, by name
+	byMethod        map[string][]*types.TypeName  // see typesWithMethod
 	readSites       map[string]readSite           // where this package reads each file a whole program names (see programKey)
 	importedReads   map[string]string             // the same, read in packages this one imports; see importedRead
 	importedRanks   map[string]int                // how importedReads ranks (see fnState.readRank)
@@ -149,6 +151,7 @@ func newChecker(pass *analysis.Pass, ir *buildssa.SSA) *checker {
 		globalStores: make(map[*ssa.Global][]*ssa.Store),
 		globalKeys:   make(map[*ssa.Global]string),
 		handles:      make(map[types.Type]bool),
+		streams:      make(map[types.Type]bool),
 		types:        make(map[*types.TypeName]*typeFact),
 		facts:        make(map[*types.Func]*fnFact),
 		gapIfaces:    make(map[string]*types.Interface),

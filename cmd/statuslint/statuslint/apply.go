@@ -2,6 +2,7 @@ package statuslint
 
 import (
 	"go/types"
+	"strings"
 
 	"golang.org/x/tools/go/ssa"
 )
@@ -21,14 +22,23 @@ func (s *fnState) decodable(args []ssa.Value, i int) bool {
 // sight is applied, so such an access counts only where the argument is
 // a file-like value (a reader or writer, an *os.File), not for any
 // interface whose implementations include one that writes what it is
-// given.
+// given. Nor does a file that an implementation names by a field of its
+// receiver when the receiver is a stream (a response body, a pipe): an
+// implementation that keeps a path and writes it on Close is another
+// stream than the one this call closes.
 func (s *fnState) skipVia(k string, args []ssa.Value) bool {
-	i, via := viaIndex(k)
-	if !via || !s.union {
+	if !s.union {
 		return false
+	}
+	i, via := viaIndex(k)
+	if !via {
+		return len(args) > 0 && args[0] != nil && strings.Contains(k, receiverMarker) && s.c.stream(args[0].Type())
 	}
 	return i >= len(args) || args[i] == nil || !fileLike(args[i].Type(), make(map[types.Type]bool))
 }
+
+// receiverMarker is parameter 0's marker in a template.
+var receiverMarker = paramMarker(0)
 
 // apply makes a call do what the callee's fact f says, with args in place
 // of the callee's parameters (nil where unknown). n is the number of
@@ -98,12 +108,18 @@ func (s *fnState) apply(instr ssa.CallInstruction, f *fnFact, args []ssa.Value, 
 	}
 	s.union = union
 	for _, t := range f.Truncs {
+		if s.skipVia(t.Key, args) {
+			continue
+		}
 		flag := s.substFlag(t.Flag, args)
 		for _, key := range s.substKeys(t.Key, args, evWrite) {
 			s.truncate(instr, key, s.c.callWhat(instr, t.What), flag, s.describe(instr, t.Key, args, f.Recv))
 		}
 	}
 	for _, t := range f.InPlace {
+		if s.skipVia(t.Key, args) {
+			continue
+		}
 		for _, key := range s.substKeys(t.Key, args, evWrite) {
 			what := t.What
 			if inner == nil {

@@ -675,14 +675,14 @@ func (s *fnState) holdsDocument(r event, k string) bool {
 
 // refill reports whether w is reached from r only where the read failed
 // (the file was missing or unreadable) or gave no document (a nil
-// pointer): a cache filled after a miss, or a document created when there
+// pointer, or a false "found" result): a cache filled after a miss, or a document created when there
 // was none, which writes back nothing read.
 func (s *fnState) refill(order *order, r, w event) bool {
 	for _, at := range []ssa.CallInstruction{r.instr, s.readAt[r.key]} {
 		if at == nil || at == w.instr || !order.reaches(at, w.instr) {
 			continue // the content came from elsewhere, or later
 		}
-		for _, ok := range []*ssa.BasicBlock{order.successBlock(at), order.presentBlock(at)} {
+		for _, ok := range []*ssa.BasicBlock{order.successBlock(at), order.presentBlock(at), order.foundBlock(at)} {
 			if ok != nil && ok.Parent() == s.fn && !order.reachesBlock(ok, w.instr.Block()) {
 				return true
 			}

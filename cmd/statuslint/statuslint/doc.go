@@ -20,8 +20,9 @@
 // "running"). The write need not carry the value read: a decision made on
 // a read followed by the write of a fresh document is reported too, since
 // the state it was based on may have changed in between; a write reached
-// only where the read failed (a cache filled after a miss, a document
-// created when there was none) is not.
+// only where the read failed or found nothing (an error, a nil document,
+// a false "found" result: a cache filled after a miss, a document created
+// when there was none) is not.
 //
 // 2. The same cycle across a program, when the read and the write share no
 // call chain (see Whole programs below): a document loaded once, at
@@ -68,7 +69,9 @@
 // gob, the YAML libraries (gopkg.in/yaml.v2/v3, sigs.k8s.io/yaml,
 // go.yaml.in, ghodss, goccy) and TOML (BurntSushi, go-toml), afero and
 // go-billy, viper (below), koanf, client-go's kubeconfig (below), the file
-// locks and this module's status and fs packages. A library is added
+// locks, net/http's requests (a response holds what a server sent, nothing
+// of a file that the client, its proxy or the URL was made from) and this
+// module's status and fs packages. A library is added
 // there, with the kinds of effect the table has, without touching the
 // analysis. Everything else, the framework a service is built on
 // included, is analysed from its source: a decode is a call that is given
@@ -130,7 +133,9 @@
 // program does; a call through a function value, what every function it
 // may hold does. A write that only some implementations make counts when
 // the call is given that file's document (a configuration object, loaded
-// once, whose Write saves it). A function value whose functions are not in
+// once, whose Write saves it); a stream (a reader or a writer, such as a
+// response body) is given no document, so closing one writes only the file
+// it was opened on. A function value whose functions are not in
 // sight (kept in a struct field that a package the caller does not import
 // fills, such as a command factory's loader of the configuration) reads
 // and returns what every function of the program with the same signature
@@ -166,7 +171,9 @@
 // structurally the same expression in which a path helper's call stands
 // for the path it returns. ReadStatusResult(dir) and writeStatusResult(dir,
 // st) therefore meet at WorkspaceStatusPath(dir); reads of one workspace
-// and writes of another do not.
+// and writes of another do not. A path given to a file system rooted in a
+// directory (go-billy's, this module's fs.Fs) names a file under that file
+// system: the same name in two repositories is two files.
 //
 // # Locks
 //

@@ -206,6 +206,14 @@ func (c *checker) implementedInSight(method string) bool {
 	if iface == nil {
 		return true
 	}
+	if iface.NumMethods() > 0 {
+		for _, tn := range c.typesWithMethod(iface.Method(0).Name()) {
+			if implementsIface(tn.Type(), iface) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, p := range c.imports {
 		scope := p.Scope()
 		for _, name := range scope.Names() {
@@ -219,6 +227,31 @@ func (c *checker) implementedInSight(method string) bool {
 		}
 	}
 	return false
+}
+
+// typesWithMethod returns the named types of the import graph, other than
+// interfaces, that have a method of that name (a pointer to them does):
+// the only ones that can implement an interface with that method. The
+// index is built once, when a package has places not followed.
+func (c *checker) typesWithMethod(name string) []*types.TypeName {
+	if c.byMethod == nil {
+		c.byMethod = make(map[string][]*types.TypeName)
+		for _, p := range c.imports {
+			scope := p.Scope()
+			for _, n := range scope.Names() {
+				tn, ok := scope.Lookup(n).(*types.TypeName)
+				if !ok || types.IsInterface(tn.Type()) {
+					continue
+				}
+				ms := types.NewMethodSet(types.NewPointer(tn.Type()))
+				for i := range ms.Len() {
+					m := ms.At(i).Obj().Name()
+					c.byMethod[m] = append(c.byMethod[m], tn)
+				}
+			}
+		}
+	}
+	return c.byMethod[name]
 }
 
 // implementsIface reports whether a value of type t, or a pointer to one,

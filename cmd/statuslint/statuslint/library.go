@@ -25,6 +25,11 @@ var library = []libEntry{
 	{pkgs: []string{"os"}, names: []string{"Remove"}, op: opRemove, path: 0},
 	{pkgs: []string{"io", "io/ioutil"}, names: []string{"ReadAll"}, op: opContent, from: 0},
 
+	// A network response is what a server sent: nothing of a file the
+	// program read or names (the client, its proxy, the URL) is in it.
+	{pkgs: []string{"net/http"}, names: []string{"Get", "Head", "Post", "PostForm",
+		"Client.Get", "Client.Head", "Client.Post", "Client.PostForm", "Client.Do"}, op: opNone},
+
 	// Codecs: their decoders fill by reflection.
 	{pkgs: codecs, names: []string{"Unmarshal", "UnmarshalStrict", "Decoder.Decode"}, op: opDecode, from: 0, to: 1},
 	{pkgs: codecs, names: []string{"NewDecoder"}, op: opContent, from: 0},
@@ -39,19 +44,22 @@ var library = []libEntry{
 
 	// File systems behind interfaces (afero, go-billy), whose
 	// implementations are in other packages than the helpers that call
-	// them. A file is keyed by its name, whatever the file system.
+	// them. A file of afero is keyed by its name, whatever the file
+	// system; one of go-billy, whose file systems are rooted in a
+	// directory (osfs.New(dir), Chroot), by its name under that file
+	// system: the same name in two repositories is two files.
 	{pkgs: []string{afero}, names: []string{"ReadFile", "Afero.ReadFile"}, op: opRead, path: 1},
 	{pkgs: []string{afero}, names: []string{"WriteFile", "Afero.WriteFile"}, op: opWriteInPlace, path: 1, what: "afero.WriteFile truncates"},
-	{pkgs: []string{billyUtil}, names: []string{"ReadFile"}, op: opRead, path: 1},
-	{pkgs: []string{billyUtil}, names: []string{"WriteFile"}, op: opWriteInPlace, path: 1, what: "util.WriteFile truncates"},
+	{pkgs: []string{billyUtil}, names: []string{"ReadFile"}, rooted: true, op: opRead, path: 1},
+	{pkgs: []string{billyUtil}, names: []string{"WriteFile"}, rooted: true, op: opWriteInPlace, path: 1, what: "util.WriteFile truncates"},
 	{pkgs: []string{afero}, names: []string{"Fs.Open"}, op: opOpen, path: 1, flags: flagsRead},
 	{pkgs: []string{afero}, names: []string{"Fs.Create"}, op: opOpen, path: 1, flags: flagsCreate, what: "Create truncates"},
 	{pkgs: []string{afero}, names: []string{"Fs.OpenFile"}, op: opOpen, path: 1, flags: flagsArg, flagArg: 2, what: "OpenFile with O_TRUNC truncates"},
 	{pkgs: []string{afero}, names: []string{"Fs.Rename"}, op: opRename, from: 1, to: 2},
-	{pkgs: []string{billy}, names: []string{"Basic.Open", "Filesystem.Open"}, op: opOpen, path: 1, flags: flagsRead},
-	{pkgs: []string{billy}, names: []string{"Basic.Create", "Filesystem.Create"}, op: opOpen, path: 1, flags: flagsCreate, what: "Create truncates"},
-	{pkgs: []string{billy}, names: []string{"Basic.OpenFile", "Filesystem.OpenFile"}, op: opOpen, path: 1, flags: flagsArg, flagArg: 2, what: "OpenFile with O_TRUNC truncates"},
-	{pkgs: []string{billy}, names: []string{"Basic.Rename", "Filesystem.Rename"}, op: opRename, from: 1, to: 2},
+	{pkgs: []string{billy}, names: []string{"Basic.Open", "Filesystem.Open"}, rooted: true, op: opOpen, path: 1, flags: flagsRead},
+	{pkgs: []string{billy}, names: []string{"Basic.Create", "Filesystem.Create"}, rooted: true, op: opOpen, path: 1, flags: flagsCreate, what: "Create truncates"},
+	{pkgs: []string{billy}, names: []string{"Basic.OpenFile", "Filesystem.OpenFile"}, rooted: true, op: opOpen, path: 1, flags: flagsArg, flagArg: 2, what: "OpenFile with O_TRUNC truncates"},
+	{pkgs: []string{billy}, names: []string{"Basic.Rename", "Filesystem.Rename"}, rooted: true, op: opRename, from: 1, to: 2},
 
 	// viper finds its file by search path and name: the instance stands
 	// for its document (see viper.go). The package-level functions use

@@ -76,7 +76,7 @@ func (e libEntry) model() model {
 		return func(s *fnState, m *modelCall) { s.writeFile(m, m.arg(e.path), e.rootArg(m)) }
 	case opWriteInPlace:
 		return func(s *fnState, m *modelCall) {
-			k := s.pathKey(m.arg(e.path), m.instr)
+			k := s.pathKey(m.arg(e.path), m.instr, e.rootArg(m))
 			s.event(evWrite, k, m.instr, s.descs[k])
 			s.inPlace(m.instr, k, e.what, s.descs[k])
 		}
@@ -107,10 +107,13 @@ func (e libEntry) model() model {
 		// it, was a temporary file
 		return func(s *fnState, m *modelCall) {
 			s.renamed[s.term(m.arg(e.from))] = true
+			if from := m.arg(e.from); from != nil && e.rootArg(m) != nil {
+				s.renamed[s.pathKey(from, m.instr, e.rootArg(m))] = true
+			}
 			for _, k := range s.viaKeys(s.atomsOf(m.arg(e.from)), evWrite) {
 				s.renamed[k] = true
 			}
-			k := s.pathKey(m.arg(e.to), m.instr)
+			k := s.pathKey(m.arg(e.to), m.instr, e.rootArg(m))
 			s.event(evWrite, k, m.instr, s.descs[k])
 		}
 	case opRemove:
@@ -260,11 +263,11 @@ func (s *fnState) writeFile(m *modelCall, path, root ssa.Value) {
 }
 
 // pathKey keys a path argument and remembers how it is written.
-func (s *fnState) pathKey(path ssa.Value, instr ssa.CallInstruction) string {
+func (s *fnState) pathKey(path ssa.Value, instr ssa.CallInstruction, root ...ssa.Value) string {
 	if path == nil {
 		return localMarker
 	}
-	return s.file(aContent, path, instr)[0].Key
+	return s.file(aContent, path, instr, root...)[0].Key
 }
 
 // readDecoded models status.Load: the decoded document at path.

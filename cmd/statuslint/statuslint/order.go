@@ -317,6 +317,35 @@ func (o *order) presentBlock(instr ssa.CallInstruction) *ssa.BasicBlock {
 	return nil
 }
 
+// foundBlock returns the block where a call's boolean result is true: the
+// branch of the first test of it. A lookup that returns (value, found)
+// or (value, ok, error) tells a miss so. It returns nil if the call has
+// no boolean result tested so.
+func (o *order) foundBlock(instr ssa.CallInstruction) *ssa.BasicBlock {
+	call, ok := instr.(*ssa.Call)
+	if !ok || call.Referrers() == nil {
+		return nil
+	}
+	if _, ok := call.Type().(*types.Tuple); !ok {
+		return nil
+	}
+	for _, r := range *call.Referrers() {
+		ex, ok := r.(*ssa.Extract)
+		if !ok || ex.Referrers() == nil {
+			continue
+		}
+		if b, ok := ex.Type().Underlying().(*types.Basic); !ok || b.Kind() != types.Bool {
+			continue
+		}
+		for _, u := range *ex.Referrers() {
+			if br, ok := u.(*ssa.If); ok && len(br.Block().Succs) == 2 {
+				return br.Block().Succs[0]
+			}
+		}
+	}
+	return nil
+}
+
 // failureTest returns, for a use of an error value that tests for one
 // kind of failure (a type assertion with ok, errors.Is or errors.As) and
 // branches on it, the block of the other branch.

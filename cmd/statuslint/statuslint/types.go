@@ -36,6 +36,34 @@ func fileLike(t types.Type, seen map[types.Type]bool) bool {
 	return false
 }
 
+// stream reports whether t is a reader or a writer: it has io.Reader's
+// Read or io.Writer's Write (an *os.File, a response body, a pipe). The
+// answer depends on t alone: it is kept.
+func (c *checker) stream(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	is, ok := c.streams[t]
+	if !ok {
+		is = types.Implements(t, ioReader) || types.Implements(t, ioWriter)
+		c.streams[t] = is
+	}
+	return is
+}
+
+// ioReader and ioWriter are io.Reader and io.Writer, made here so that no
+// package has to import io for them to be known.
+var ioReader, ioWriter = streamIface("Read"), streamIface("Write")
+
+func streamIface(name string) *types.Interface {
+	bytes := types.NewSlice(types.Typ[types.Byte])
+	sig := types.NewSignatureType(nil, nil, nil,
+		types.NewTuple(types.NewParam(0, nil, "p", bytes)),
+		types.NewTuple(types.NewParam(0, nil, "n", types.Typ[types.Int]),
+			types.NewParam(0, nil, "err", types.Universe.Lookup("error").Type())), false)
+	return types.NewInterfaceType([]*types.Func{types.NewFunc(0, nil, name, sig)}, nil).Complete()
+}
+
 // isOSFile reports whether t is os.File.
 func isOSFile(t types.Type) bool {
 	n, ok := types.Unalias(t).(*types.Named)

@@ -213,3 +213,38 @@ func DefaultIfNil(path string) error {
 	c.Current = "x"
 	return save(path, c) // want `read-modify-write of path without a lock: read at line 206`
 }
+
+// lookup reads the cached document of key, and tells whether there was one.
+func lookup(dir, key string) (*config, bool, error) {
+	c, err := load(dir + "/" + key)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	return c, err == nil, err
+}
+
+// CachedByKey fills the cache after a lookup that found nothing: a miss
+// told by a boolean result. Not reported.
+func CachedByKey(dir, key string, fetch func() *config) (*config, error) {
+	c, found, err := lookup(dir, key)
+	if err != nil {
+		return nil, err
+	} else if found {
+		return c, nil
+	}
+	c = fetch()
+	return c, save(dir+"/"+key, c)
+}
+
+// RefreshByKey is the CONTROL: the document found, judged stale and
+// written again (reported).
+func RefreshByKey(dir, key string, fetch func() *config) (*config, error) {
+	c, found, err := lookup(dir, key)
+	if err != nil {
+		return nil, err
+	} else if found && c.Current != "" {
+		return c, nil
+	}
+	c = fetch()
+	return c, save(dir+"/"+key, c) // want `read-modify-write of dir \+ "/" \+ key without a lock`
+}
