@@ -214,22 +214,57 @@ func (c *checker) importedRead(k string) (string, int) {
 	return c.importedReads[k], c.importedRanks[k]
 }
 
-// reportStale reports stale write-backs, like reportRMW, naming where the
-// document was read.
+// reportStale reports stale write-backs, like reportRMW, naming where each
+// document was read: one finding per write call, naming every file it
+// writes back.
 func (s *fnState) reportStale(found []finding) {
-	if len(found) == 0 {
-		return
-	}
-	several := len(found) > 1
-	for _, f := range found {
-		read := f.r.desc // in a package this one imports
-		if read == "" {
-			where := s.c.pass.Fset.Position(f.r.pos)
-			read = filepath.Base(where.Filename) + ":" + strconv.Itoa(where.Line) + s.c.callNameAt(f.r.pos, f.r.instr)
+	done := make(map[token.Pos]bool)
+	for i, f := range found {
+		pos := s.c.eventPos(f.w)
+		if done[pos] {
+			continue
 		}
-		s.c.reportf(s.c.eventPos(f.w), "read-modify-write of %s without a lock: read at %s and kept, "+
+		done[pos] = true
+		var files, reads []string
+		format := docFormat("")
+		for _, g := range found[i:] {
+			if s.c.eventPos(g.w) != pos {
+				continue
+			}
+			files = appendNew(files, s.fileName(g.w.key, g.w.desc))
+			reads = appendNew(reads, s.staleRead(g.r))
+			format = format.join(s.format(g))
+		}
+		s.c.reportf(pos, "read-modify-write of %s without a lock: read at %s and kept, "+
 			"written back here%s; an update made in between by another goroutine or process "+
-			"is lost (use %s)", s.fileName(f.w.key, f.w.desc), read,
-			s.c.callNameAt(s.c.eventPos(f.w), f.w.instr), s.format(f).fix(several))
+			"is lost (use %s)", listed(files), listed(reads),
+			s.c.callNameAt(pos, f.w.instr), format.fix(len(found) > 1))
 	}
+}
+
+// staleRead says where a document written back stale was read:
+// "file.go:line (call)".
+func (s *fnState) staleRead(r event) string {
+	if r.desc != "" {
+		return r.desc // in a package this one imports
+	}
+	where := s.c.pass.Fset.Position(r.pos)
+	return filepath.Base(where.Filename) + ":" + strconv.Itoa(where.Line) + s.c.callNameAt(r.pos, r.instr)
+}
+
+func appendNew(list []string, x string) []string {
+	if slices.Contains(list, x) {
+		return list
+	}
+	return append(list, x)
+}
+
+// listed joins names for a message, the first three of them: a call
+// through an interface with many implementations may write back dozens.
+func listed(names []string) string {
+	const most = 3
+	if len(names) <= most {
+		return strings.Join(names, " and ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
 }

@@ -38,7 +38,7 @@ func TestAnalyzer(t *testing.T) {
 	linttest.Run(t, "testdata", statuslint.Analyzer,
 		"svc/agentic", "svc/runner", "svc/monitor", "example.com/core",
 		"svcfixed/agentic", "svcfixed/runner", "svcfixed/monitor",
-		"p4", "migrated", "limits", "crosspkg", "appconf", "appcmd", "ownpath", "ownpathcmd", "lockcache", "startup", "startupcmd", "startupvar", "selfdoc", "kubecfg", "twonames", "notfile")
+		"p4", "migrated", "limits", "crosspkg", "appconf", "appcmd", "ownpath", "ownpathcmd", "lockcache", "startup", "startupcmd", "startupvar", "selfdoc", "kubecfg", "twonames", "notfile", "stalegroup")
 }
 
 // TestExtraReadersWriters checks the -readers and -writers flags on package
