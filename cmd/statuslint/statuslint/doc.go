@@ -68,11 +68,11 @@
 // standard library, the decoders and encoders of encoding/json, xml and
 // gob, the YAML libraries (gopkg.in/yaml.v2/v3, sigs.k8s.io/yaml,
 // go.yaml.in, ghodss, goccy) and TOML (BurntSushi, go-toml), afero and
-// go-billy, viper (below), koanf, client-go's kubeconfig (below), the file
-// locks, net/http's requests (a response holds what a server sent, nothing
-// of a file that the client, its proxy or the URL was made from) and this
-// module's status and fs packages. A library is added
-// there, with the kinds of effect the table has, without touching the
+// go-billy, viper (below), koanf, INI files (gopkg.in/ini.v1), client-go's
+// kubeconfig (below), the file locks, net/http's requests (a response holds
+// what a server sent, nothing of a file that the client, its proxy or the
+// URL was made from) and this module's status and fs packages. A library is
+// added there, with the kinds of effect the table has, without touching the
 // analysis. Everything else, the framework a service is built on
 // included, is analysed from its source: a decode is a call that is given
 // content and fills memory it can reach, or a function whose result is a
@@ -352,6 +352,17 @@
 //     read-modify-write is the migration's write further down).
 //   - An in-place write is reported for any truncating write of a .json
 //     path, whether or not anything reads it meanwhile.
+//   - A long-lived object that reads small files of its own (a colour
+//     scheme, a directory's entries) and is handed to a command
+//     interpreter is taken for a document, and the interpreter's writes
+//     (a file copied into the current directory, a hook run) for its
+//     write-back: a file manager gave dozens of such findings, each naming
+//     a path expression rather than a file.
+//   - A loader that writes a default only when the file is missing, and
+//     otherwise returns what it already holds, is named as the write of a
+//     decision made on the document; a cache filled with content fetched
+//     after a miss is reported when the fetched value passes through the
+//     object that was read.
 //
 // Every report on whole real repositories, classified (docs/BENCHMARKS.md
 // has the commits and the commands):

@@ -95,6 +95,12 @@ var library = []libEntry{
 	{pkgs: []string{"github.com/knadh/koanf/providers/file"}, names: []string{"Provider"}, op: opRead, path: 0},
 	{pkgs: []string{"github.com/knadh/koanf", "github.com/knadh/koanf/v2"}, names: []string{"Koanf.Load"}, op: opDecode, from: 1, to: 0},
 
+	// INI files (gopkg.in/ini.v1): a File loaded from a path is that
+	// file's document, and SaveTo writes it.
+	{pkgs: []string{iniPkg}, names: []string{"Load", "LooseLoad", "InsensitiveLoad", "ShadowLoad"}, op: opReadDecoded, path: 0},
+	{pkgs: []string{iniPkg}, names: []string{"LoadSources"}, op: opReadDecoded, path: 1},
+	{pkgs: []string{iniPkg}, names: []string{"File.SaveTo", "File.SaveToIndent"}, op: opWrite, path: 1},
+
 	// File locks.
 	{pkgs: []string{"syscall", "golang.org/x/sys/unix"}, names: []string{"Flock"}, op: opFlock, flagArg: 1},
 	{pkgs: []string{"syscall", "golang.org/x/sys/unix"}, names: []string{"FcntlFlock"}, op: opFcntl, flagArg: 2},
@@ -138,6 +144,7 @@ const (
 	billyUtil  = "github.com/go-git/go-billy/v5/util"
 	burntSushi = "github.com/BurntSushi/toml"
 	clientcmd  = "k8s.io/client-go/tools/clientcmd"
+	iniPkg     = "gopkg.in/ini.v1"
 )
 
 var (

@@ -94,7 +94,7 @@ func TestLibraries(t *testing.T) {
 		"statuslint.test/corpus/libs/aferofs", "statuslint.test/corpus/libs/viperconf",
 		"statuslint.test/corpus/libs/koanfconf", "statuslint.test/corpus/libs/billyfs",
 		"statuslint.test/corpus/libs/codecs", "statuslint.test/corpus/libs/locks",
-		"statuslint.test/corpus/libs/parsers")
+		"statuslint.test/corpus/libs/parsers", "statuslint.test/corpus/libs/inifile")
 }
 
 // TestUnfollowed checks -unfollowed, which reports where the analysis does
