@@ -325,8 +325,9 @@
 //     helper that loads a document from it and returns it tells its
 //     callers nothing, so their save of it is missed (vfox's use and
 //     unuse of .vfox.toml).
-//   - A function that writes one file back several times (twice in a row,
-//     or in two branches) gets one finding, at the first write; a
+//   - A function that writes one file back several times with writes of
+//     its own (twice in a row, or in two branches), rather than through a
+//     helper's save, gets one finding, at the first write; a
 //     finding at a call names the caller's line, not the write inside the
 //     callee.
 //   - The same file under two spellings (filepath.Join(ws, "status.json")
