@@ -96,10 +96,10 @@ var library = []libEntry{
 	{pkgs: []string{"github.com/knadh/koanf", "github.com/knadh/koanf/v2"}, names: []string{"Koanf.Load"}, op: opDecode, from: 1, to: 0},
 
 	// INI files (gopkg.in/ini.v1): a File loaded from a path is that
-	// file's document, and SaveTo writes it.
+	// file's document, and SaveTo writes it in place (ioutil.WriteFile).
 	{pkgs: []string{iniPkg}, names: []string{"Load", "LooseLoad", "InsensitiveLoad", "ShadowLoad"}, op: opReadDecoded, path: 0},
 	{pkgs: []string{iniPkg}, names: []string{"LoadSources"}, op: opReadDecoded, path: 1},
-	{pkgs: []string{iniPkg}, names: []string{"File.SaveTo", "File.SaveToIndent"}, op: opWrite, path: 1},
+	{pkgs: []string{iniPkg}, names: []string{"File.SaveTo", "File.SaveToIndent"}, op: opWriteInPlace, path: 1, what: "ini.File.SaveTo truncates"},
 
 	// File locks.
 	{pkgs: []string{"syscall", "golang.org/x/sys/unix"}, names: []string{"Flock"}, op: opFlock, flagArg: 1},

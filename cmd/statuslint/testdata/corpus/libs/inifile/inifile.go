@@ -58,3 +58,9 @@ func export(from, to string) error {
 	}
 	return cfg.SaveTo(to)
 }
+
+// saveNamedJSON shows SaveTo's write is in place: it truncates the file
+// (ioutil.WriteFile), which is reported for a .json path as for any.
+func saveNamedJSON(cfg *ini.File) error {
+	return cfg.SaveTo("settings.json") // want `not atomic: ini.File.SaveTo truncates "settings.json" in place`
+}
