@@ -127,8 +127,7 @@ type checker struct {
 	gapIfaces       map[string]*types.Interface   // the interfaces of gapIface's methods, by name
 	byMethod        map[string][]*types.TypeName  // see typesWithMethod
 	readSites       map[string]readSite           // where this package reads each file a whole program names (see programKey)
-	importedReads   map[string]string             // the same, read in packages this one imports; see importedRead
-	importedRanks   map[string]int                // how importedReads ranks (see fnState.readRank)
+	importedReads   map[string]importedSite       // the same, read in packages this one imports; see importedRead
 	os              osConsts
 	round           int
 	changed         bool

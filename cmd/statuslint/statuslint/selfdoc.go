@@ -2,6 +2,7 @@ package statuslint
 
 import (
 	"go/types"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
@@ -55,8 +56,7 @@ func (s *fnState) noteSelfSave(instr ssa.CallInstruction, m *types.Func, callee 
 // recvPath reports whether template k is a path made from the receiver's
 // fields alone.
 func recvPath(k string) bool {
-	m := paramMarker(0)
-	return strings.Contains(k, m+".") && strings.Count(k, paramDelim) == 2*strings.Count(k, m)
+	return strings.Contains(k, receiverMarker+".") && strings.Count(k, paramDelim) == 2*strings.Count(k, receiverMarker)
 }
 
 // selfLoader returns the method of m's receiver type, other than m, that
@@ -81,7 +81,7 @@ func (c *checker) selfLoader(m *types.Func, k string) string {
 			continue
 		}
 		f := c.importedFact(o)
-		if f == nil || !contains(f.Reads, k) {
+		if f == nil || !slices.Contains(f.Reads, k) {
 			continue
 		}
 		for _, st := range f.Stores {
@@ -96,15 +96,6 @@ func (c *checker) selfLoader(m *types.Func, k string) string {
 		}
 	}
 	return ""
-}
-
-func contains(list []string, k string) bool {
-	for _, x := range list {
-		if x == k {
-			return true
-		}
-	}
-	return false
 }
 
 // longLived reports whether v is reached from what the function was given

@@ -178,8 +178,7 @@ func (c *checker) exportReads() {
 	slices.Sort(f.Keys)
 	for _, k := range f.Keys {
 		site := c.readSites[k]
-		where := c.pass.Fset.Position(site.pos)
-		f.Sites = append(f.Sites, filepath.Base(where.Filename)+":"+strconv.Itoa(where.Line)+c.callNameAt(site.pos, site.instr))
+		f.Sites = append(f.Sites, c.siteName(site.pos, site.instr))
 		f.Ranks = append(f.Ranks, site.rank)
 	}
 	c.pass.ExportPackageFact(f)
@@ -190,8 +189,7 @@ func (c *checker) exportReads() {
 // fnState.readRank).
 func (c *checker) importedRead(k string) (string, int) {
 	if c.importedReads == nil {
-		c.importedReads = make(map[string]string)
-		c.importedRanks = make(map[string]int)
+		c.importedReads = make(map[string]importedSite)
 		for _, pf := range c.pass.AllPackageFacts() {
 			f, ok := pf.Fact.(*readsFact)
 			if !ok || pf.Package == c.pass.Pkg {
@@ -205,13 +203,21 @@ func (c *checker) importedRead(k string) (string, int) {
 				if i < len(f.Ranks) {
 					rank = f.Ranks[i]
 				}
-				if r, seen := c.importedRanks[key]; !seen || rank < r || rank == r && f.Sites[i] < c.importedReads[key] {
-					c.importedReads[key], c.importedRanks[key] = f.Sites[i], rank
+				if old, seen := c.importedReads[key]; !seen || rank < old.rank || rank == old.rank && f.Sites[i] < old.where {
+					c.importedReads[key] = importedSite{where: f.Sites[i], rank: rank}
 				}
 			}
 		}
 	}
-	return c.importedReads[k], c.importedRanks[k]
+	site := c.importedReads[k]
+	return site.where, site.rank
+}
+
+// An importedSite is where an imported package reads a file, and that
+// read's rank.
+type importedSite struct {
+	where string // "file.go:line (call)"
+	rank  int
 }
 
 // reportStale reports stale write-backs, like reportRMW, naming where each
@@ -242,14 +248,18 @@ func (s *fnState) reportStale(found []finding) {
 	}
 }
 
-// staleRead says where a document written back stale was read:
-// "file.go:line (call)".
+// staleRead says where a document written back stale was read.
 func (s *fnState) staleRead(r event) string {
 	if r.desc != "" {
 		return r.desc // in a package this one imports
 	}
-	where := s.c.pass.Fset.Position(r.pos)
-	return filepath.Base(where.Filename) + ":" + strconv.Itoa(where.Line) + s.c.callNameAt(r.pos, r.instr)
+	return s.c.siteName(r.pos, r.instr)
+}
+
+// siteName names a read for a message: "file.go:line (call)".
+func (c *checker) siteName(pos token.Pos, instr ssa.CallInstruction) string {
+	where := c.pass.Fset.Position(pos)
+	return filepath.Base(where.Filename) + ":" + strconv.Itoa(where.Line) + c.callNameAt(pos, instr)
 }
 
 func appendNew(list []string, x string) []string {
